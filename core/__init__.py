@@ -1,0 +1,1 @@
+"""deferchat: the engine. Never imports Textual."""

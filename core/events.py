@@ -1,0 +1,212 @@
+"""The event vocabulary: everything the engine tells its subscribers (TUI, headless CLI, store).
+
+`model.*` events speak as the model wrote it (a deferred call shows as ``tool.call``);
+`tool.*` events come from the pipeline and carry the deferred tool's own name, with
+``via`` naming the wrapper the model used.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    chat_id: str | None = None
+
+    def to_json(self) -> str:
+        return self.model_dump_json(exclude_none=False)
+
+
+class PlanEvent(_Event):
+    type: Literal["plan"] = "plan"
+    builder: str
+    policy: str
+    strategy: str
+    strategy_reason: str = ""
+    pinned: bool = Field(False, description="True when the chat reused its stored plan")
+    agent: dict[str, Any] = Field(default_factory=dict)
+    defined_tool_names: list[str]
+    deferred_tool_names: list[str]
+    skipped_tool_names: list[str]
+    definition_tokens: int
+    index_tokens: int
+    caps: dict[str, int] = Field(default_factory=dict)
+
+
+class TurnStarted(_Event):
+    type: Literal["turn.started"] = "turn.started"
+    turn_id: str
+    text: str = ""
+    resumed: bool = False
+
+
+class ModelTextDelta(_Event):
+    type: Literal["model.text.delta"] = "model.text.delta"
+    text: str
+
+
+class ModelText(_Event):
+    type: Literal["model.text"] = "model.text"
+    text: str
+
+
+class ModelToolUse(_Event):
+    type: Literal["model.tool_use"] = "model.tool_use"
+    id: str
+    name: str  # as the model wrote it, e.g. tool.call
+    input: Any = None
+
+
+class ModelToolSearch(_Event):
+    type: Literal["model.tool_search"] = "model.tool_search"
+    id: str = ""
+    query: str = ""
+    references: list[str] = Field(default_factory=list)
+    executor: Literal["server", "client"] = "server"
+
+
+class ToolDiscovered(_Event):
+    """active-tools: names added to this turn's discovery pool (they join the tools array)."""
+
+    type: Literal["tool.discovered"] = "tool.discovered"
+    names: list[str]
+    source: Literal["search", "history"] = "search"
+
+
+class ToolRequested(_Event):
+    type: Literal["tool.requested"] = "tool.requested"
+    call_id: str
+    name: str  # the deferred tool's own name
+    via: str | None = None  # "tool.call" when unwrapped from the wrapper
+    arguments: Any = None
+
+
+class ToolApprovalRequired(_Event):
+    type: Literal["tool.approval_required"] = "tool.approval_required"
+    call_id: str
+    name: str
+    via: str | None = None
+    approval_id: str
+    side_effect: str
+    arguments: Any = None
+    reason: str = ""
+
+
+class ToolApproved(_Event):
+    type: Literal["tool.approved"] = "tool.approved"
+    call_id: str
+    name: str
+    via: str | None = None
+    scope: Literal["once", "chat", "policy"] = "once"
+
+
+class ToolDenied(_Event):
+    type: Literal["tool.denied"] = "tool.denied"
+    call_id: str
+    name: str
+    via: str | None = None
+    code: str
+    message: str
+
+
+class ToolStarted(_Event):
+    type: Literal["tool.started"] = "tool.started"
+    call_id: str
+    name: str
+    via: str | None = None
+
+
+class ToolCompleted(_Event):
+    type: Literal["tool.completed"] = "tool.completed"
+    call_id: str
+    name: str
+    via: str | None = None
+    result: Any = None
+    replayed: bool = False
+    truncated: bool = False
+
+
+class ToolFailed(_Event):
+    type: Literal["tool.failed"] = "tool.failed"
+    call_id: str
+    name: str
+    via: str | None = None
+    code: str
+    message: str
+
+
+class UsageEvent(_Event):
+    type: Literal["usage"] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ServerStatus(_Event):
+    """An MCP server's state at session open or after a crash."""
+
+    type: Literal["server.status"] = "server.status"
+    server: str
+    status: Literal["starting", "ready", "failed", "restarted", "stopped"]
+    tools: int = 0
+    message: str = ""
+
+
+class RosterChanged(_Event):
+    """A server's tool list changed; the open chat keeps its pinned plan."""
+
+    type: Literal["roster.changed"] = "roster.changed"
+    server: str
+    message: str = ""
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+    retryable: bool = False
+
+
+class TurnCompleted(_Event):
+    type: Literal["turn.completed"] = "turn.completed"
+    turn_id: str = ""
+    status: Literal["done", "parked", "failed"] = "done"
+    stop_reason: str | None = None
+
+
+Event = Annotated[
+    Union[
+        PlanEvent,
+        TurnStarted,
+        ModelTextDelta,
+        ModelText,
+        ModelToolUse,
+        ModelToolSearch,
+        ToolDiscovered,
+        ToolRequested,
+        ToolApprovalRequired,
+        ToolApproved,
+        ToolDenied,
+        ToolStarted,
+        ToolCompleted,
+        ToolFailed,
+        UsageEvent,
+        ServerStatus,
+        RosterChanged,
+        ErrorEvent,
+        TurnCompleted,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: dict[str, Any] | str) -> Event:
+    if isinstance(data, str):
+        return EVENT_ADAPTER.validate_json(data)
+    return EVENT_ADAPTER.validate_python(data)

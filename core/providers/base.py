@@ -1,0 +1,124 @@
+"""What every provider adapter speaks: one request in, a stream of normalized events out.
+
+The engine keeps history in one shape, Anthropic's content blocks with *internal* tool
+names (``tool.call``, ``mcp.gmail_work.send_message``). Each adapter maps that shape and
+those names to its wire (see :mod:`core.providers.wirenames`) and maps the answer back.
+
+Content blocks the engine understands:
+
+* ``{"type": "text", "text": ...}``
+* ``{"type": "tool_use", "id", "name", "input"}``            (client tool, internal name)
+* ``{"type": "tool_result", "tool_use_id", "content", "is_error"?}``
+* ``{"type": "server_tool_use", "id", "name", "input"}``     (provider-executed tool search)
+* ``{"type": "tool_search_tool_result", "tool_use_id", "content"}``  (its result; references)
+* ``{"type": "provider_item", "provider": "openai", "item": {...}}`` a wire item an adapter
+  needs echoed back verbatim on its next request (OpenAI ``tool_search_call``/``_output``,
+  reasoning items). Other adapters ignore blocks that are not theirs.
+
+Tools in a request are dicts: a function tool is ``{"name", "description", "input_schema"}``
+plus optional ``"defer_loading": True``; a provider-side tool has a ``"type"`` (e.g.
+``{"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}`` or
+``{"type": "tool_search"}``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Literal, Protocol, Union, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ModelRequest(BaseModel):
+    """One model call, exactly as the strategy surfaced it (what ``--record`` writes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    system: str
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    messages: list[dict[str, Any]]
+    max_tokens: int = 4096
+    # Index into ``tools`` of the last tool that belongs to the stable, cacheable prefix.
+    # Adapters that support prompt caching put their cache breakpoint there.
+    cache_prefix_tools: int | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The Anthropic-shaped record written by ``deferchat ask --record``."""
+        return {"model": self.model, "system": self.system, "tools": self.tools, "messages": self.messages}
+
+
+# --- normalized stream events ------------------------------------------------------------------
+
+
+class TextDelta(BaseModel):
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolUse(BaseModel):
+    """A client-executed tool call, name already mapped back to the internal form."""
+
+    kind: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: Any = None
+    # Set when the wire name did not map back to any tool offered (the model invented it).
+    raw_name: str | None = None
+
+
+class ServerToolUse(BaseModel):
+    """A provider-executed (or client-executed, for OpenAI client search) tool search call."""
+
+    kind: Literal["server_tool_use"] = "server_tool_use"
+    id: str
+    name: str
+    input: Any = None
+    executor: Literal["server", "client"] = "server"
+
+
+class ToolSearchResult(BaseModel):
+    kind: Literal["tool_search_result"] = "tool_search_result"
+    tool_use_id: str
+    references: list[str] = Field(default_factory=list)  # internal tool names
+
+
+class Usage(BaseModel):
+    kind: Literal["usage"] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ResponseDone(BaseModel):
+    """Last event of every stream: the assistant turn to append to history."""
+
+    kind: Literal["done"] = "done"
+    stop_reason: str | None = None
+    content: list[dict[str, Any]] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+
+ProviderEvent = Union[TextDelta, ToolUse, ServerToolUse, ToolSearchResult, Usage, ResponseDone]
+
+
+class ProviderError(Exception):
+    """A provider failed in a way the user should read. ``code`` is stable, ``message`` human."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+        self.status = status
+
+
+@runtime_checkable
+class Provider(Protocol):
+    name: str  # demo | script | anthropic | openai | openai-chat
+    model: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Stream one response. Raises :class:`ProviderError` on failure."""
+        ...

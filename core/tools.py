@@ -1,0 +1,150 @@
+"""The shared vocabulary: what a tool is, where it came from, what it does to the world.
+
+Every other module speaks in these terms. A :class:`ToolSpec` is immutable and
+hashable by content, so plans built from the same specs are byte-identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Origin(str, Enum):
+    """Where a tool comes from (ADR-0123 decision 5 turns on this)."""
+
+    CONTROL = "control"  # closed set, built into deferchat (tool.call, tool.search, ...)
+    CONFIGURED = "configured"  # named by the agent's configuration; built-in implementations
+    DISCOVERED = "discovered"  # listed by an MCP server at session open
+    DEVICE = "device"  # offered by a paired device
+
+
+class SideEffect(str, Enum):
+    """Side-effect class. The first three are reads; the rest change the world."""
+
+    NONE = "NONE"  # pure: computes, changes and reveals nothing outside the chat
+    WORKSPACE_READ = "WORKSPACE_READ"  # reads the owner's local data
+    NETWORK_READ = "NETWORK_READ"  # reads the open world (web, a remote API)
+    WORKSPACE_WRITE = "WORKSPACE_WRITE"  # changes the owner's local data
+    NETWORK_WRITE = "NETWORK_WRITE"  # changes state in a remote system
+    COMMUNICATION = "COMMUNICATION"  # reaches a person: sends mail, places a call, notifies
+
+    @property
+    def is_read(self) -> bool:
+        return self in READ_CLASSES
+
+
+READ_CLASSES = frozenset({SideEffect.NONE, SideEffect.WORKSPACE_READ, SideEffect.NETWORK_READ})
+
+
+class Trust(str, Enum):
+    """How text from a tool's spec and results is rendered to the model."""
+
+    TRUSTED_CONFIG = "trusted_configuration"
+    EXTERNAL_UNTRUSTED = "EXTERNAL_UNTRUSTED"
+
+
+def default_trust(origin: Origin) -> Trust:
+    """Decision 5: configured and control text is ours; server and device text is not."""
+    if origin in (Origin.DISCOVERED, Origin.DEVICE):
+        return Trust.EXTERNAL_UNTRUSTED
+    return Trust.TRUSTED_CONFIG
+
+
+def canonical_json(value: Any) -> str:
+    """One byte-stable JSON form, used for hashing, token estimates and plans."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class ToolSpec(BaseModel):
+    """One tool as the roster planner, the pipeline and the providers see it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="internal dotted name, e.g. mcp.gmail_work.send_message")
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: dict(EMPTY_SCHEMA))
+    origin: Origin
+    server: str | None = Field(default=None, description="MCP server or device that offers it")
+    side_effect: SideEffect = SideEffect.WORKSPACE_WRITE
+    scopes: tuple[str, ...] = ()
+    requires_approval: bool | None = Field(
+        default=None, description="None: the policy decides; True/False: the spec insists"
+    )
+    trust: Trust | None = None
+    # MCP annotations that do not decide the class but are worth keeping (destructive, idempotent).
+    hints: dict[str, bool] = Field(default_factory=dict)
+    # The name the server knows the tool by (MCP tools are renamed mcp.<server>.<tool>).
+    remote_name: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        if not v or len(v) > 200 or any(c.isspace() for c in v):
+            raise ValueError(f"invalid tool name {v!r}: non-empty, no whitespace, at most 200 chars")
+        return v
+
+    @field_validator("input_schema")
+    @classmethod
+    def _schema_is_object(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(v, dict):
+            raise ValueError("input_schema must be a JSON object")
+        return v
+
+    @model_validator(mode="after")
+    def _fill_trust(self) -> ToolSpec:
+        if self.trust is None:
+            object.__setattr__(self, "trust", default_trust(self.origin))
+        return self
+
+    # -- derived views -------------------------------------------------------------------------
+
+    @property
+    def untrusted(self) -> bool:
+        return self.trust is Trust.EXTERNAL_UNTRUSTED
+
+    @property
+    def is_read(self) -> bool:
+        return self.side_effect.is_read
+
+    @property
+    def is_mcp(self) -> bool:
+        return self.origin is Origin.DISCOVERED
+
+    def definition(self) -> dict[str, Any]:
+        """The tool definition a provider receives (internal name; providers map it to wire form)."""
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+
+    def content_hash(self) -> str:
+        """Hash of everything that reaches the model or decides policy: the pin of this tool."""
+        payload = {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "origin": self.origin.value,
+            "server": self.server,
+            "side_effect": self.side_effect.value,
+            "scopes": list(self.scopes),
+            "requires_approval": self.requires_approval,
+        }
+        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+    def parameters(self) -> list[tuple[str, bool]]:
+        """Parameter names in schema order, each with whether it is required."""
+        props = self.input_schema.get("properties") or {}
+        required = set(self.input_schema.get("required") or [])
+        if not isinstance(props, dict):
+            return []
+        return [(str(k), k in required) for k in props]
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    """Discovered tools are named mcp.<server>.<tool>."""
+    return f"mcp.{server}.{tool}"

@@ -1,0 +1,1 @@
+"""deferchat: the Textual presentation layer. Presents engine events, answers approvals."""
