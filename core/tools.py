@@ -148,3 +148,78 @@ class ToolSpec(BaseModel):
 def mcp_tool_name(server: str, tool: str) -> str:
     """Discovered tools are named mcp.<server>.<tool>."""
     return f"mcp.{server}.{tool}"
+
+
+class ToolResult(BaseModel):
+    """What a tool gives back, whoever ran it (a built-in or an MCP server).
+
+    ``content`` holds blocks: ``{"type": "text", "text"}``, ``{"type": "image", "mime_type",
+    "bytes": n}`` (a placeholder; image data is not kept), ``{"type": "resource_link", "uri",
+    "name"?, "mime_type"?}`` or ``{"type": "resource", "uri", "text"?}``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: list[dict[str, Any]] = Field(default_factory=list)
+    structured: Any = None
+    is_error: bool = False
+
+    @classmethod
+    def of_text(cls, text: str, *, is_error: bool = False) -> ToolResult:
+        return cls(content=[{"type": "text", "text": text}], is_error=is_error)
+
+    @classmethod
+    def of_json(cls, value: Any) -> ToolResult:
+        return cls(content=[{"type": "text", "text": json.dumps(value, ensure_ascii=False, indent=1)}], structured=value)
+
+    def text(self) -> str:
+        """A plain-text rendering of every block, for the model and for people."""
+        parts: list[str] = []
+        for block in self.content:
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(str(block.get("text", "")))
+            elif kind == "image":
+                parts.append(f"[image {block.get('mime_type', '?')}, {block.get('bytes', '?')} bytes]")
+            elif kind == "resource_link":
+                label = block.get("name") or block.get("uri")
+                parts.append(f"[resource link {label}: {block.get('uri')}]")
+            elif kind == "resource":
+                parts.append(str(block.get("text") or f"[resource {block.get('uri')}]"))
+            else:
+                parts.append(f"[{kind}]")
+        if not parts and self.structured is not None:
+            parts.append(canonical_json(self.structured))
+        return "\n".join(parts)
+
+
+def classify_annotations(annotations: dict[str, Any] | None) -> tuple[SideEffect, dict[str, bool]]:
+    """Side-effect class from MCP tool annotations (camelCase or snake_case keys).
+
+    * ``readOnlyHint`` true is a read; ``openWorldHint`` (MCP default: true) makes it a
+      ``NETWORK_READ``, false a ``WORKSPACE_READ``.
+    * Anything else changes the world: ``NETWORK_WRITE`` in an open world, else
+      ``WORKSPACE_WRITE``. A tool with no annotations changes the world (the MCP defaults).
+    * ``destructiveHint`` and ``idempotentHint`` are recorded as hints, not classes.
+    """
+    ann = annotations or {}
+
+    def get(camel: str, snake: str) -> Any:
+        value = ann.get(camel)
+        return ann.get(snake) if value is None else value
+
+    read_only = get("readOnlyHint", "read_only_hint")
+    open_world = get("openWorldHint", "open_world_hint")
+    destructive = get("destructiveHint", "destructive_hint")
+    idempotent = get("idempotentHint", "idempotent_hint")
+    open_world = True if open_world is None else bool(open_world)
+    if read_only is True:
+        side_effect = SideEffect.NETWORK_READ if open_world else SideEffect.WORKSPACE_READ
+    else:
+        side_effect = SideEffect.NETWORK_WRITE if open_world else SideEffect.WORKSPACE_WRITE
+    hints: dict[str, bool] = {}
+    for key, value in (("read_only", read_only), ("open_world", get("openWorldHint", "open_world_hint")),
+                       ("destructive", destructive), ("idempotent", idempotent)):
+        if value is not None:
+            hints[key] = bool(value)
+    return side_effect, hints
