@@ -1,0 +1,93 @@
+"""Trust envelopes: untrusted text (MCP descriptions, schemas, results) is fenced as data.
+
+An envelope looks like::
+
+    <<<EXTERNAL_UNTRUSTED source="mcp.gmail_work" id="408113570926">>>
+    ...text from the server...
+    <<<END_EXTERNAL_UNTRUSTED id="408113570926">>>
+
+Text inside can never close it, for two independent reasons:
+
+1. every run of three or more angle brackets in the text (fullwidth, small-form and other
+   look-alikes included) is replaced by single-angle quotation marks, so no marker of
+   either kind can appear inside;
+2. the closing marker carries an id derived from the escaped content, which the content
+   would have to contain in order to forge, and cannot (it is a hash of itself).
+
+Wrapping is deterministic: the same text and source always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+OPEN_TAG = "EXTERNAL_UNTRUSTED"
+CLOSE_TAG = "END_EXTERNAL_UNTRUSTED"
+
+# '<' and '>' and the characters that fold to them (NFKC) or look like them. A run of three
+# or more becomes single-angle quotation marks (U+2039/U+203A), which are not in these sets,
+# so escaping is idempotent.
+_LT = "<\uff1c\ufe64\u27e8\u3008\u2329\u276e"
+_GT = ">\uff1e\ufe65\u27e9\u3009\u232a\u276f"
+_ANGLE_RUN = re.compile(f"[{_LT}]{{3,}}|[{_GT}]{{3,}}")
+_SOURCE_SAFE = re.compile(r"[^A-Za-z0-9_.:/-]")
+
+
+def _replace_run(match: re.Match[str]) -> str:
+    run = match.group(0)
+    return ("\u2039" if run[0] in _LT else "\u203a") * len(run)
+
+
+def escape(text: str) -> str:
+    """Make ``text`` safe to place inside an envelope (no marker can appear in it)."""
+    # Strip NULs and other C0 controls except tab/newline: they only ever hide things.
+    cleaned = "".join(ch for ch in text if ch in "\t\n" or unicodedata.category(ch) != "Cc")
+    return _ANGLE_RUN.sub(_replace_run, cleaned)
+
+
+def envelope_id(escaped: str, source: str) -> str:
+    """Twelve decimal digits derived from the content. Digits tokenize in fixed groups of
+    three, so a marker costs the same number of tokens whatever its id: the planner can
+    budget an envelope before knowing what ends up inside it."""
+    digest = int.from_bytes(hashlib.sha256(f"{source}\0{escaped}".encode()).digest()[:8], "big")
+    return f"{digest % 10**12:012d}"
+
+
+def safe_source(source: str) -> str:
+    return _SOURCE_SAFE.sub("_", source)[:80] or "unknown"
+
+
+def open_marker(source: str, eid: str) -> str:
+    return f'<<<{OPEN_TAG} source="{safe_source(source)}" id="{eid}">>>'
+
+
+def close_marker(eid: str) -> str:
+    return f'<<<{CLOSE_TAG} id="{eid}">>>'
+
+
+def wrap(text: str, source: str) -> str:
+    """Fence ``text`` (from ``source``) as untrusted data."""
+    body = escape(text)
+    eid = envelope_id(body, safe_source(source))
+    return f"{open_marker(source, eid)}\n{body}\n{close_marker(eid)}"
+
+
+def wrap_lines(lines: list[str], source: str) -> list[str]:
+    """Fence several lines as one envelope; returns the lines including both markers."""
+    body = [escape(line) for line in lines]
+    eid = envelope_id("\n".join(body), safe_source(source))
+    return [open_marker(source, eid), *body, close_marker(eid)]
+
+
+_ENVELOPE = re.compile(
+    r'<<<EXTERNAL_UNTRUSTED source="(?P<source>[^"]*)" id="(?P<id>[0-9]{12})">>>\n'
+    r"(?P<body>.*?)\n<<<END_EXTERNAL_UNTRUSTED id=\"(?P=id)\">>>",
+    re.S,
+)
+
+
+def find_envelopes(text: str) -> list[tuple[str, str]]:
+    """(source, body) of every well-formed envelope in ``text``, for tests and tooling."""
+    return [(m.group("source"), m.group("body")) for m in _ENVELOPE.finditer(text)]

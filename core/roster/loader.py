@@ -1,0 +1,168 @@
+"""Roster files (ARCHITECTURE.md) and the named rosters shipped as package data.
+
+A roster file::
+
+    {"agent": {"name", "version", "deferred": [names], "controls"?: [...], "can_defer"?: bool},
+     "configured": [{"name", "description", "input_schema", "side_effect"?, "scopes"?,
+                     "requires_approval"?}],
+     "servers": [{"name", "tools": [{"name", "description", "input_schema" | "inputSchema",
+                                     "annotations"?}]}],
+     "devices"?: [{"name", "tools": [...]}]}
+
+Server tools become ``mcp.<server>.<tool>``, classified from their annotations.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from core.errors import UsageError
+from core.roster.models import AgentConfig
+from core.tools import Origin, SideEffect, ToolSpec, classify_annotations, mcp_tool_name
+
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class RosterError(UsageError, ValueError):
+    """A roster that cannot be read; the message says where and why."""
+
+
+class _ConfiguredTool(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    side_effect: SideEffect = SideEffect.WORKSPACE_WRITE
+    scopes: list[str] = Field(default_factory=list)
+    requires_approval: bool | None = None
+
+
+class _ServerTool(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] | None = None
+    inputSchema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+    side_effect: SideEffect | None = None
+
+    @model_validator(mode="after")
+    def _one_schema(self) -> _ServerTool:
+        if self.input_schema is None:
+            self.input_schema = self.inputSchema or {"type": "object", "properties": {}}
+        return self
+
+
+class _Server(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    tools: list[_ServerTool] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _name_ok(self) -> _Server:
+        if not _SERVER_NAME.match(self.name):
+            raise ValueError(f"server name {self.name!r} must match {_SERVER_NAME.pattern}")
+        return self
+
+
+class _Agent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "chat"
+    version: str = "1"
+    deferred: list[str] = Field(default_factory=list)
+    controls: list[str] = Field(default_factory=list)
+    can_defer: bool = True
+    instructions: str = ""
+
+
+class RosterFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent: _Agent = Field(default_factory=_Agent)
+    configured: list[_ConfiguredTool] = Field(default_factory=list)
+    servers: list[_Server] = Field(default_factory=list)
+    devices: list[_Server] = Field(default_factory=list)
+
+
+class Roster(BaseModel):
+    """A roster ready for the planner."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    agent: AgentConfig
+    configured: tuple[ToolSpec, ...]
+    discovered: tuple[ToolSpec, ...]
+
+    def servers(self) -> list[str]:
+        return sorted({t.server for t in self.discovered if t.server and t.origin is Origin.DISCOVERED})
+
+
+def server_tool_spec(server: str, tool: _ServerTool | dict[str, Any], origin: Origin = Origin.DISCOVERED) -> ToolSpec:
+    t = tool if isinstance(tool, _ServerTool) else _ServerTool.model_validate(tool)
+    side_effect, hints = classify_annotations(t.annotations)
+    if t.side_effect is not None:
+        side_effect = t.side_effect
+    name = mcp_tool_name(server, t.name) if origin is Origin.DISCOVERED else f"device.{server}.{t.name}"
+    return ToolSpec(name=name, description=t.description, input_schema=t.input_schema or {},
+                    origin=origin, server=server, side_effect=side_effect, hints=hints, remote_name=t.name)
+
+
+def parse_roster(data: dict[str, Any], name: str = "roster") -> Roster:
+    try:
+        rf = RosterFile.model_validate(data)
+        configured = tuple(
+            ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema,
+                     origin=Origin.CONFIGURED, side_effect=t.side_effect, scopes=tuple(t.scopes),
+                     requires_approval=t.requires_approval)
+            for t in rf.configured
+        )
+        discovered = tuple(server_tool_spec(s.name, t) for s in rf.servers for t in s.tools)
+        devices = tuple(server_tool_spec(d.name, t, Origin.DEVICE) for d in rf.devices for t in d.tools)
+    except ValidationError as exc:
+        raise RosterError(f"{name}: {_first_error(exc)}") from exc
+    a = rf.agent
+    agent = AgentConfig(name=a.name, version=a.version, deferred=tuple(a.deferred), controls=tuple(a.controls),
+                        can_defer=a.can_defer, instructions=a.instructions)
+    return Roster(name=name, agent=agent, configured=configured, discovered=discovered + devices)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    return f"{where}: {err.get('msg')}" if where else str(err.get("msg"))
+
+
+def named_rosters() -> list[str]:
+    folder = resources.files("core.roster") / "rosters"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+def load_roster(name_or_path: str) -> Roster:
+    """A named roster (``production``) or a roster file path."""
+    path = Path(name_or_path)
+    if path.suffix == ".json" or path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise RosterError(f"roster file {path} does not exist") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise RosterError(f"roster file {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise RosterError(f"roster file {path}: expected a JSON object")
+        return parse_roster(data, str(path))
+    resource = resources.files("core.roster") / "rosters" / f"{name_or_path}.json"
+    if not resource.is_file():
+        raise RosterError(f"no roster named {name_or_path!r}; named rosters: {', '.join(named_rosters())}, "
+                          "or give a path to a roster file")
+    return parse_roster(json.loads(resource.read_text(encoding="utf-8")), name_or_path)

@@ -1,0 +1,165 @@
+"""The planner's boundary types: what goes in (agent, caps, policy) and the plan that comes out."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from core.context.regions import DEFERRED_INDEX, TOOL_DEFINITIONS
+from core.tools import ToolSpec
+
+BUILDER = "context-builder@12"
+# Builders whose plans this builder accepts as current when they render the same bytes
+# (ADR-0123 decision 19: an @11 plan defers nothing and renders exactly as @12 would).
+COMPATIBLE_BUILDERS = ("context-builder@11",)
+
+POLICIES = ("overflow", "threshold")
+STRATEGIES = ("wrapper", "anthropic", "openai", "active-tools")
+
+
+class Placement(str, Enum):
+    DEFINED = "defined"
+    DEFERRED = "deferred"
+    SKIPPED = "skipped"
+
+
+class Caps(BaseModel):
+    """How much the prompt may carry. Defaults are ADR-0123's (unchanged by it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_definitions: int = Field(TOOL_DEFINITIONS.max_items, ge=0)
+    max_definition_tokens: int = Field(TOOL_DEFINITIONS.max_tokens, ge=0)
+    max_index_entries: int = Field(DEFERRED_INDEX.max_items, ge=0)
+    max_index_tokens: int = Field(DEFERRED_INDEX.max_tokens, ge=0)
+
+
+class PolicyConfig(BaseModel):
+    """Which tools are deferred. ``overflow`` is ADR-0123; ``threshold`` is pickDeferredMcpTools."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["overflow", "threshold"] = "overflow"
+    per_server: int = Field(10, ge=0, description="a server with more MCP tools than this defers them")
+    aggregate: int = Field(30, ge=0, description="more MCP tools than this in all defers every one")
+
+
+class AgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "chat"
+    version: str = "1"
+    deferred: tuple[str, ...] = ()
+    # Optional control tools this agent always carries (tool.describe, tool.result, chat.title).
+    controls: tuple[str, ...] = ()
+    # An agent without the deferral control tool defers nothing (ADR-0123 decision 16).
+    can_defer: bool = True
+    instructions: str = ""
+
+
+class PlanInput(BaseModel):
+    """Everything a plan depends on. Same input, same bytes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    configured: tuple[ToolSpec, ...] = ()
+    discovered: tuple[ToolSpec, ...] = ()
+    caps: Caps = Field(default_factory=Caps)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    strategy: str = "wrapper"
+    strategy_reason: str = ""
+
+    @model_validator(mode="after")
+    def _strategy_known(self) -> PlanInput:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r}; expected one of {', '.join(STRATEGIES)}")
+        return self
+
+
+class ToolPlacement(BaseModel):
+    """One candidate's fate, with the reason a person can read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    origin: str
+    server: str | None
+    side_effect: str
+    placement: Placement
+    reason: str
+    tokens: int = Field(description="definition tokens if defined or skipped, index-entry tokens if deferred")
+    definition_tokens: int
+    rank: int = Field(description="position in the ranking, 0-based (control tools first)")
+    untrusted: bool
+    description: str
+    input_schema: dict[str, Any]
+    index_entry: str | None = None
+    scopes: list[str] = Field(default_factory=list)
+    requires_approval: bool | None = None
+    hints: dict[str, bool] = Field(default_factory=dict)
+    remote_name: str | None = None
+    pin: str = Field(description="content hash of the spec: the run's pin for this tool")
+
+
+class RosterPlan(BaseModel):
+    """The plan. Field order is the JSON contract's order (ARCHITECTURE.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    builder: str
+    policy: str
+    strategy: str
+    strategy_reason: str = ""
+    caps: dict[str, int]
+    candidates: int
+    defined_tool_names: list[str]
+    deferred_tool_names: list[str]
+    skipped_tool_names: list[str]
+    definition_tokens: int
+    index_tokens: int
+    index_entries: list[str]
+    index_text: str
+    tools: list[ToolPlacement]
+    agent: dict[str, str]
+    control_tool_names: list[str] = Field(default_factory=list)
+    policy_settings: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    prefix_ceiling: int = 0
+    render_sha256: str = ""
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2)
+
+    def placement_of(self, name: str) -> ToolPlacement | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+    def spec_of(self, name: str) -> ToolSpec | None:
+        t = self.placement_of(name)
+        return None if t is None else spec_from_placement(t)
+
+    def pinned_names(self) -> list[str]:
+        """Defined and deferred tools: the run's tool pins (decision 2)."""
+        return [t.name for t in self.tools if t.placement is not Placement.SKIPPED]
+
+
+def spec_from_placement(t: ToolPlacement) -> ToolSpec:
+    from core.tools import Origin, SideEffect
+
+    return ToolSpec(
+        name=t.name,
+        description=t.description,
+        input_schema=t.input_schema,
+        origin=Origin(t.origin),
+        server=t.server,
+        side_effect=SideEffect(t.side_effect),
+        scopes=tuple(t.scopes),
+        requires_approval=t.requires_approval,
+        hints=t.hints,
+        remote_name=t.remote_name,
+    )

@@ -1,0 +1,345 @@
+"""The roster planner (ADR-0123): which candidates get a definition, an index entry, or neither.
+
+Pure and deterministic: the same :class:`PlanInput` always gives a byte-identical plan.
+
+Ranking (decision 13): configured tools first, in first-occurrence order; then discovered
+and device tools, reads (NONE, WORKSPACE_READ, NETWORK_READ) before tools that change the
+world, ties broken by server or device, then by name.
+
+Placement:
+
+1. *Deferrals by policy.* ``overflow`` (ADR-0123): the agent's configured deferrals
+   (decision 18). ``threshold`` (seed 004, pickDeferredMcpTools): every MCP tool of a server
+   with more than ``per_server`` MCP tools, or every MCP tool once they exceed
+   ``aggregate`` in all; built-in (configured) tools are never deferred.
+2. *Definitions*, in rank order, first fit: a tool is defined while a slot and enough of
+   the token budget remain. When anything is deferred, the strategy's control tool
+   (``tool.call`` on the wrapper) takes a definition slot first (decision 15).
+3. *Index*: every candidate without a definition becomes an index entry, policy deferrals
+   first, then the overflow in rank order (decision 15), while the index has room (40
+   entries, 2,000 tokens). Only the wrapper carries the index in the prompt, so only it is
+   bound by the index caps; the native and active-tools strategies reach deferred tools
+   by search.
+4. What fits in neither is *skipped* and named in ``skipped_tool_names`` (decisions 14, 16,
+   17). Nothing leaves the roster silently: every candidate has a placement and a reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+
+from core.context.regions import PREFIX_CEILING
+from core.roster import index as idx
+from core.roster.controls import CONTROL_NAMES, CONTROL_TOOLS, OPTIONAL_CONTROLS, STRATEGY_CONTROL
+from core.roster.models import BUILDER, COMPATIBLE_BUILDERS, Placement, PlanInput, RosterPlan, ToolPlacement
+from core.tokens import TokenEstimator
+from core.tools import Origin, ToolSpec, canonical_json
+
+INDEX_STRATEGIES = frozenset({"wrapper"})
+
+
+@dataclass
+class _Cand:
+    spec: ToolSpec
+    rank: int
+    def_tokens: int
+    entry: str
+    entry_source: str | None
+    entry_tokens: int
+    placement: Placement | None = None
+    reason: str = ""
+
+
+@dataclass
+class _State:
+    defined: list[_Cand] = field(default_factory=list)
+    deferred: list[_Cand] = field(default_factory=list)
+    skipped: list[_Cand] = field(default_factory=list)
+
+
+def rank_key(spec: ToolSpec) -> tuple[int, str, str]:
+    """Decision 13's order for discovered and device tools."""
+    return (0 if spec.is_read else 1, spec.server or "", spec.name)
+
+
+def ranked_candidates(configured: tuple[ToolSpec, ...], discovered: tuple[ToolSpec, ...]
+                      ) -> tuple[list[ToolSpec], list[tuple[ToolSpec, str]]]:
+    """Configured tools in first-occurrence order, then discovered tools by :func:`rank_key`.
+
+    Returns the ranked candidates and the rejects (duplicate or reserved names), each with
+    its reason, so that even those are recorded rather than dropped.
+    """
+    seen: set[str] = set()
+    ranked: list[ToolSpec] = []
+    rejects: list[tuple[ToolSpec, str]] = []
+    for spec in configured:
+        if spec.name in CONTROL_NAMES:
+            rejects.append((spec, f"skipped: {spec.name} is a reserved control-tool name"))
+        elif spec.name in seen:
+            rejects.append((spec, "skipped: duplicate of an earlier configured tool"))
+        else:
+            seen.add(spec.name)
+            ranked.append(spec)
+    for spec in sorted(discovered, key=rank_key):
+        if spec.name in CONTROL_NAMES:
+            rejects.append((spec, f"skipped: {spec.name} is a reserved control-tool name"))
+        elif spec.name in seen:
+            rejects.append((spec, "skipped: duplicate name (a configured or earlier tool has it)"))
+        else:
+            seen.add(spec.name)
+            ranked.append(spec)
+    return ranked, rejects
+
+
+def policy_deferrals(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, str], list[str]]:
+    """Names deferred by policy (with their reasons), and warnings about the configuration."""
+    warnings: list[str] = []
+    reasons: dict[str, str] = {}
+    names = {s.name for s in ranked}
+    if inp.policy.name == "overflow":
+        for name in inp.agent.deferred:
+            if name in names:
+                reasons.setdefault(name, "deferred: the agent's configuration defers it (ADR-0123 decision 18)")
+            else:
+                warnings.append(f"agent {inp.agent.name} defers {name}, which is not a candidate")
+        return reasons, warnings
+
+    # threshold: pickDeferredMcpTools
+    if inp.agent.deferred:
+        warnings.append("policy threshold ignores the agent's configured deferrals: built-in tools are never deferred")
+    mcp = [s for s in ranked if s.origin in (Origin.DISCOVERED, Origin.DEVICE)]
+    per_server = Counter(s.server for s in mcp)
+    if len(mcp) > inp.policy.aggregate:
+        for s in mcp:
+            reasons[s.name] = (f"deferred: {len(mcp)} MCP tools in all exceed the aggregate threshold "
+                               f"of {inp.policy.aggregate}")
+    else:
+        for s in mcp:
+            if per_server[s.server] > inp.policy.per_server:
+                reasons[s.name] = (f"deferred: server {s.server} offers {per_server[s.server]} MCP tools, "
+                                   f"over the per-server threshold of {inp.policy.per_server}")
+    return reasons, warnings
+
+
+def _deferrable(inp: PlanInput, spec: ToolSpec) -> bool:
+    if not inp.agent.can_defer:
+        return False
+    if inp.policy.name == "threshold":
+        return spec.origin in (Origin.DISCOVERED, Origin.DEVICE)
+    return True
+
+
+def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> RosterPlan:
+    est = estimator or TokenEstimator()
+    caps = inp.caps
+    ranked, rejects = ranked_candidates(inp.configured, inp.discovered)
+    deferral_reasons, warnings = policy_deferrals(inp, ranked)
+
+    def cand(spec: ToolSpec, rank: int) -> _Cand:
+        entry = idx.entry_text(spec)
+        return _Cand(spec, rank, est.definition(spec), entry, idx.envelope_source(spec), est.entry(entry))
+
+    # Optional controls the agent carries always take the first slots.
+    optional = [CONTROL_TOOLS[n] for n in sorted(set(inp.agent.controls) & OPTIONAL_CONTROLS)]
+    for name in sorted(set(inp.agent.controls) - OPTIONAL_CONTROLS):
+        warnings.append(f"agent asks for control tool {name}, which is not an optional control")
+    control_name = STRATEGY_CONTROL[inp.strategy] if inp.agent.can_defer else None
+    control = CONTROL_TOOLS[control_name] if control_name else None
+
+    n_fixed = len(optional) + (1 if control else 0)
+    cands = [cand(s, n_fixed + i) for i, s in enumerate(ranked)]
+    fixed_optional = [cand(s, i) for i, s in enumerate(optional)]
+    control_cand = cand(control, len(optional)) if control else None
+
+    uses_index = inp.strategy in INDEX_STRATEGIES
+    header_tokens = sum(est.line(line) for line in idx.HEADER_LINES)
+
+    def attempt(with_control: bool) -> _State:
+        st = _State()
+        slots = caps.max_definitions
+        budget = caps.max_definition_tokens
+        for c in fixed_optional + ([control_cand] if with_control and control_cand else []):
+            if slots > 0 and c.def_tokens <= budget:
+                slots -= 1
+                budget -= c.def_tokens
+                c.placement, c.reason = Placement.DEFINED, "defined: control tool"
+                st.defined.append(c)
+            else:
+                c.placement, c.reason = Placement.SKIPPED, "skipped: the definition caps leave no room for it"
+                st.skipped.append(c)
+        if with_control and control_cand is not None and control_cand.placement is Placement.DEFINED:
+            control_cand.reason = (f"defined: control tool; the plan defers tools, so {control_cand.spec.name} "
+                                   "takes a definition slot (ADR-0123 decisions 11, 15)")
+        policy_deferred: list[_Cand] = []
+        overflow: list[_Cand] = []
+        for c in cands:
+            if c.spec.name in deferral_reasons:
+                c.reason = deferral_reasons[c.spec.name]
+                policy_deferred.append(c)
+            elif slots <= 0:
+                c.reason = f"overflow: all {caps.max_definitions} definition slots are taken"
+                overflow.append(c)
+            elif c.def_tokens > budget:
+                c.reason = (f"overflow: its {c.def_tokens}-token definition exceeds the "
+                            f"{budget} tokens left of {caps.max_definition_tokens}")
+                overflow.append(c)
+            else:
+                slots -= 1
+                budget -= c.def_tokens
+                c.placement = Placement.DEFINED
+                c.reason = (f"defined: slot {caps.max_definitions - slots} of {caps.max_definitions}"
+                            + (", a read ranked ahead of writes" if c.spec.origin is not Origin.CONFIGURED
+                               and c.spec.is_read else ""))
+                st.defined.append(c)
+
+        # Index: policy deferrals first, then the overflow in rank order (decision 15).
+        entries = 0
+        tokens = header_tokens
+        last_source: str | None = "\0none"
+        for c in policy_deferred + overflow:
+            if not (with_control or (control_cand is None and inp.agent.can_defer)) or not _deferrable(inp, c.spec):
+                c.placement = Placement.SKIPPED
+                c.reason = _no_deferral_reason(inp, c)
+                st.skipped.append(c)
+                continue
+            if not uses_index:
+                c.placement = Placement.DEFERRED
+                st.deferred.append(c)
+                continue
+            extra = c.entry_tokens
+            if c.entry_source is not None and c.entry_source != last_source:
+                extra += _envelope_tokens(est, c.entry_source)
+            if entries >= caps.max_index_entries:
+                c.placement = Placement.SKIPPED
+                c.reason = f"skipped: {c.reason.split(': ', 1)[-1]}, and the index is full ({caps.max_index_entries} entries)"
+                st.skipped.append(c)
+            elif tokens + extra > caps.max_index_tokens:
+                c.placement = Placement.SKIPPED
+                c.reason = (f"skipped: {c.reason.split(': ', 1)[-1]}, and its index entry does not fit the "
+                            f"{caps.max_index_tokens}-token index")
+                st.skipped.append(c)
+            else:
+                entries += 1
+                tokens += extra
+                last_source = c.entry_source
+                c.placement = Placement.DEFERRED
+                st.deferred.append(c)
+        return st
+
+    # The control tool is needed when, without it, some deferrable candidate has no definition.
+    without = attempt(False)
+    needs_control = control_cand is not None and any(
+        c.placement is not Placement.DEFINED and _deferrable(inp, c.spec) for c in cands)
+    st = attempt(True) if needs_control else without
+    if needs_control and not st.deferred:
+        # The control tool only earns its slot while something is deferred (decision 11).
+        st = attempt(False)
+    control_defined = any(c is control_cand for c in st.defined)
+
+    tool_rows: list[tuple[_Cand, Placement, str]] = []
+    for c in fixed_optional:
+        tool_rows.append((c, c.placement or Placement.SKIPPED, c.reason))
+    if control_cand is not None and control_defined:
+        tool_rows.append((control_cand, Placement.DEFINED, control_cand.reason))
+    for c in cands:
+        assert c.placement is not None
+        tool_rows.append((c, c.placement, c.reason))
+
+    deferred_sorted = st.deferred  # already in index order
+    entries = [(c.entry, c.entry_source) for c in deferred_sorted]
+    index_lines = idx.render(entries) if uses_index else []
+    index_text = "".join(line + "\n" for line in index_lines)
+    index_tokens = sum(est.line(line) for line in index_lines)
+
+    tools = [_placement_row(c, p, r) for c, p, r in tool_rows]
+    for spec, reason in rejects:
+        c = cand(spec, len(tools))
+        tools.append(_placement_row(c, Placement.SKIPPED, reason))
+
+    defined = [c for c, p, _ in tool_rows if p is Placement.DEFINED]
+    skipped_names = [t.name for t in tools if t.placement is Placement.SKIPPED]
+    plan = RosterPlan(
+        builder=BUILDER,
+        policy=inp.policy.name,
+        strategy=inp.strategy,
+        strategy_reason=inp.strategy_reason,
+        caps=inp.caps.model_dump(),
+        candidates=len(inp.configured) + len(inp.discovered),
+        defined_tool_names=[c.spec.name for c in defined],
+        deferred_tool_names=[c.spec.name for c in deferred_sorted],
+        skipped_tool_names=skipped_names,
+        definition_tokens=sum(c.def_tokens for c in defined),
+        index_tokens=index_tokens,
+        index_entries=[c.entry for c in deferred_sorted],
+        index_text=index_text,
+        tools=tools,
+        agent={"name": inp.agent.name, "version": inp.agent.version},
+        control_tool_names=[c.spec.name for c in defined if c.spec.origin is Origin.CONTROL],
+        policy_settings=inp.policy.model_dump(),
+        warnings=warnings,
+        prefix_ceiling=PREFIX_CEILING,
+    )
+    plan.render_sha256 = render_sha256(plan)
+    return plan
+
+
+def _no_deferral_reason(inp: PlanInput, c: _Cand) -> str:
+    why = c.reason.split(": ", 1)[-1]
+    if not inp.agent.can_defer:
+        return f"skipped: {why}, and agent {inp.agent.name} has no tool.call, so it defers nothing (decision 16)"
+    if inp.policy.name == "threshold" and not _deferrable(inp, c.spec):
+        return f"skipped: {why}, and policy threshold never defers built-in tools"
+    return f"skipped: {why}, and no definition slot is left for the deferral control tool"
+
+
+def _envelope_tokens(est: TokenEstimator, source: str) -> int:
+    from core.context import envelope
+
+    sample_id = "0" * 12  # ids are 12 digits: every id costs the same
+    return est.line(envelope.open_marker(source, sample_id)) + est.line(envelope.close_marker(sample_id))
+
+
+def _placement_row(c: _Cand, placement: Placement, reason: str) -> ToolPlacement:
+    s = c.spec
+    return ToolPlacement(
+        name=s.name,
+        origin=s.origin.value,
+        server=s.server,
+        side_effect=s.side_effect.value,
+        placement=placement,
+        reason=reason,
+        tokens=c.entry_tokens if placement is Placement.DEFERRED else c.def_tokens,
+        definition_tokens=c.def_tokens,
+        rank=c.rank,
+        untrusted=s.untrusted,
+        description=s.description,
+        input_schema=s.input_schema,
+        index_entry=c.entry,
+        scopes=list(s.scopes),
+        requires_approval=s.requires_approval,
+        hints=dict(s.hints),
+        remote_name=s.remote_name,
+        pin=s.content_hash(),
+    )
+
+
+def render_prefix(plan: RosterPlan) -> str:
+    """The bytes this plan puts in every request's tool region: definitions, then the index."""
+    defined = [plan.spec_of(n) for n in plan.defined_tool_names]
+    return canonical_json([s.definition() for s in defined if s is not None]) + "\n" + plan.index_text
+
+
+def render_sha256(plan: RosterPlan) -> str:
+    return hashlib.sha256(render_prefix(plan).encode()).hexdigest()
+
+
+def plan_is_current(stored: RosterPlan) -> bool:
+    """Decision 19: a plan from this builder is current; one from a compatible older builder
+    is current when this builder renders it to the same bytes it recorded."""
+    if stored.builder == BUILDER:
+        return True
+    if stored.builder in COMPATIBLE_BUILDERS:
+        return bool(stored.render_sha256) and render_sha256(stored) == stored.render_sha256
+    return False

@@ -1,0 +1,54 @@
+"""Plain-text views of a plan: the table ``deferchat plan`` prints and the budget lines the
+TUI's roster panel shows. No colour codes, so it pipes cleanly."""
+
+from __future__ import annotations
+
+from core.roster.models import Placement, RosterPlan
+
+_PLACEMENT_LABEL = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed", Placement.SKIPPED: "skipped"}
+
+
+def budget_lines(plan: RosterPlan) -> dict[str, str]:
+    caps = plan.caps
+    indexed = f"Indexed {len(plan.deferred_tool_names)}"
+    if plan.strategy == "wrapper":
+        indexed += (f"/{caps['max_index_entries']} \u00b7 {plan.index_tokens:,}/{caps['max_index_tokens']:,} tok")
+    else:
+        indexed += f" \u00b7 reached by {'tool.search' if plan.strategy == 'active-tools' else 'native tool search'}"
+    return {
+        "defined": (f"Defined {len(plan.defined_tool_names)}/{caps['max_definitions']} \u00b7 "
+                    f"{plan.definition_tokens:,}/{caps['max_definition_tokens']:,} tok"),
+        "deferred": indexed,
+        "skipped": f"Skipped {len(plan.skipped_tool_names)}",
+    }
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
+    lines = [
+        f"builder {plan.builder} \u00b7 agent {plan.agent.get('name')}@{plan.agent.get('version')} \u00b7 "
+        f"policy {plan.policy} \u00b7 strategy {plan.strategy}"
+        + (f" ({plan.strategy_reason})" if plan.strategy_reason else ""),
+        f"{plan.candidates} candidates \u00b7 prefix ceiling {plan.prefix_ceiling:,} tok",
+    ]
+    b = budget_lines(plan)
+    lines += [b["defined"], b["deferred"], b["skipped"], ""]
+    rows = [("PLACEMENT", "NAME", "ORIGIN", "SIDE EFFECT", "TOKENS", "REASON")]
+    order = {Placement.DEFINED: 0, Placement.DEFERRED: 1, Placement.SKIPPED: 2}
+    deferred_pos = {n: i for i, n in enumerate(plan.deferred_tool_names)}
+    tools = sorted(plan.tools, key=lambda t: (order[t.placement], deferred_pos.get(t.name, 0), t.rank))
+    for t in tools:
+        origin = t.origin + (f":{t.server}" if t.server else "")
+        rows.append((_PLACEMENT_LABEL[t.placement], t.name, origin, t.side_effect, f"{t.tokens:,}",
+                     _clip(t.reason, reason_width)))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        lines.append("  ".join(c.ljust(widths[i]) if i < 4 and i != 4 else c for i, c in enumerate(r[:4]))
+                     + "  " + r[4].rjust(widths[4]) + "  " + r[5])
+    if plan.warnings:
+        lines.append("")
+        lines += [f"warning: {w}" for w in plan.warnings]
+    return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -1,0 +1,59 @@
+"""Session-open inputs shared by the CLI and the TUI: the roster, live MCP discovery, the
+resolved strategy and the token estimator. Everything here is cheap to import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.errors import UsageError
+from core.roster.loader import Roster, load_roster
+from core.roster.models import Caps, PlanInput, PolicyConfig
+from core.tokens import TokenEstimator
+
+DEFAULT_ROSTER = "production"
+CHOSEN_STRATEGIES = ("wrapper", "anthropic", "openai", "active-tools")
+
+
+def resolve_strategy_for(strategy: str, provider: str | None, model: str | None,
+                         base_url: str | None) -> tuple[str, str]:
+    """The concrete strategy and a readable reason. ``auto`` dispatches on the genuine
+    provider and model (seed 004's resolveDeferralStrategy)."""
+    if strategy in CHOSEN_STRATEGIES:
+        return strategy, f"{strategy} chosen explicitly"
+    if strategy != "auto":
+        raise UsageError(f"unknown strategy {strategy!r}")
+    from core.deferral.dispatch import resolve_strategy
+    from core.config import load_settings
+
+    settings = load_settings()
+    resolution = resolve_strategy(provider or settings.default_provider(), model or "", base_url,
+                                  gateways=settings.anthropic_gateways, model_support=settings.model_support)
+    return resolution.strategy, resolution.reason
+
+
+def token_estimator() -> TokenEstimator:
+    """An estimator whose cache persists in the store, so re-planning tokenizes nothing seen."""
+    from core.store import open_token_cache
+
+    return TokenEstimator(open_token_cache())
+
+
+def build_plan_input(*, roster: str | Roster | None, mcp_config: str | None, caps: Caps | None = None,
+                     policy: PolicyConfig | None = None, strategy: str = "wrapper", strategy_reason: str = "",
+                     on_event: Callable[[Any], None] | None = None) -> PlanInput:
+    """Roster (named or file) plus live discovery from ``mcp_config``, merged.
+
+    A live server replaces the roster's static tools for a server of the same name.
+    """
+    r = roster if isinstance(roster, Roster) else load_roster(roster or DEFAULT_ROSTER)
+    discovered = list(r.discovered)
+    if mcp_config:
+        from core.mcp.discovery import discover_once
+
+        live = discover_once(mcp_config, on_event=on_event)
+        live_servers = {t.server for t in live}
+        discovered = [t for t in discovered if t.server not in live_servers] + list(live)
+    return PlanInput(agent=r.agent, configured=r.configured, discovered=tuple(discovered),
+                     caps=caps or Caps(), policy=policy or PolicyConfig(), strategy=strategy,
+                     strategy_reason=strategy_reason)
