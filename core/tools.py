@@ -163,6 +163,9 @@ class ToolResult(BaseModel):
     content: list[dict[str, Any]] = Field(default_factory=list)
     structured: Any = None
     is_error: bool = False
+    # Set when the failure is deferchat's, not the tool's: the call never got an answer
+    # (e.g. "mcp.server_crashed", "mcp.timeout", "mcp.server_unavailable"). None otherwise.
+    error_code: str | None = None
 
     @classmethod
     def of_text(cls, text: str, *, is_error: bool = False) -> ToolResult:

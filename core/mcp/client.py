@@ -1,0 +1,678 @@
+"""The MCP client: every configured server connected, listed, called and watched.
+
+:class:`McpManager` is what the engine holds for one session::
+
+    manager = McpManager(config, on_event=engine.emit)
+    await manager.start()            # all servers in parallel, each bounded by its own timeout
+    specs = manager.tools()          # discovered ToolSpecs, mcp.<server>.<tool>, sorted
+    result = await manager.call(spec, {"timezone": "UTC"})   # a ToolResult, never an exception
+    await manager.close()
+
+Each server's SDK session lives in one long-lived asyncio task that enters and leaves the
+transport and the ``mcp.Client`` itself, so anyio cancel scopes never cross tasks; callers
+only send requests through it. That works the same from ``asyncio.run`` and from inside
+Textual's loop.
+
+What a caller sees:
+
+* ``ServerStatus`` events through ``on_event``: ``starting``, then ``ready`` (with the tool
+  count) or ``failed`` (with a message a person can act on). One server failing or timing
+  out never holds the others up.
+* A server that dies is reported ``failed`` at once. The call that finds it dead (or was
+  running when it died) gets a clear tool error (``error_code`` ``mcp.server_crashed``) and
+  the server is started again in the background for the next call; when it is back a
+  ``restarted`` status follows. Restarts happen only on demand, so a server that keeps
+  crashing cannot spin.
+* ``notifications/tools/list_changed``: the server is listed again; if its tools really
+  changed, ``manager.tools()`` returns the new list and a ``RosterChanged`` event says so. An
+  open chat keeps the plan it pinned; only a new chat plans with the new list.
+
+The MCP SDK is imported inside the functions that use it, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from core.events import RosterChanged, ServerStatus
+from core.mcp.config import McpConfig, McpServerConfig
+from core.mcp.convert import SkippedTool, error_result, tool_result, tool_spec
+from core.tools import ToolResult, ToolSpec
+
+log = logging.getLogger(__name__)
+
+CLIENT_NAME = "deferchat"
+CLIENT_VERSION = "0.1.0"
+MAX_LIST_PAGES = 100
+STDERR_TAIL = 600  # characters of a server's stderr quoted in a failure message
+
+EventSink = Callable[[ServerStatus | RosterChanged], Awaitable[None] | None]
+State = Literal["idle", "starting", "ready", "failed", "stopped"]
+
+
+class ServerReport(BaseModel):
+    """One server as ``deferchat servers`` and the roster panel show it."""
+
+    name: str
+    transport: str
+    target: str = Field(description="the command line or the URL")
+    status: State
+    message: str = ""
+    tools: int = 0
+    tool_names: list[str] = Field(default_factory=list)
+    server_name: str | None = None
+    server_version: str | None = None
+    protocol_version: str | None = None
+    source: str = ""
+    start_ms: int | None = None
+    restarts: int = 0
+    list_changed: int = 0
+
+
+class Discovery(BaseModel):
+    """What a one-shot discovery found (``deferchat plan --mcp-config``, ``deferchat servers``)."""
+
+    servers: list[ServerReport]
+    tools: list[ToolSpec]
+
+
+# --- small helpers -----------------------------------------------------------------------------
+
+
+def _leaf_errors(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for e in exc.exceptions:
+            out.extend(_leaf_errors(e))
+        return out
+    return [exc]
+
+
+def _describe_error(exc: BaseException) -> str:
+    """A failure as one line: the innermost meaningful error of an exception group."""
+    leaves = [e for e in _leaf_errors(exc) if not isinstance(e, asyncio.CancelledError)] or [exc]
+    e = leaves[0]
+    if isinstance(e, FileNotFoundError):
+        return f"command not found: {e.filename or e}"
+    if isinstance(e, PermissionError):
+        return f"not allowed to run: {e.filename or e}"
+    code = getattr(getattr(e, "error", None), "code", None)
+    text = str(e) or type(e).__name__
+    if code is not None:
+        return f"{text} (MCP error {code})"
+    return text if type(e).__name__ in text else f"{type(e).__name__}: {text}"
+
+
+def _is_connection_closed(exc: BaseException) -> bool:
+    from mcp_types import CONNECTION_CLOSED
+
+    return any(getattr(getattr(e, "error", None), "code", None) == CONNECTION_CLOSED for e in _leaf_errors(exc))
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    from mcp_types import REQUEST_TIMEOUT
+
+    return any(
+        isinstance(e, TimeoutError) or getattr(getattr(e, "error", None), "code", None) == REQUEST_TIMEOUT
+        for e in _leaf_errors(exc)
+    )
+
+
+class _WatchedReceive:
+    """The transport's read stream, telling us when it ends (the server went away)."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]):
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    def __aiter__(self) -> _WatchedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedReceive:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def _open_transport(server: McpServerConfig, errlog: Any, on_end: Callable[[], None]):  # type: ignore[no-untyped-def]
+    """The SDK transport for one server, its read side watched for the end of the connection."""
+    if server.transport == "stdio":
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        assert server.command is not None
+        params = StdioServerParameters(
+            command=server.command, args=list(server.args), env=server.process_env(), cwd=server.cwd
+        )
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            yield _WatchedReceive(read, on_end), write
+    elif server.transport == "http":
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert server.url is not None
+        http = httpx2.AsyncClient(headers=dict(server.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        async with http, streamable_http_client(server.url, http_client=http) as (read, write):
+            yield _WatchedReceive(read, on_end), write
+    else:
+        from mcp.client.sse import sse_client
+
+        assert server.url is not None
+        async with sse_client(server.url, headers=dict(server.headers)) as (read, write):
+            yield _WatchedReceive(read, on_end), write
+
+
+def _fingerprint(specs: Iterable[ToolSpec]) -> tuple[tuple[str, str, str], ...]:
+    return tuple(sorted((s.name, s.content_hash(), repr(sorted(s.hints.items()))) for s in specs))
+
+
+# --- one server --------------------------------------------------------------------------------
+
+
+class _Conn:
+    """One connection attempt: its task, its SDK client, and how it ends."""
+
+    def __init__(self, restart: bool):
+        self.restart = restart
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.stop = asyncio.Event()
+        self.lost = asyncio.Event()
+        self.relist = asyncio.Event()
+        self.scope: Any = None  # the anyio CancelScope around the connection
+        self.client: Any = None
+        self.task: asyncio.Task[None] | None = None
+        self.watchdog: asyncio.Task[None] | None = None
+        self.failed = False
+        self.crashed = False
+
+    @property
+    def up(self) -> bool:
+        return self.client is not None and not self.lost.is_set() and not self.stop.is_set()
+
+    def cancel(self) -> None:
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+class _Server:
+    """One configured server: what is known of it, and its current connection."""
+
+    def __init__(self, config: McpServerConfig, manager: McpManager):
+        self.config = config
+        self.name = config.name
+        self.m = manager
+        self.state: State = "idle"
+        self.message = ""
+        self.specs: tuple[ToolSpec, ...] = ()
+        self.listing: list[dict[str, Any]] = []
+        self.skipped: list[str] = []
+        self.server_name: str | None = None
+        self.server_version: str | None = None
+        self.protocol_version: str | None = None
+        self.start_ms: int | None = None
+        self.restarts = 0
+        self.list_changed = 0
+        self.conn: _Conn | None = None
+        self._log_path = manager._log_dir / f"{self.name}.stderr.log"
+
+    # -- reporting --------------------------------------------------------------------------------
+
+    def report(self) -> ServerReport:
+        return ServerReport(
+            name=self.name,
+            transport=self.config.transport,
+            target=self.config.describe(),
+            status=self.state,
+            message=self.message,
+            tools=len(self.specs),
+            tool_names=[s.name for s in self.specs],
+            server_name=self.server_name,
+            server_version=self.server_version,
+            protocol_version=self.protocol_version,
+            source=self.config.source,
+            start_ms=self.start_ms,
+            restarts=self.restarts,
+            list_changed=self.list_changed,
+        )
+
+    async def _status(self, status: str, message: str = "") -> None:
+        event = ServerStatus(server=self.name, status=status, tools=len(self.specs), message=message)  # type: ignore[arg-type]
+        await self.m._emit(event)
+
+    def _stderr_tail(self) -> str:
+        try:
+            text = self._log_path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+        if not text:
+            return ""
+        tail = text[-STDERR_TAIL:]
+        return f"; its stderr ends: {tail if len(text) <= STDERR_TAIL else '...' + tail}"
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    def launch(self, *, restart: bool = False) -> _Conn:
+        """Start a connection task. Its ``ready`` resolves when it is up or has failed."""
+        previous = self.conn
+        conn = _Conn(restart)
+        self.conn = conn
+        self.state = "starting"
+        self.message = "restarting" if restart else "connecting"
+        conn.task = asyncio.get_running_loop().create_task(self._run(conn, previous), name=f"mcp:{self.name}")
+        conn.watchdog = asyncio.get_running_loop().create_task(self._watchdog(conn), name=f"mcp:{self.name}:timeout")
+        return conn
+
+    async def _watchdog(self, conn: _Conn) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(conn.ready), self.config.timeout)
+        except asyncio.TimeoutError:
+            conn.cancel()
+            await self._fail(conn, f"did not start within {self.config.timeout:g}s (timeout){self._stderr_tail()}")
+
+    async def _run(self, conn: _Conn, previous: _Conn | None) -> None:
+        import anyio
+
+        if previous is not None and previous.task is not None and not previous.task.done():
+            previous.stop.set()
+            await asyncio.wait([previous.task])  # the old process is reaped before a new one starts
+        await self._status("starting", "restarting after a crash" if conn.restart else "connecting")
+        if self.config.error:
+            await self._fail(conn, self.config.error)
+            return
+        began = time.monotonic()
+        try:
+            with anyio.CancelScope() as scope, open(self._log_path, "a", encoding="utf-8") as errlog:
+                conn.scope = scope
+                await self._connect(conn, errlog, began)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a status, never a crash of the session
+            if conn.ready.done() and not conn.failed:
+                await self._crashed(conn)  # it was up: it broke while running
+            else:
+                detail = _describe_error(exc)
+                if _is_connection_closed(exc):
+                    detail = "the server exited before finishing the MCP handshake"
+                await self._fail(conn, detail + self._stderr_tail())
+        finally:
+            conn.client = None
+            conn.scope = None
+            if not conn.ready.done():  # cancelled before it was up (close() during start)
+                await self._fail(conn, "stopped before it was ready")
+            if conn.watchdog is not None:
+                conn.watchdog.cancel()
+
+    async def _fail(self, conn: _Conn, message: str) -> None:
+        """The connection never came up."""
+        if conn.failed or conn.crashed:
+            return
+        conn.failed = True
+        if not conn.ready.done():
+            conn.ready.set_result(None)
+        if self.conn is conn:
+            self.state = "failed"
+            self.message = message
+            self.specs = ()
+            await self._status("failed", message)
+
+    async def _crashed(self, conn: _Conn) -> None:
+        """The connection was up and broke (not by our hand). Tools are kept: a call restarts it."""
+        conn.lost.set()
+        if conn.crashed or conn.failed or conn.stop.is_set():
+            return
+        conn.crashed = True
+        if self.conn is conn:
+            self.state = "failed"
+            self.message = (
+                "the server stopped unexpectedly (its process exited or the connection dropped); "
+                "it will be restarted for the next call" + self._stderr_tail()
+            )
+            await self._status("failed", self.message)
+
+    async def _connect(self, conn: _Conn, errlog: Any, began: float) -> None:
+        import anyio
+        from mcp import Client
+        from mcp_types import Implementation
+
+        async def on_message(message: Any) -> None:
+            if getattr(message, "method", None) == "notifications/tools/list_changed":
+                self.list_changed += 1
+                conn.relist.set()
+
+        transport = _open_transport(self.config, errlog, conn.lost.set)
+        client = Client(
+            transport,  # type: ignore[arg-type]
+            cache=None,
+            message_handler=on_message,
+            client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+        )
+        async with client:
+            specs, listing = await self._list(client)
+            if conn.failed:  # the watchdog gave up on it meanwhile
+                return
+            info = client.server_info
+            self.specs, self.listing = specs, listing
+            self.server_name = info.name if info else None
+            self.server_version = info.version if info else None
+            self.protocol_version = client.protocol_version
+            self.start_ms = int((time.monotonic() - began) * 1000)
+            conn.client = client
+            self.state = "ready"
+            self.message = f"{len(specs)} tools" + (f"; skipped {'; '.join(self.skipped)}" if self.skipped else "")
+            if conn.restart:
+                self.restarts += 1
+            conn.ready.set_result(None)
+            await self._status("restarted" if conn.restart else "ready", self.message)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._relist_worker, conn)
+                caps = client.server_capabilities
+                if caps.tools is not None and caps.tools.list_changed:
+                    tg.start_soon(self._listen, client)
+                waits = [asyncio.ensure_future(conn.stop.wait()), asyncio.ensure_future(conn.lost.wait())]
+                try:
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for w in waits:
+                        w.cancel()
+                tg.cancel_scope.cancel()
+            conn.client = None
+        if conn.stop.is_set():
+            if self.conn is conn:
+                self.state = "stopped"
+                self.message = ""
+                await self._status("stopped")
+        else:
+            await self._crashed(conn)
+
+    async def _list(self, client: Any) -> tuple[tuple[ToolSpec, ...], list[dict[str, Any]]]:
+        listing: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            listing.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        specs: dict[str, ToolSpec] = {}
+        skipped: list[str] = []
+        for tool in listing:
+            try:
+                spec = tool_spec(self.name, tool)
+            except SkippedTool as e:
+                skipped.append(str(e))
+                continue
+            specs.setdefault(spec.name, spec)
+        self.skipped = skipped
+        return tuple(sorted(specs.values(), key=lambda s: s.name)), listing
+
+    async def _listen(self, client: Any) -> None:
+        """2026-era servers send list_changed only on a ``subscriptions/listen`` stream."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return  # earlier servers send the notification unasked
+        try:
+            async with client.listen(tools_list_changed=True) as sub:
+                async for _ in sub:  # the notification also reaches on_message, which re-lists
+                    pass
+        except Exception as exc:  # noqa: BLE001
+            log.info("MCP server %s: tools/list_changed subscription ended: %s", self.name, _describe_error(exc))
+
+    async def _relist_worker(self, conn: _Conn) -> None:
+        import anyio
+
+        while True:
+            await conn.relist.wait()
+            conn.relist.clear()
+            try:
+                with anyio.fail_after(self.config.timeout):
+                    specs, listing = await self._list(conn.client)
+            except Exception as exc:  # noqa: BLE001
+                log.info("MCP server %s: re-listing tools failed: %s", self.name, _describe_error(exc))
+                continue
+            if _fingerprint(specs) == _fingerprint(self.specs):
+                continue
+            before = {s.name: s.content_hash() for s in self.specs}
+            after = {s.name: s.content_hash() for s in specs}
+            added = sorted(set(after) - set(before))
+            removed = sorted(set(before) - set(after))
+            changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+            self.specs, self.listing = specs, listing
+            parts = [f"{label}: {', '.join(names)}" for label, names in
+                     (("added", added), ("removed", removed), ("changed", changed)) if names]
+            await self.m._emit(RosterChanged(
+                server=self.name,
+                message=f"{self.name} now offers {len(specs)} tools ({'; '.join(parts) or 'hints changed'}). "
+                "The open chat keeps its plan; a new chat will pick this up.",
+            ))
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    async def _usable(self) -> _Conn | ToolResult:
+        """The connection a call can use, or the error the call gets (a restart is then under way)."""
+        conn = self.conn
+        if conn is not None and self.state == "starting":
+            try:
+                await asyncio.wait_for(asyncio.shield(conn.ready), self.config.timeout + 1)
+            except asyncio.TimeoutError:
+                pass
+            conn = self.conn
+        if conn is not None and conn.up:
+            return conn
+        if self.config.error:
+            return error_result("mcp.server_unavailable", f"MCP server {self.name!r} cannot start: {self.config.error}")
+        if conn is not None and not conn.crashed and conn.lost.is_set() and not conn.failed:
+            await self._crashed(conn)  # dropped a moment ago; its task has not caught up yet
+        crashed = conn is not None and conn.crashed
+        was = self.message or "it is not running"
+        if self.state != "starting" and not self.m._closed:
+            self.launch(restart=True)
+        if crashed:
+            return error_result(
+                "mcp.server_crashed",
+                f"MCP server {self.name!r} stopped unexpectedly before this call. "
+                "deferchat is restarting it; a later call can try again.",
+            )
+        return error_result(
+            "mcp.server_unavailable",
+            f"MCP server {self.name!r} is not running ({was}). deferchat is starting it again; "
+            "a later call can try again.",
+        )
+
+    async def call(self, spec: ToolSpec, arguments: Mapping[str, Any] | None, timeout: float | None) -> ToolResult:
+        conn = await self._usable()
+        if isinstance(conn, ToolResult):
+            return conn
+        remote = spec.remote_name or spec.name.rsplit(".", 1)[-1]
+        limit = timeout if timeout is not None else self.config.call_timeout
+        try:
+            result = await conn.client.call_tool(remote, dict(arguments or {}), read_timeout_seconds=limit)
+        except Exception as exc:  # noqa: BLE001 - every failure is a tool error for the model
+            if _is_connection_closed(exc) or conn.lost.is_set():
+                await self._crashed(conn)
+                if self.conn is conn and not self.m._closed:
+                    self.launch(restart=True)
+                return error_result(
+                    "mcp.server_crashed",
+                    f"MCP server {self.name!r} stopped during {spec.name}; whether the call took effect is "
+                    "unknown. deferchat is restarting the server; a later call can try again.",
+                )
+            if _is_timeout(exc):
+                return error_result(
+                    "mcp.timeout",
+                    f"{spec.name} got no answer from MCP server {self.name!r} within {limit:g}s; the server was "
+                    "asked to cancel it. Whether it took effect is unknown.",
+                )
+            return error_result("mcp.error", f"{spec.name} failed in MCP server {self.name!r}: {_describe_error(exc)}")
+        return tool_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+# --- the manager -------------------------------------------------------------------------------
+
+
+class McpManager:
+    """All MCP servers of one session. See the module docstring for the contract."""
+
+    def __init__(
+        self,
+        config: McpConfig | Iterable[McpServerConfig],
+        *,
+        on_event: EventSink | None = None,
+        log_dir: str | Path | None = None,
+    ):
+        servers = config.servers if isinstance(config, McpConfig) else tuple(config)
+        self._on_event = on_event
+        self._own_log_dir = log_dir is None
+        self._log_dir = Path(tempfile.mkdtemp(prefix="deferchat-mcp-")) if log_dir is None else Path(log_dir)
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        self._servers = {s.name: _Server(s, self) for s in sorted(servers, key=lambda s: s.name)}
+        self._started = False
+        self._closed = False
+
+    async def __aenter__(self) -> McpManager:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _emit(self, event: ServerStatus | RosterChanged) -> None:
+        if self._on_event is None:
+            return
+        try:
+            out = self._on_event(event)
+            if inspect.isawaitable(out):
+                await out
+        except Exception:  # noqa: BLE001 - a broken subscriber must not break the servers
+            log.exception("MCP event subscriber failed on %s", event.type)
+
+    async def start(self) -> list[ServerReport]:
+        """Connect to every server in parallel; return when each is ready or has failed.
+
+        Each server is bounded by its own ``timeout``, so this returns within the largest one.
+        """
+        if self._started:
+            return self.servers()
+        self._started = True
+        conns = [s.launch() for s in self._servers.values()]
+        if conns:
+            await asyncio.gather(*(asyncio.shield(c.ready) for c in conns))
+        return self.servers()
+
+    def tools(self) -> list[ToolSpec]:
+        """Discovered tools of every ready server, sorted by name (byte-stable)."""
+        return sorted((spec for s in self._servers.values() for spec in s.specs), key=lambda t: t.name)
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return next((t for t in self.tools() if t.name == name), None)
+
+    def servers(self) -> list[ServerReport]:
+        return [s.report() for s in self._servers.values()]
+
+    def listing(self, server: str) -> list[dict[str, Any]]:
+        """The server's last ``tools/list`` answer, verbatim wire JSON (camelCase)."""
+        s = self._servers.get(server)
+        return list(s.listing) if s is not None else []
+
+    async def call(
+        self,
+        tool: ToolSpec | str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> ToolResult:
+        """Call a discovered tool. Failures come back as ``ToolResult(is_error=True)``.
+
+        ``tool`` is the ToolSpec the chat pinned (its ``server`` and ``remote_name`` are used,
+        so a pinned spec keeps working after a list change) or a ``mcp.<server>.<tool>`` name.
+        ``error_code`` is set when deferchat, not the tool, failed: ``mcp.unknown_server``,
+        ``mcp.server_unavailable``, ``mcp.server_crashed``, ``mcp.timeout``, ``mcp.error``.
+        """
+        spec = tool if isinstance(tool, ToolSpec) else self.tool(tool)
+        if spec is None:
+            name = str(tool)
+            parts = name.split(".", 2)
+            if len(parts) == 3 and parts[0] == "mcp" and parts[1] in self._servers:
+                if self._servers[parts[1]].state == "ready":
+                    return error_result("mcp.error", f"MCP server {parts[1]!r} does not offer a tool {parts[2]!r}.")
+                from core.tools import Origin
+
+                spec = ToolSpec(name=name, origin=Origin.DISCOVERED, server=parts[1], remote_name=parts[2])
+            else:
+                return error_result("mcp.unknown_server", f"{name} is not a tool of any connected MCP server.")
+        server = self._servers.get(spec.server or "")
+        if server is None:
+            return error_result(
+                "mcp.unknown_server", f"{spec.name}: MCP server {spec.server!r} is not configured in this session."
+            )
+        if self._closed:
+            return error_result("mcp.server_unavailable", f"{spec.name}: the MCP session is closed.")
+        return await server.call(spec, arguments, timeout)
+
+    async def close(self, timeout: float = 10.0) -> None:
+        """Stop every server (stdin closed, then terminate and kill, each bounded) and wait for them."""
+        if self._closed:
+            return
+        self._closed = True
+        conns = [s.conn for s in self._servers.values() if s.conn is not None]
+        for c in conns:
+            c.stop.set()
+            if not c.ready.done():
+                c.cancel()  # still starting: nothing to wind down gracefully
+        tasks = [t for c in conns for t in (c.task, c.watchdog) if t is not None and not t.done()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=timeout)
+            if pending:
+                for c in conns:
+                    c.cancel()
+                await asyncio.wait(pending, timeout=5)
+        if self._own_log_dir:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+
+
+async def discover(
+    config: McpConfig | Iterable[McpServerConfig],
+    *,
+    on_event: EventSink | None = None,
+) -> Discovery:
+    """Start every server, take their tools and statuses, stop them."""
+    async with McpManager(config, on_event=on_event) as manager:
+        return Discovery(servers=manager.servers(), tools=manager.tools())

@@ -1,0 +1,1 @@
+"""Tiny MCP servers of our own, started by the tests as subprocesses."""
