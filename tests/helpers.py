@@ -1,0 +1,42 @@
+"""Small builders shared by the tests."""
+
+from __future__ import annotations
+
+from core.roster.models import AgentConfig, Caps, PlanInput, PolicyConfig
+from core.roster.planner import plan_roster
+from core.tokens import TokenEstimator
+from core.tools import Origin, SideEffect, ToolSpec
+
+_EST = TokenEstimator()  # shared in-memory cache keeps the suite fast
+
+
+def configured(name: str, side_effect: SideEffect = SideEffect.WORKSPACE_WRITE, description: str = "",
+               params: dict | None = None, required: tuple[str, ...] = ()) -> ToolSpec:
+    return ToolSpec(name=name, description=description or f"Do {name}.", origin=Origin.CONFIGURED,
+                    side_effect=side_effect,
+                    input_schema={"type": "object", "properties": params or {}, "required": list(required)})
+
+
+def discovered(server: str, tool: str, side_effect: SideEffect = SideEffect.NETWORK_WRITE,
+               description: str = "", params: dict | None = None) -> ToolSpec:
+    return ToolSpec(name=f"mcp.{server}.{tool}", description=description or f"{tool} on {server}.",
+                    origin=Origin.DISCOVERED, server=server, side_effect=side_effect, remote_name=tool,
+                    input_schema={"type": "object", "properties": params or {}})
+
+
+def plan(configured_tools=(), discovered_tools=(), *, deferred=(), caps: Caps | None = None,
+         policy: PolicyConfig | None = None, strategy: str = "wrapper", can_defer: bool = True, controls=(),
+         estimator: TokenEstimator | None = None):
+    inp = PlanInput(agent=AgentConfig(name="t", version="1", deferred=tuple(deferred), can_defer=can_defer,
+                                      controls=tuple(controls)),
+                    configured=tuple(configured_tools), discovered=tuple(discovered_tools),
+                    caps=caps or Caps(), policy=policy or PolicyConfig(), strategy=strategy)
+    return plan_roster(inp, estimator or _EST)
+
+
+def production_plan(**kw):
+    from core.roster.loader import load_roster
+
+    r = load_roster("production")
+    inp = PlanInput(agent=r.agent, configured=r.configured, discovered=r.discovered, **kw)
+    return plan_roster(inp, _EST)
