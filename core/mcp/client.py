@@ -330,6 +330,8 @@ class _Server:
                 detail = _describe_error(exc)
                 if _is_connection_closed(exc):
                     detail = "the server exited before finishing the MCP handshake"
+                if self.config.transport != "stdio":
+                    detail = f"cannot use {self.config.url}: {detail}"
                 await self._fail(conn, detail + self._stderr_tail())
         finally:
             conn.client = None
@@ -395,7 +397,9 @@ class _Server:
             self.start_ms = int((time.monotonic() - began) * 1000)
             conn.client = client
             self.state = "ready"
-            self.message = f"{len(specs)} tools" + (f"; skipped {'; '.join(self.skipped)}" if self.skipped else "")
+            self.message = f"{len(specs)} tool{'' if len(specs) == 1 else 's'}"
+            if self.skipped:
+                self.message += f"; skipped {'; '.join(self.skipped)}"
             if conn.restart:
                 self.restarts += 1
             conn.ready.set_result(None)
