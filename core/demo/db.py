@@ -1,0 +1,85 @@
+"""The demo servers' SQLite file: one connection per server process, schema and seed once.
+
+Four processes may open a new file at the same moment; the schema and each seed run inside
+one ``BEGIN IMMEDIATE`` transaction, so exactly one of them seeds and the rest wait and see.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calls (
+    id TEXT PRIMARY KEY, phone_number TEXT NOT NULL, task TEXT NOT NULL, first_sentence TEXT,
+    voice TEXT NOT NULL, max_duration_minutes INTEGER NOT NULL, started_at REAL NOT NULL,
+    completes_at REAL NOT NULL, final_status TEXT NOT NULL, duration_seconds INTEGER NOT NULL,
+    recipient TEXT NOT NULL, summary TEXT NOT NULL, transcript TEXT NOT NULL, variables TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS gmail_labels (
+    account TEXT NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, PRIMARY KEY (account, name));
+CREATE TABLE IF NOT EXISTS gmail_threads (
+    id TEXT PRIMARY KEY, account TEXT NOT NULL, labels TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS gmail_messages (
+    id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, account TEXT NOT NULL, sender TEXT NOT NULL,
+    recipients TEXT NOT NULL, cc TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL,
+    date REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS gmail_drafts (
+    id TEXT PRIMARY KEY, account TEXT NOT NULL, thread_id TEXT NOT NULL, message_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS gmail_messages_thread ON gmail_messages (thread_id);
+"""
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """Open (creating) the demo database: autocommit mode, WAL, waits rather than fails on locks."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(p, timeout=15, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 15000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    return conn
+
+
+def seed_once(conn: sqlite3.Connection, key: str, seed: Callable[[sqlite3.Connection, float], None]) -> bool:
+    """Create the schema and run ``seed(conn, now)`` unless ``key`` was seeded. True if it ran."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in filter(str.strip, SCHEMA.split(";")):  # executescript would COMMIT
+            conn.execute(statement)
+        done = conn.execute("SELECT 1 FROM meta WHERE key = ?", (f"seeded:{key}",)).fetchone()
+        if not done:
+            seed(conn, time.time())
+            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (f"seeded:{key}", iso(time.time())))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return not done
+
+
+def iso(ts: float) -> str:
+    """A timestamp as ISO 8601 UTC with a Z, to the second."""
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(text: str) -> float:
+    """ISO 8601 (``2026-11-30``, ``2026-11-30T09:00:00Z``, with an offset) or ``YYYY/MM/DD`` to a timestamp."""
+    value = text.strip().replace("/", "-")
+    dt = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def loads(text: str) -> Any:
+    return json.loads(text)
