@@ -88,6 +88,191 @@ def _stderr_server_status(event: Any) -> None:
         print(f"deferchat: MCP server {event.server} failed: {event.message}", file=sys.stderr)
 
 
+# --- ask / resume ---------------------------------------------------------------------------------
+
+
+class _TtyApprover:
+    """Asks on the terminal when ``ask`` runs interactively without ``--approve``."""
+
+    async def decide(self, request: Any) -> Any:
+        import asyncio
+
+        from core.pipeline.approvals import Decision
+
+        args = json.dumps(request.arguments, ensure_ascii=False)
+        prompt = (f"\nApprove {request.tool}" + (f" (via {request.via})" if request.via else "")
+                  + f" [{request.side_effect}] {args[:300]}\n  [y] allow once  [a] allow for this chat  "
+                  "[n] deny  [p] park: ")
+        while True:
+            answer = (await asyncio.to_thread(input, prompt)).strip().lower()
+            choice = {"y": Decision.ALLOW_ONCE, "a": Decision.ALLOW_CHAT, "n": Decision.DENY,
+                      "p": Decision.PARK}.get(answer[:1])
+            if choice is not None:
+                return choice
+
+
+def _approver(value: str | None) -> Any:
+    from core.pipeline.approvals import Decision, FixedApprover
+
+    if value is None:
+        return _TtyApprover() if sys.stdin.isatty() else FixedApprover(Decision.PARK)
+    return FixedApprover({"yes": Decision.ALLOW_ONCE, "no": Decision.DENY, "park": Decision.PARK}[value])
+
+
+class _Printer:
+    """Prints events: one JSON line each (``--json``), or a readable transcript."""
+
+    def __init__(self, as_json: bool):
+        self.as_json = as_json
+        self.in_text = False
+
+    def __call__(self, event: Any) -> None:
+        if self.as_json:
+            sys.stdout.write(event.to_json() + "\n")
+            sys.stdout.flush()
+            return
+        t = event.type
+        if t == "model.text.delta":
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.in_text = True
+            return
+        if self.in_text and t != "model.text":
+            sys.stdout.write("\n")
+            self.in_text = False
+        line = None
+        if t == "plan":
+            line = (f"[plan {'pinned' if event.pinned else 'new'}: {len(event.defined_tool_names)} defined, "
+                    f"{len(event.deferred_tool_names)} deferred, {len(event.skipped_tool_names)} skipped; "
+                    f"strategy {event.strategy}]")
+        elif t == "tool.requested":
+            line = f"[tool {event.name}" + (f" via {event.via}" if event.via else "") + "]"
+        elif t == "tool.approval_required":
+            line = f"[approval required: {event.name} ({event.side_effect})]"
+        elif t == "tool.approved":
+            line = f"[approved {event.name} ({event.scope})]"
+        elif t in ("tool.denied", "tool.failed"):
+            line = f"[{t.split('.')[1]} {event.name}: {event.code}: {event.message}]"
+        elif t == "tool.completed":
+            line = f"[done {event.name}" + (" (replayed)" if event.replayed else "") + "]"
+        elif t == "model.tool_search" and event.references:
+            line = f"[tool search {event.query!r}: {', '.join(event.references)}]"
+        elif t == "tool.discovered":
+            line = f"[loaded {', '.join(event.names)}]"
+        elif t == "server.status" and event.status == "failed":
+            line = f"[MCP server {event.server} failed: {event.message}]"
+        elif t == "error":
+            line = f"[error {event.code}: {event.message}]"
+        elif t == "turn.completed" and event.status == "parked":
+            line = f"[parked: run `deferchat resume {event.chat_id} --approve yes|no`]"
+        if line:
+            print(line, file=sys.stderr)
+
+
+def _exit_for(status: str) -> int:
+    return {"done": EXIT_OK, "parked": EXIT_PARKED}.get(status, EXIT_FAILED)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_ask(args))
+
+
+async def _ask(args: argparse.Namespace) -> int:
+    from core.engine import ChatOptions, Engine
+
+    engine = Engine()
+    printer = _Printer(args.json)
+    opts = ChatOptions(roster=args.roster, mcp_config=args.mcp_config, provider=args.provider, model=args.model,
+                       base_url=args.base_url, script=args.script, strategy=args.strategy,
+                       policy=_policy_from(args), caps=_caps_from(args))
+    session = await engine.open_chat(args.chat, opts, approver=_approver(args.approve), subscribers=[printer],
+                                     record=args.record)
+    try:
+        if args.chat and session.parked() is not None:
+            result = await session.resume()
+            if result.status != "done":
+                return _exit_for(result.status)
+        result = await session.send(args.prompt)
+        if not args.json:
+            print(f"[chat {session.chat_id}]", file=sys.stderr)
+        return _exit_for(result.status)
+    finally:
+        await session.close()
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_resume(args))
+
+
+async def _resume(args: argparse.Namespace) -> int:
+    from core.engine import ChatOptions, Engine
+
+    engine = Engine()
+    session = await engine.open_chat(args.chat, ChatOptions(script=args.script), approver=_approver(args.approve),
+                                     subscribers=[_Printer(args.json)], record=args.record)
+    try:
+        result = await session.resume()
+        return _exit_for(result.status)
+    finally:
+        await session.close()
+
+
+# --- chats ----------------------------------------------------------------------------------------
+
+
+def cmd_chats(args: argparse.Namespace) -> int:
+    from core.errors import UsageError
+    from core.store import Store
+
+    store = Store()
+    action = args.action or "list"
+    if action == "list":
+        rows = store.chats()
+        if args.json:
+            keep = ("id", "title", "provider", "model", "strategy", "status", "created_at", "updated_at")
+            for r in rows:
+                print(json.dumps({k: r.get(k) for k in keep}))
+            return EXIT_OK
+        if not rows:
+            print("no chats yet: run `deferchat` or `deferchat ask PROMPT`")
+        for r in rows:
+            print(f"{r['id']}  {r['status']:<7}  {r['provider']}/{r['model']}  {r['strategy']:<12}  {r['title']}")
+        return EXIT_OK
+    if not args.chat_id:
+        raise UsageError(f"chats {action} needs a chat id")
+    chat = store.find_chat(args.chat_id)
+    if chat is None:
+        raise UsageError(f"no chat {args.chat_id!r}")
+    from core.export import chat_markdown
+
+    if action in ("show", "export"):
+        if action == "export" and not args.md:
+            raise UsageError("chats export writes Markdown: pass --md")
+        text = chat_markdown(store, chat["id"])
+        if args.output:
+            from pathlib import Path
+
+            Path(args.output).write_text(text, encoding="utf-8")
+            print(f"wrote {args.output}", file=sys.stderr)
+        else:
+            sys.stdout.write(text)
+        return EXIT_OK
+    if action == "rename":
+        if not args.title:
+            raise UsageError("chats rename needs --title")
+        store.update_chat(chat["id"], title=args.title)
+        return EXIT_OK
+    if action == "delete":
+        store.delete_chat(chat["id"])
+        print(f"deleted {chat['id']}", file=sys.stderr)
+        return EXIT_OK
+    raise UsageError(f"unknown chats action {action!r}")
+
+
 # --- parser ---------------------------------------------------------------------------------------
 
 
@@ -109,6 +294,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", default=None, help="with --strategy auto: the endpoint to resolve for")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=cmd_plan)
+    p = sub.add_parser("ask", help="one headless turn (exit 0 done, 1 failed, 2 usage, 3 parked)")
+    p.add_argument("prompt")
+    _add_roster_options(p)
+    _add_plan_options(p)
+    p.add_argument("--provider", default=None, help="demo | script | anthropic | openai | openai-chat")
+    p.add_argument("--model", default=None)
+    p.add_argument("--base-url", default=None)
+    p.add_argument("--script", default=None, metavar="FILE", help="replay model turns from FILE (provider script)")
+    p.add_argument("--record", default=None, metavar="FILE", help="append each model request to FILE (JSON lines)")
+    p.add_argument("--strategy", choices=["wrapper", "anthropic", "openai", "active-tools", "auto"], default=None)
+    p.add_argument("--chat", default=None, metavar="ID", help="continue this chat (its pinned plan is reused)")
+    p.add_argument("--approve", choices=["yes", "no", "park"], default=None,
+                   help="answer approvals: yes (allow once), no (deny), park (stop, exit 3); default: ask on a "
+                        "terminal, park otherwise")
+    p.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")
+    p.add_argument("chat")
+    p.add_argument("--approve", choices=["yes", "no", "park"], default=None)
+    p.add_argument("--script", default=None, metavar="FILE", help="the script file, if it moved")
+    p.add_argument("--record", default=None, metavar="FILE")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_resume)
+
+    p = sub.add_parser("chats", help="list, show, export, rename or delete chats")
+    p.add_argument("action", nargs="?", choices=["list", "show", "export", "rename", "delete"])
+    p.add_argument("chat_id", nargs="?")
+    p.add_argument("--md", action="store_true", help="export: Markdown, with the tool calls")
+    p.add_argument("--output", "-o", default=None, metavar="FILE")
+    p.add_argument("--title", default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_chats)
     return parser
 
 

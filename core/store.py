@@ -98,7 +98,14 @@ def _m0002(db: Database) -> None:
     db["chats"].add_column("deleted", int, not_null_default=0)
 
 
-SCHEMA_VERSION = "0002_grants_token_cache_strategy_reason"
+@SCHEMA(name="0003_chat_sources")
+def _m0003(db: Database) -> None:
+    # Where a chat's tools came from (roster file or name, --mcp-config path, script), so a
+    # reopened chat starts the same servers and a resume can check its pins against them.
+    db["chats"].add_column("sources", str)
+
+
+SCHEMA_VERSION = "0003_chat_sources"
 
 
 def open_db(path: str | Path | None = None) -> Database:

@@ -1,0 +1,141 @@
+"""Settings: one TOML file, environment variables, and defaults that work offline.
+
+``$DEFERCHAT_HOME/config.toml`` if DEFERCHAT_HOME is set, else
+``$XDG_CONFIG_HOME/deferchat/config.toml`` (default ``~/.config/deferchat/config.toml``)::
+
+    provider = "anthropic"            # demo | anthropic | openai | openai-chat
+    model = "claude-sonnet-4-5"
+    base_url = "https://gateway.example/anthropic"
+    strategy = "auto"                 # wrapper | anthropic | openai | active-tools | auto
+    roster = "production"
+    timezone = "Europe/Berlin"
+    workspace = "~/deferchat-workspace"
+    theme = "textual-dark"
+    anthropic_gateways = ["https://gateway.example/anthropic"]
+    [[model_support]]                 # rows that win over the built-in table
+    provider = "anthropic"
+    model = "*haiku-5*"
+    native = true
+    [keys]                            # prefer the environment; never written anywhere else
+    anthropic = "sk-ant-..."
+    [tools]
+    searxng_url = "http://127.0.0.1:8888"
+    ntfy_topic_url = "https://ntfy.sh/my-topic"
+
+API keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY first, then ``[keys]``. They are
+held in memory only: never stored in the database, events or logs.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from core.errors import UsageError
+
+PROVIDERS = ("demo", "script", "anthropic", "openai", "openai-chat")
+DEFAULT_MODELS = {
+    "demo": "demo-1",
+    "script": "script",
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-5.4",
+    "openai-chat": "gpt-5.4",
+}
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "openai-chat": "OPENAI_API_KEY"}
+
+
+def config_dir() -> Path:
+    home = os.environ.get("DEFERCHAT_HOME")
+    if home:
+        return Path(home).expanduser()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(xdg) / "deferchat"
+
+
+class Keys(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    anthropic: SecretStr | None = None
+    openai: SecretStr | None = None
+
+
+class ToolSettings(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    searxng_url: str | None = None
+    ntfy_topic_url: str | None = None
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    strategy: str = "auto"
+    roster: str = "production"
+    policy_file: str | None = None
+    timezone: str | None = None
+    workspace: str | None = None
+    theme: str = "textual-dark"
+    owner_name: str = "the owner"
+    max_steps: int = Field(12, ge=1, le=100)
+    anthropic_gateways: list[Any] = Field(default_factory=list)
+    model_support: list[dict[str, Any]] = Field(default_factory=list)
+    keys: Keys = Field(default_factory=Keys)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+
+    def api_key(self, provider: str) -> str | None:
+        env = KEY_ENV.get(provider)
+        if env and os.environ.get(env):
+            return os.environ[env]
+        secret = getattr(self.keys, "openai" if provider == "openai-chat" else provider, None)
+        return secret.get_secret_value() if secret else None
+
+    def default_provider(self) -> str:
+        """The configured provider; otherwise the first whose key is present; otherwise demo."""
+        if self.provider:
+            return self.provider
+        for name in ("anthropic", "openai"):
+            if self.api_key(name):
+                return name
+        return "demo"
+
+    def model_for(self, provider: str) -> str:
+        if self.model and (self.provider in (None, provider)):
+            return self.model
+        return DEFAULT_MODELS.get(provider, "default")
+
+    def owner_timezone(self) -> str:
+        if self.timezone:
+            return self.timezone
+        tz = os.environ.get("TZ")
+        return tz if tz and "/" in tz else "UTC"
+
+    def workspace_path(self) -> Path:
+        if self.workspace:
+            return Path(self.workspace).expanduser()
+        from core.store import data_dir
+
+        return data_dir() / "workspace"
+
+
+def settings_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    p = Path(path) if path else settings_path()
+    if not p.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        return Settings.model_validate(data)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{p}: not valid TOML: {exc}") from exc
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise UsageError(f"{p}: {where}: {err['msg']}") from exc

@@ -1,0 +1,85 @@
+"""A chat as Markdown: the messages, and every tool call under the tool's own name.
+
+A call the model made through ``tool.call`` is written as the deferred tool it reached,
+with "via tool.call", its status, arguments and result (from the invocation row).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from core.roster.models import RosterPlan
+from core.store import Store
+
+
+def _when(ts: float | None) -> str:
+    if not ts:
+        return ""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def chat_markdown(store: Store, chat_id: str) -> str:
+    chat = store.chat(chat_id)
+    if chat is None:
+        raise KeyError(chat_id)
+    invocations = {inv["call_id"]: inv for inv in store.invocations(chat_id)}
+    lines = [f"# {chat['title'] or 'Chat'}", ""]
+    lines.append(f"- chat: `{chat['id']}`  ")
+    lines.append(f"- started: {_when(chat['created_at'])}  ")
+    lines.append(f"- provider: {chat['provider']} · model: {chat['model']}  ")
+    lines.append(f"- agent: {chat['agent_name']}@{chat['agent_version']} · strategy: {chat['strategy']} "
+                 f"({chat.get('strategy_reason') or 'no reason recorded'})  ")
+    plan_json = store.plan_json(chat["plan_id"]) if chat.get("plan_id") else None
+    if plan_json:
+        plan = RosterPlan.model_validate_json(plan_json)
+        lines.append(f"- plan (pinned): {plan.builder} · {len(plan.defined_tool_names)} defined "
+                     f"({plan.definition_tokens:,} tok) · {len(plan.deferred_tool_names)} deferred "
+                     f"({plan.index_tokens:,} tok) · {len(plan.skipped_tool_names)} skipped")
+    lines.append("")
+    for m in store.messages(chat_id):
+        for block in m["content"]:
+            kind = block.get("type")
+            if kind == "text" and m["role"] == "user":
+                lines += ["## You", "", block["text"], ""]
+            elif kind == "text":
+                lines += ["## Assistant", "", block["text"], ""]
+            elif kind == "tool_use":
+                lines += _tool_lines(block, invocations.get(block.get("id", "")))
+            elif kind == "server_tool_use":
+                lines += [f"> tool search: `{json.dumps(block.get('input'), ensure_ascii=False)}`", ""]
+            elif kind == "tool_search_tool_result":
+                refs = [r.get("tool_name") for r in (block.get("content") or {}).get("tool_references", [])]
+                lines += [f"> found: {', '.join(f'`{r}`' for r in refs) or 'nothing'}", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _tool_lines(block: dict[str, Any], inv: dict[str, Any] | None) -> list[str]:
+    name = block.get("name", "?")
+    via = ""
+    args: Any = block.get("input")
+    if inv is not None:
+        name = inv["name"] or name
+        via = f" (via {inv['via']})" if inv.get("via") else ""
+        if inv.get("arguments"):
+            args = json.loads(inv["arguments"])
+    status = inv["status"] if inv else "not run"
+    code = f" · `{inv['error_code']}`" if inv and inv.get("error_code") else ""
+    out = [f"### Tool: `{name}`{via} — {status}{code}", "", "Arguments:", "",
+           _fence(json.dumps(args, indent=2, ensure_ascii=False), "json"), ""]
+    if inv and inv.get("model_result"):
+        out += ["Result:", "", _fence(inv["model_result"]), ""]
+    return out
+
+
+def chat_transcript(store: Store, chat_id: str) -> str:
+    """A terminal-friendly short form for ``deferchat chats show``."""
+    return chat_markdown(store, chat_id)

@@ -1,0 +1,76 @@
+"""The approval interface: the pipeline asks, a person (TUI or CLI) answers."""
+
+from __future__ import annotations
+
+import asyncio
+from enum import Enum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+
+class Decision(str, Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_CHAT = "allow_chat"  # this tool, for the rest of this chat
+    DENY = "deny"
+    PARK = "park"  # nobody can answer now: keep the run parked until `deferchat resume`
+
+
+class ApprovalRequest(BaseModel):
+    approval_id: str
+    chat_id: str
+    call_id: str
+    tool: str  # the deferred tool's own name
+    via: str | None = None
+    side_effect: str
+    arguments: Any = None
+    reason: str = ""
+    untrusted: bool = False
+
+
+@runtime_checkable
+class Approver(Protocol):
+    async def decide(self, request: ApprovalRequest) -> Decision: ...
+
+
+class FixedApprover:
+    """Answers every request the same way (``deferchat ask --approve yes|no|park``)."""
+
+    def __init__(self, decision: Decision):
+        self.decision = decision
+        self.asked: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.asked.append(request)
+        return self.decision
+
+
+class QueueApprover:
+    """Hands each request to whoever awaits :meth:`next_request` and waits for :meth:`answer`
+    (the TUI's inline approval, and tests)."""
+
+    def __init__(self) -> None:
+        self._requests: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
+        self._answers: dict[str, asyncio.Future[Decision]] = {}
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        fut: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._answers[request.approval_id] = fut
+        await self._requests.put(request)
+        try:
+            return await fut
+        finally:
+            self._answers.pop(request.approval_id, None)
+
+    async def next_request(self) -> ApprovalRequest:
+        return await self._requests.get()
+
+    def answer(self, approval_id: str, decision: Decision) -> bool:
+        fut = self._answers.get(approval_id)
+        if fut is None or fut.done():
+            return False
+        fut.set_result(decision)
+        return True
+
+    def pending(self) -> list[str]:
+        return list(self._answers)
