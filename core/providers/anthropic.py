@@ -1,0 +1,250 @@
+"""The ``anthropic`` provider: the official SDK (``AsyncAnthropic``), streamed Messages API.
+
+* Tools: function tools are ``{"name", "description", "input_schema"}`` (+ ``defer_loading``,
+  ``strict``); names are mapped to wire form (:mod:`core.providers.wirenames`). Provider tools
+  (anything with a ``type``, e.g. ``tool_search_tool_bm25_20251119``) pass through untouched.
+* Prompt caching: a ``cache_control`` breakpoint on the last tool of the cacheable prefix
+  (``ModelRequest.cache_prefix_tools``; a deferred tool is not rendered into the prefix, so the
+  breakpoint moves back to the nearest tool that is) and one on the system prompt.
+* Native tool search: ``server_tool_use`` -> :class:`ServerToolUse`, ``tool_search_tool_result``
+  -> :class:`ToolSearchResult` (references mapped back to internal names), ``tool_use`` ->
+  :class:`ToolUse`. A search result that opens a response (the deferred case: the previous
+  response held a client ``tool_use`` and a ``server_tool_use``) is read the same way; history
+  simply echoes every block back.
+* Client-side search: a ``tool_result`` whose content holds ``{"type": "tool_reference",
+  "tool_name": <internal>}`` blocks is sent with wire names.
+
+``ResponseDone.content`` is the assistant turn in engine shape (internal names), ready to be
+appended to history and echoed on the next request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from core.providers._common import (
+    blocks,
+    credential,
+    incomplete_stream,
+    provider_error,
+    render_result_block,
+    resolve_key,
+    usage_from,
+)
+from core.providers.base import (
+    ModelRequest,
+    ProviderEvent,
+    ResponseDone,
+    ServerToolUse,
+    TextDelta,
+    ToolSearchResult,
+    ToolUse,
+)
+from core.providers.wirenames import WireNames
+
+ANTHROPIC_HOST = "api.anthropic.com"
+EPHEMERAL = {"type": "ephemeral"}
+FUNCTION_KINDS = (None, "custom", "function")
+_PASS_THROUGH_RESULT = ("text", "image", "document", "search_result")  # tool_result blocks Anthropic reads as-is
+
+
+def cache_breakpoint(tools: list[dict[str, Any]], prefix_end: int | None) -> int | None:
+    """Where the tools breakpoint goes: the last non-deferred tool at or before ``prefix_end``."""
+    if prefix_end is None or not tools:
+        return None
+    for i in range(min(prefix_end, len(tools) - 1), -1, -1):
+        if not tools[i].get("defer_loading"):
+            return i
+    return None
+
+
+def wire_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
+    """One request tool in Anthropic's wire form."""
+    if tool.get("type") not in FUNCTION_KINDS:
+        return dict(tool)
+    out: dict[str, Any] = {"name": names.wire(tool["name"])}
+    if tool.get("description"):
+        out["description"] = tool["description"]
+    out["input_schema"] = tool.get("input_schema") or {"type": "object", "properties": {}}
+    for key in ("defer_loading", "strict"):
+        if key in tool:
+            out[key] = tool[key]
+    return out
+
+
+def _wire_references(content: Any, names: WireNames) -> Any:
+    if not isinstance(content, Mapping) or "tool_references" not in content:
+        return content
+    refs = [{**r, "tool_name": names.wire(r["tool_name"])} if r.get("type") == "tool_reference" else r
+            for r in content.get("tool_references") or []]
+    return {**content, "tool_references": refs}
+
+
+def _wire_result_content(content: Any, names: WireNames) -> Any:
+    if isinstance(content, str):
+        return content
+    out: list[dict[str, Any]] = []
+    for b in blocks(content):
+        kind = b.get("type")
+        if kind == "tool_reference":
+            out.append({"type": "tool_reference", "tool_name": names.wire(b["tool_name"])})
+        elif kind in _PASS_THROUGH_RESULT and (kind != "image" or "source" in b):
+            out.append(b)
+        else:  # ToolResult placeholders (image without data, resource links) become text
+            out.append({"type": "text", "text": render_result_block(b)})
+    return out
+
+
+def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None:
+    """One history block in Anthropic's wire form (None: not for this provider)."""
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": block["text"]} if block.get("text") else None
+    if kind in ("tool_use", "server_tool_use"):
+        name = names.wire(block["name"]) if kind == "tool_use" else block["name"]
+        out = {"type": kind, "id": block["id"], "name": name, "input": block.get("input") or {}}
+        if block.get("caller"):
+            out["caller"] = block["caller"]
+        return out
+    if kind == "tool_search_tool_result":
+        return {"type": kind, "tool_use_id": block["tool_use_id"],
+                "content": _wire_references(block.get("content"), names)}
+    if kind == "tool_result":
+        out = {"type": kind, "tool_use_id": block["tool_use_id"],
+               "content": _wire_result_content(block.get("content", ""), names)}
+        if "is_error" in block:
+            out["is_error"] = bool(block["is_error"])
+        return out
+    if kind == "provider_item":
+        return None
+    return dict(block)  # thinking, redacted_thinking, documents...: Anthropic's own, echoed verbatim
+
+
+def wire_messages(messages: list[dict[str, Any]], names: WireNames) -> list[dict[str, Any]]:
+    out = []
+    for message in messages:
+        content = [w for w in (wire_block(b, names) for b in blocks(message.get("content"))) if w is not None]
+        if content:
+            out.append({"role": message["role"], "content": content})
+    return out
+
+
+def read_block(block: dict[str, Any], names: WireNames) -> tuple[ProviderEvent | None, dict[str, Any] | None]:
+    """One response block -> (its event, its engine-shaped content block with internal names)."""
+    kind = block.get("type")
+    caller = block.get("caller")
+    extra = {"caller": caller} if caller and caller.get("type") != "direct" else {}
+    if kind == "text":
+        return None, ({"type": "text", "text": block["text"]} if block.get("text") else None)
+    if kind == "tool_use":
+        name, raw = names.resolve(block["name"])
+        inp = block.get("input") or {}
+        return (ToolUse(id=block["id"], name=name, input=inp, raw_name=raw),
+                {"type": "tool_use", "id": block["id"], "name": name, "input": inp, **extra})
+    if kind == "server_tool_use":
+        inp = block.get("input") or {}
+        return (ServerToolUse(id=block["id"], name=block["name"], input=inp, executor="server"),
+                {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": inp, **extra})
+    if kind == "tool_search_tool_result":
+        content = block.get("content")
+        refs: list[str] = []
+        if isinstance(content, Mapping) and "tool_references" in content:
+            mapped = [{**r, "tool_name": names.resolve(r["tool_name"])[0]} for r in content["tool_references"]]
+            content = {**content, "tool_references": mapped}
+            refs = [r["tool_name"] for r in mapped if r.get("type") == "tool_reference"]
+        return (ToolSearchResult(tool_use_id=block["tool_use_id"], references=refs),
+                {"type": kind, "tool_use_id": block["tool_use_id"], "content": content})
+    return None, block
+
+
+class AnthropicProvider:
+    """Streams one Messages API response as normalized events (see :mod:`core.providers.base`)."""
+
+    name = "anthropic"
+    label = "Anthropic"
+    env_var = "ANTHROPIC_API_KEY"
+
+    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
+                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
+                 streaming: bool = True, cache: bool = True, env: Mapping[str, str] | None = None):
+        self.model = model
+        self.base_url = base_url
+        self.streaming = streaming
+        self.cache = cache
+        self._api_key = resolve_key(api_key, self.env_var, env)
+        self._auth_token = None if self._api_key else resolve_key(None, "ANTHROPIC_AUTH_TOKEN", env)
+        self._http_client = http_client
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._client: Any = None
+
+    def __repr__(self) -> str:  # never the key
+        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            key = None if self._auth_token else credential(self._api_key, self.base_url, ANTHROPIC_HOST,
+                                                           self.label, self.env_var)
+            import anthropic
+
+            kwargs: dict[str, Any] = {"api_key": key, "auth_token": self._auth_token, "base_url": self.base_url,
+                                      "max_retries": self._max_retries, "http_client": self._http_client}
+            if self._timeout is not None:
+                kwargs["timeout"] = self._timeout
+            self._client = anthropic.AsyncAnthropic(**kwargs)
+        return self._client
+
+    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
+        """The Messages API body for one request, and the name table it was built with."""
+        names = WireNames.for_request(request.tools, request.messages)
+        tools = [wire_tool(t, names) for t in request.tools]
+        if self.cache and (at := cache_breakpoint(request.tools, request.cache_prefix_tools)) is not None:
+            tools[at] = {**tools[at], "cache_control": EPHEMERAL}
+        params: dict[str, Any] = {"model": request.model or self.model, "max_tokens": request.max_tokens,
+                                  "messages": wire_messages(request.messages, names)}
+        if request.system:
+            params["system"] = ([{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
+                                if self.cache else request.system)
+        if tools:
+            params["tools"] = tools
+        return params, names
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        params, names = self.build_params(request)
+        secrets = (self._api_key, self._auth_token)
+        try:
+            client = self._sdk()
+            if self.streaming:
+                async with client.messages.stream(**params) as stream:
+                    stopped = False
+                    async for event in stream:
+                        if event.type == "text":
+                            yield TextDelta(text=event.text)
+                        elif event.type == "content_block_stop":
+                            found, _ = read_block(event.content_block.to_dict(), names)
+                            if found is not None:
+                                yield found
+                        elif event.type == "message_stop":
+                            stopped = True
+                    if not stopped:
+                        raise incomplete_stream(self.label)
+                    message = await stream.get_final_message()
+            else:
+                message = await client.messages.create(**params)
+                for block in message.content:
+                    data = block.to_dict()
+                    if data.get("type") == "text" and data.get("text"):
+                        yield TextDelta(text=data["text"])
+                    found, _ = read_block(data, names)
+                    if found is not None:
+                        yield found
+        except Exception as exc:
+            raise provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
+                                 secrets=secrets) from None
+        content = [c for c in (read_block(b.to_dict(), names)[1] for b in message.content) if c is not None]
+        u = message.usage
+        usage = usage_from(u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
+                           u.cache_creation_input_tokens, input_includes_cache=False)
+        yield usage
+        yield ResponseDone(stop_reason=message.stop_reason, content=content, usage=usage)

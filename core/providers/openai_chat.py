@@ -1,0 +1,208 @@
+"""The ``openai-chat`` provider: the official SDK on Chat Completions, any base URL.
+
+For OpenAI itself and every OpenAI-compatible server (Ollama, vLLM, llama.cpp, DeepSeek,
+Moonshot...). Chat Completions has no native deferral, so tools are plain function tools
+(``defer_loading`` is dropped) and the ``active-tools`` strategy narrows the array per step.
+A provider-side tool (``tool_search``, ``tool_search_tool_bm25_...``) cannot be sent here and
+fails the request with ``provider.unsupported_tool`` rather than being dropped silently.
+
+History mapping: ``text`` -> message content; ``tool_use`` -> the assistant's ``tool_calls``;
+``tool_result`` -> a ``tool`` message (``tool_reference`` blocks become text naming the tool);
+another provider's blocks (``provider_item``, ``server_tool_use``...) are not sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from core.providers._common import (
+    blocks,
+    arguments_json,
+    credential,
+    incomplete_stream,
+    is_host,
+    parse_arguments,
+    provider_error,
+    resolve_key,
+    result_text,
+    usage_from,
+)
+from core.providers.base import (
+    ModelRequest,
+    ProviderError,
+    ProviderEvent,
+    ResponseDone,
+    TextDelta,
+    ToolUse,
+    Usage,
+)
+from core.providers.wirenames import WireNames
+
+OPENAI_HOST = "api.openai.com"
+FUNCTION_KINDS = (None, "custom", "function")
+_FINISH = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
+           "content_filter": "refusal"}
+
+
+def chat_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
+    if tool.get("type") not in FUNCTION_KINDS:
+        raise ProviderError("provider.unsupported_tool",
+                            f"Chat Completions cannot carry the provider tool {tool.get('type')!r}; "
+                            "use the active-tools strategy with the openai-chat provider.")
+    function: dict[str, Any] = {"name": names.wire(tool["name"])}
+    if tool.get("description"):
+        function["description"] = tool["description"]
+    function["parameters"] = tool.get("input_schema") or {"type": "object", "properties": {}}
+    if "strict" in tool:
+        function["strict"] = tool["strict"]
+    return {"type": "function", "function": function}
+
+
+def _user_content(texts: list[str]) -> Any:
+    return texts[0] if len(texts) == 1 else [{"type": "text", "text": t} for t in texts]
+
+
+def chat_messages(message: dict[str, Any], names: WireNames) -> list[dict[str, Any]]:
+    """One engine message as Chat Completions messages (a user turn of tool results becomes
+    one ``tool`` message per result, then any text)."""
+    role = message["role"]
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for block in blocks(message.get("content")):
+        kind = block.get("type")
+        if kind == "text" and block.get("text"):
+            texts.append(block["text"])
+        elif kind == "tool_use":
+            calls.append({"id": block["id"], "type": "function",
+                          "function": {"name": names.wire(block["name"]),
+                                       "arguments": arguments_json(block.get("input"))}})
+        elif kind == "tool_result":
+            results.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": result_text(block)})
+    if role == "assistant":
+        if not texts and not calls:
+            return []
+        out: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+        if calls:
+            out["tool_calls"] = calls
+        return [out]
+    return results + ([{"role": role, "content": _user_content(texts)}] if texts else [])
+
+
+class OpenAIChatProvider:
+    """Streams one Chat Completions response as normalized events (see :mod:`core.providers.base`)."""
+
+    name = "openai-chat"
+    env_var = "OPENAI_API_KEY"
+
+    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
+                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
+                 streaming: bool = True, include_usage: bool = True, env: Mapping[str, str] | None = None):
+        self.model = model
+        self.base_url = base_url
+        self.streaming = streaming
+        self.include_usage = include_usage
+        self.genuine = is_host(base_url, OPENAI_HOST)
+        self.label = "OpenAI" if self.genuine else f"OpenAI-compatible server {urlsplit(base_url or '').netloc}"
+        self._api_key = resolve_key(api_key, self.env_var, env)
+        self._http_client = http_client
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._client: Any = None
+
+    def __repr__(self) -> str:  # never the key
+        return f"OpenAIChatProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            key = credential(self._api_key, self.base_url, OPENAI_HOST, "OpenAI", self.env_var)
+            import openai
+
+            kwargs: dict[str, Any] = {"api_key": key, "base_url": self.base_url,
+                                      "max_retries": self._max_retries, "http_client": self._http_client}
+            if self._timeout is not None:
+                kwargs["timeout"] = self._timeout
+            self._client = openai.AsyncOpenAI(**kwargs)
+        return self._client
+
+    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
+        """The Chat Completions body for one request, and the name table it was built with."""
+        names = WireNames.for_request(request.tools, request.messages)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+        for message in request.messages:
+            messages.extend(chat_messages(message, names))
+        # OpenAI itself wants max_completion_tokens (reasoning models reject max_tokens); the
+        # compatible servers know max_tokens.
+        limit = "max_completion_tokens" if self.genuine else "max_tokens"
+        params: dict[str, Any] = {"model": request.model or self.model, "messages": messages,
+                                  limit: request.max_tokens}
+        if request.tools:
+            params["tools"] = [chat_tool(t, names) for t in request.tools]
+        if self.streaming and self.include_usage:
+            params["stream_options"] = {"include_usage": True}
+        return params, names
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        params, names = self.build_params(request)
+        try:
+            client = self._sdk()
+            if self.streaming:
+                from openai.lib.streaming.chat import ChatCompletionStreamState
+
+                state: Any = ChatCompletionStreamState()
+                finished = False
+                async for chunk in await client.chat.completions.create(**params, stream=True):
+                    for event in state.handle_chunk(chunk):
+                        if event.type == "content.delta" and event.delta:
+                            yield TextDelta(text=event.delta)
+                    finished = finished or any(c.finish_reason for c in chunk.choices)
+                if not finished:
+                    raise incomplete_stream(self.label)
+                completion = state.current_completion_snapshot
+            else:
+                completion = await client.chat.completions.create(**params)
+                text = completion.choices[0].message.content if completion.choices else None
+                if text:
+                    yield TextDelta(text=text)
+        except Exception as exc:
+            raise provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
+                                 secrets=(self._api_key,)) from None
+        content, calls, finish = _read_completion(completion, names)
+        for call in calls:
+            yield call
+        yield (usage := _usage(completion))
+        yield ResponseDone(stop_reason=finish, content=content, usage=usage)
+
+
+def _read_completion(completion: Any, names: WireNames) -> tuple[list[dict[str, Any]], list[ToolUse], str | None]:
+    if not completion.choices:
+        return [], [], None
+    choice = completion.choices[0]
+    message = choice.message
+    content: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+    calls: list[ToolUse] = []
+    for call in message.tool_calls or []:
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        name, raw = names.resolve(function.name)
+        args = parse_arguments(function.arguments)
+        calls.append(ToolUse(id=call.id, name=name, input=args, raw_name=raw))
+        content.append({"type": "tool_use", "id": call.id, "name": name, "input": args})
+    finish = _FINISH.get(choice.finish_reason or "", choice.finish_reason)
+    if calls:  # some servers (Ollama) say "stop" even when they called tools
+        finish = "tool_use"
+    return content, calls, finish
+
+
+def _usage(completion: Any) -> Usage:
+    u = completion.usage
+    if u is None:
+        return usage_from(0, 0, input_includes_cache=True)
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None)
+    if cached is None:  # DeepSeek reports its cache hits on the usage object itself
+        cached = (u.model_extra or {}).get("prompt_cache_hit_tokens", 0) if hasattr(u, "model_extra") else 0
+    return usage_from(u.prompt_tokens, u.completion_tokens, cached, 0, input_includes_cache=True)

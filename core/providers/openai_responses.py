@@ -1,0 +1,306 @@
+"""The ``openai`` provider: the official SDK on the Responses API, streamed.
+
+Request mapping (engine history is Anthropic-shaped, names internal):
+
+* function tools -> ``{"type": "function", "name", "description", "parameters"}`` (+
+  ``defer_loading``, ``strict``); ``{"type": "namespace", "tools": [...]}`` groups function
+  tools; provider tools (``{"type": "tool_search"}``, hosted or ``"execution": "client"``) pass
+  through.
+* ``text`` -> a user/assistant message; ``tool_use`` -> ``function_call`` (with the item id,
+  ``namespace`` and the model's own argument string kept under the block's ``"openai"`` key, so
+  the echo is exact); ``tool_result`` -> ``function_call_output``, or ``tool_search_output``
+  when it answers a client-executed ``tool_search_call`` (its ``tool_reference`` blocks become
+  the referenced tools' full definitions); ``provider_item`` blocks for ``openai`` -> their item,
+  verbatim (``tool_search_call``, ``tool_search_output``, ``reasoning``...).
+
+Response mapping: ``function_call`` -> :class:`ToolUse`; ``tool_search_call`` ->
+:class:`ServerToolUse` (``executor`` from its ``execution``; a client one must be answered with
+a ``tool_result`` holding ``tool_reference`` blocks); ``tool_search_output`` ->
+:class:`ToolSearchResult` (tools inside namespaces included). Every item the API must see
+again is kept in ``ResponseDone.content`` as a ``provider_item`` block, in output order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
+
+from core.providers._common import (
+    ERROR_TYPES,
+    blocks,
+    arguments_json,
+    credential,
+    error_for_status,
+    incomplete_stream,
+    iter_function_tools,
+    parse_arguments,
+    provider_error,
+    resolve_key,
+    result_text,
+    usage_from,
+)
+from core.providers.base import (
+    ModelRequest,
+    ProviderEvent,
+    ResponseDone,
+    ServerToolUse,
+    TextDelta,
+    ToolSearchResult,
+    ToolUse,
+    Usage,
+)
+from core.providers.wirenames import WireNames, encode, tool_references
+
+PROVIDER = "openai"
+OPENAI_HOST = "api.openai.com"
+FUNCTION_KINDS = (None, "custom", "function")
+SEARCH_TOOL_NAME = "tool_search"  # ServerToolUse.name for OpenAI's tool search (it has no name of its own)
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)", re.IGNORECASE)
+_INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
+
+
+def is_reasoning_model(model: str) -> bool:
+    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
+
+
+def wire_function(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function", "name": names.wire(tool["name"])}
+    if tool.get("description"):
+        out["description"] = tool["description"]
+    out["parameters"] = tool.get("input_schema") or tool.get("parameters") or {"type": "object", "properties": {}}
+    for key in ("defer_loading", "strict"):
+        if key in tool:
+            out[key] = tool[key]
+    return out
+
+
+def wire_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
+    kind = tool.get("type")
+    if kind == "namespace":
+        return {"type": "namespace", "name": encode(tool["name"]), "description": tool.get("description", ""),
+                "tools": [wire_function(t, names) for t in tool.get("tools") or []]}
+    if kind in FUNCTION_KINDS:
+        return wire_function(tool, names)
+    return dict(tool)
+
+
+def _text_message(role: str, texts: list[str]) -> dict[str, Any]:
+    if len(texts) == 1:
+        return {"role": role, "content": texts[0]}
+    if role == "user":
+        return {"role": role, "content": [{"type": "input_text", "text": t} for t in texts]}
+    return {"role": role, "content": "\n\n".join(texts)}
+
+
+def function_call_item(block: dict[str, Any], names: WireNames) -> dict[str, Any]:
+    """A ``tool_use`` block as the ``function_call`` the model produced (exact when we kept it)."""
+    echo = block.get(PROVIDER) or {}
+    item: dict[str, Any] = {"type": "function_call", "call_id": block["id"], "name": names.wire(block["name"]),
+                            "arguments": arguments_json(block.get("input"))}
+    raw = echo.get("arguments")
+    if isinstance(raw, str) and parse_arguments(raw) == block.get("input"):
+        item["arguments"] = raw
+    if echo.get("id"):
+        item["id"] = echo["id"]
+    if echo.get("namespace"):
+        item["namespace"] = echo["namespace"]
+    return item
+
+
+def wire_input(messages: list[dict[str, Any]], names: WireNames,
+               definitions: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Engine history -> Responses ``input`` items."""
+    items: list[dict[str, Any]] = []
+    client_searches: set[str] = set()
+    for message in messages:
+        role = message["role"]
+        texts: list[str] = []
+        for block in blocks(message.get("content")):
+            kind = block.get("type")
+            if kind == "text":
+                if block.get("text"):
+                    texts.append(block["text"])
+                continue
+            if texts:
+                items.append(_text_message(role, texts))
+                texts = []
+            if kind == "provider_item" and block.get("provider") == PROVIDER:
+                item = dict(block["item"])
+                items.append(item)
+                if item.get("type") == "tool_search_call" and item.get("execution") == "client":
+                    client_searches.add(item.get("call_id") or item.get("id"))
+            elif kind == "tool_use":
+                items.append(function_call_item(block, names))
+            elif kind == "tool_result" and block.get("tool_use_id") in client_searches:
+                tools = [definitions[n] for n in tool_references(block) if n in definitions]
+                items.append({"type": "tool_search_output", "call_id": block["tool_use_id"], "execution": "client",
+                              "status": "completed", "tools": tools})
+            elif kind == "tool_result":
+                items.append({"type": "function_call_output", "call_id": block["tool_use_id"],
+                              "output": result_text(block)})
+            # server_tool_use / tool_search_tool_result / thinking: another provider's, not sent
+        if texts:
+            items.append(_text_message(role, texts))
+    return items
+
+
+def _searched_names(tools: list[dict[str, Any]]) -> Iterator[str]:
+    for tool in tools or []:
+        if tool.get("type") == "namespace":
+            yield from _searched_names(tool.get("tools") or [])
+        elif isinstance(tool.get("name"), str):
+            yield tool["name"]
+
+
+class _Reader:
+    """Reads output items in order; remembers the last search call for its output's id."""
+
+    def __init__(self, names: WireNames):
+        self.names = names
+        self.last_search: str | None = None
+        self.calls = 0  # client work the engine owes: function calls and client searches
+
+    def read(self, item: dict[str, Any]) -> tuple[list[ProviderEvent], list[dict[str, Any]]]:
+        kind = item.get("type")
+        if kind == "message":
+            texts = [part.get("text") or part.get("refusal") or "" for part in item.get("content") or []]
+            return [], [{"type": "text", "text": t} for t in texts if t]
+        if kind == "function_call":
+            name, raw = self.names.resolve(item["name"])
+            args = parse_arguments(item.get("arguments"))
+            echo = {k: item[k] for k in ("id", "namespace", "arguments") if item.get(k) is not None}
+            self.calls += 1
+            return ([ToolUse(id=item["call_id"], name=name, input=args, raw_name=raw)],
+                    [{"type": "tool_use", "id": item["call_id"], "name": name, "input": args, PROVIDER: echo}])
+        content = [{"type": "provider_item", "provider": PROVIDER, "item": item}]
+        if kind == "tool_search_call":
+            executor = "client" if item.get("execution") == "client" else "server"
+            call_id = (item.get("call_id") if executor == "client" else None) or item.get("id") or ""
+            self.last_search = call_id
+            self.calls += executor == "client"
+            return [ServerToolUse(id=call_id, name=SEARCH_TOOL_NAME, input=item.get("arguments"),
+                                  executor=executor)], content
+        if kind == "tool_search_output":
+            refs = [self.names.resolve(n)[0] for n in _searched_names(item.get("tools") or [])]
+            owner = item.get("call_id") or self.last_search or item.get("id") or ""
+            return [ToolSearchResult(tool_use_id=owner, references=refs)], content
+        return [], content  # reasoning and anything else: echoed, not shown
+
+
+class OpenAIResponsesProvider:
+    """Streams one Responses API response as normalized events (see :mod:`core.providers.base`)."""
+
+    name = "openai"
+    label = "OpenAI"
+    env_var = "OPENAI_API_KEY"
+
+    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
+                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
+                 streaming: bool = True, include_reasoning: bool | None = None,
+                 env: Mapping[str, str] | None = None):
+        self.model = model
+        self.base_url = base_url
+        self.streaming = streaming
+        self.include_reasoning = include_reasoning
+        self._api_key = resolve_key(api_key, self.env_var, env)
+        self._http_client = http_client
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._client: Any = None
+
+    def __repr__(self) -> str:  # never the key
+        return f"OpenAIResponsesProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            key = credential(self._api_key, self.base_url, OPENAI_HOST, self.label, self.env_var)
+            import openai
+
+            kwargs: dict[str, Any] = {"api_key": key, "base_url": self.base_url,
+                                      "max_retries": self._max_retries, "http_client": self._http_client}
+            if self._timeout is not None:
+                kwargs["timeout"] = self._timeout
+            self._client = openai.AsyncOpenAI(**kwargs)
+        return self._client
+
+    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
+        """The Responses API body for one request, and the name table it was built with."""
+        names = WireNames.for_request(request.tools, request.messages)
+        definitions = {t["name"]: wire_function(t, names) for t in iter_function_tools(request.tools)}
+        model = request.model or self.model
+        params: dict[str, Any] = {"model": model, "input": wire_input(request.messages, names, definitions),
+                                  "max_output_tokens": request.max_tokens}
+        if request.system:
+            params["instructions"] = request.system
+        if request.tools:
+            params["tools"] = [wire_tool(t, names) for t in request.tools]
+        reasoning = is_reasoning_model(model) if self.include_reasoning is None else self.include_reasoning
+        if reasoning:  # reasoning items carry their encrypted state, so echoing them works without store
+            params["include"] = ["reasoning.encrypted_content"]
+        return params, names
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        params, names = self.build_params(request)
+        reader = _Reader(names)
+        try:
+            client = self._sdk()
+            final = None
+            if self.streaming:
+                # create(stream=True), not the responses.stream() helper: the helper's accumulator
+                # rejects real traffic whose client tool_search_call changes call_id between
+                # output_item.added and .done (recorded in openai-client-tool-search.1.chunks.txt).
+                async with await client.responses.create(**params, stream=True) as stream:
+                    async for event in stream:
+                        kind = event.type
+                        if kind == "response.output_text.delta":
+                            yield TextDelta(text=event.delta)
+                        elif kind == "response.output_item.done":
+                            for found in reader.read(event.item.to_dict())[0]:
+                                yield found
+                        elif kind in ("response.completed", "response.incomplete"):
+                            final = event.response
+                        elif kind in ("response.failed", "error"):
+                            raise _failure(event)
+                if final is None:
+                    raise incomplete_stream(self.label)
+            else:
+                final = await client.responses.create(**params)
+                for item in final.output:
+                    found, read_blocks = reader.read(item.to_dict())
+                    for block in read_blocks:
+                        if block["type"] == "text":
+                            yield TextDelta(text=block["text"])
+                    for event in found:
+                        yield event
+        except Exception as exc:
+            raise provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
+                                 secrets=(self._api_key,)) from None
+        content_reader = _Reader(names)
+        content = [c for item in final.output for c in content_reader.read(item.to_dict())[1]]
+        yield (usage := _usage(final))
+        yield ResponseDone(stop_reason=_stop_reason(final, content_reader), content=content, usage=usage)
+
+
+def _failure(event: Any) -> Exception:
+    """A ``response.failed`` or ``error`` stream event as a ProviderError."""
+    error = getattr(getattr(event, "response", None), "error", None) or event
+    code = str(getattr(error, "code", "") or getattr(error, "type", "") or "")
+    message = str(getattr(error, "message", "") or "the response failed")
+    return error_for_status("OpenAI", ERROR_TYPES.get(code, 500), OpenAIResponsesProvider.env_var, message)
+
+
+def _usage(response: Any) -> Usage:
+    u = response.usage
+    if u is None:
+        return usage_from(0, 0, input_includes_cache=True)
+    details = getattr(u, "input_tokens_details", None)
+    return usage_from(u.input_tokens, u.output_tokens, getattr(details, "cached_tokens", 0),
+                      getattr(details, "cache_write_tokens", 0), input_includes_cache=True)
+
+
+def _stop_reason(response: Any, reader: _Reader) -> str:
+    if response.status == "incomplete":
+        reason = getattr(response.incomplete_details, "reason", None) or "incomplete"
+        return _INCOMPLETE.get(reason, reason)
+    return "tool_use" if reader.calls else "end_turn"
