@@ -282,6 +282,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="A terminal chat client for agents with more tools than a prompt can carry. "
                     "With no subcommand it opens the full-screen chat.",
     )
+    parser.add_argument("--chat", dest="open_chat", default=None, metavar="ID",
+                        help="open this chat in the full-screen app (its pinned plan is shown as pinned)")
+    parser.add_argument("--roster", dest="tui_roster", default=None, metavar="NAME|FILE",
+                        help="roster for new chats in the full-screen app (default: production)")
+    parser.add_argument("--mcp-config", dest="tui_mcp_config", default=None, metavar="FILE")
+    parser.add_argument("--provider", dest="tui_provider", default=None)
+    parser.add_argument("--model", dest="tui_model", default=None)
+    parser.add_argument("--base-url", dest="tui_base_url", default=None)
+    parser.add_argument("--strategy", dest="tui_strategy", default=None,
+                        choices=["wrapper", "anthropic", "openai", "active-tools", "auto"])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("plan", help="print the roster plan: defined, indexed (deferred) and skipped tools")
@@ -330,17 +340,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, tui: Any = None) -> int:
+    """Run one command. ``tui`` runs the full-screen app when no subcommand is given; the
+    ``deferchat`` script (``tui.main``) passes it, so core never imports the presentation."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
-    if args.command is None:
-        from core.app_entry import run_tui
-
-        return run_tui(args)
     try:
+        if args.command is None:
+            if tui is None:
+                print("deferchat: give a command (plan, ask, search, chats, resume, servers); the full-screen "
+                      "app starts from the deferchat script", file=sys.stderr)
+                return EXIT_USAGE
+            return int(tui(args))
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130

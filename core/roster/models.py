@@ -123,7 +123,7 @@ class RosterPlan(BaseModel):
     index_entries: list[str]
     index_text: str
     tools: list[ToolPlacement]
-    agent: dict[str, str]
+    agent: dict[str, Any]
     control_tool_names: list[str] = Field(default_factory=list)
     policy_settings: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
