@@ -201,6 +201,13 @@ async def _open_transport(server: McpServerConfig, errlog: Any, on_end: Callable
             yield _WatchedReceive(read, on_end), write
 
 
+def _load_sdk() -> None:
+    import mcp.client.stdio  # noqa: F401
+    import mcp.client.streamable_http  # noqa: F401
+
+    import core.roster.loader  # noqa: F401
+
+
 def _fingerprint(specs: Iterable[ToolSpec]) -> tuple[tuple[str, str, str], ...]:
     return tuple(sorted((s.name, s.content_hash(), repr(sorted(s.hints.items()))) for s in specs))
 
@@ -596,6 +603,9 @@ class McpManager:
         if self._started:
             return self.servers()
         self._started = True
+        if self._servers:
+            # Import the SDK off the event loop: a Textual UI keeps drawing meanwhile.
+            await asyncio.to_thread(_load_sdk)
         conns = [s.launch() for s in self._servers.values()]
         if conns:
             await asyncio.gather(*(asyncio.shield(c.ready) for c in conns))
