@@ -322,6 +322,8 @@ class _Server:
             previous.stop.set()
             await asyncio.wait([previous.task])  # the old process is reaped before a new one starts
         await self._status("starting", "restarting after a crash" if conn.restart else "connecting")
+        if self.m._sdk is not None:
+            await asyncio.shield(self.m._sdk)
         if self.config.error:
             await self._fail(conn, self.config.error)
             return
@@ -577,6 +579,7 @@ class McpManager:
         self._servers = {s.name: _Server(s, self) for s in sorted(servers, key=lambda s: s.name)}
         self._started = False
         self._closed = False
+        self._sdk: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> McpManager:
         await self.start()
@@ -603,9 +606,8 @@ class McpManager:
         if self._started:
             return self.servers()
         self._started = True
-        if self._servers:
-            # Import the SDK off the event loop: a Textual UI keeps drawing meanwhile.
-            await asyncio.to_thread(_load_sdk)
+        # Import the SDK off the event loop (a Textual UI keeps drawing); connections wait for it.
+        self._sdk = asyncio.ensure_future(asyncio.to_thread(_load_sdk))
         conns = [s.launch() for s in self._servers.values()]
         if conns:
             await asyncio.gather(*(asyncio.shield(c.ready) for c in conns))
