@@ -219,8 +219,8 @@ class Pipeline:
             # 2. resolve against the run's pins
             spec = ctx.specs.get(name)
             if spec is None or (via == TOOL_CALL and name in CONTROL_NAMES):
-                why = ("is a control tool and cannot be called through tool.call" if name in CONTROL_NAMES
-                       else "is not offered in this chat")
+                why = ("is a control tool and cannot be called through tool.call"
+                       if via == TOOL_CALL and name in CONTROL_NAMES else "is not offered in this chat")
                 raise _Stop(codes.NOT_OFFERED, f"{name} {why}", denied=True)
             if spec.origin is Origin.CONTROL and name not in ctx.plan.defined_tool_names:
                 raise _Stop(codes.NOT_OFFERED, f"{name} is not offered in this chat", denied=True)
@@ -268,8 +268,6 @@ class Pipeline:
                 return self._replay(inv, spec, name, via, call_id)
             if inv and inv["status"] == "running":
                 if not side_effect.is_read:
-                    ctx.store.update_invocation(inv["id"], status="unknown", error_code=codes.OUTCOME_UNKNOWN,
-                                                finished_at=now())
                     raise _Stop(codes.OUTCOME_UNKNOWN,
                                 f"{name} was interrupted while running; it changes the world, so it is not run "
                                 "again. Check whether it took effect before retrying.", denied=False)
@@ -301,9 +299,9 @@ class Pipeline:
                 if via == TOOL_CALL and isinstance(raw_input, dict) and isinstance(raw_input.get("name"), str):
                     name = raw_input["name"]
                 self._emit(ev.ToolRequested(call_id=call_id, name=name, via=via, arguments=arguments))
-            if stop.code not in (codes.OUTCOME_UNKNOWN,):
-                ensure_row("denied" if stop.denied else "failed", is_error=1, error_code=stop.code,
-                           error_message=stop.message, model_result=stop.model_text, finished_at=now())
+            status = "unknown" if stop.code == codes.OUTCOME_UNKNOWN else "denied" if stop.denied else "failed"
+            ensure_row(status, is_error=1, error_code=stop.code, error_message=stop.message,
+                       model_result=stop.model_text, finished_at=now())
             if stop.denied:
                 self._emit(ev.ToolDenied(call_id=call_id, name=name, via=via, code=stop.code, message=stop.message))
             else:
