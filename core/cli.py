@@ -273,6 +273,91 @@ def cmd_chats(args: argparse.Namespace) -> int:
     raise UsageError(f"unknown chats action {action!r}")
 
 
+# --- search / servers -----------------------------------------------------------------------------
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Tool search as the model gets it: over the plan's deferred tools (what ``tool.search``
+    reaches), or over every tool of a ``--tools`` catalog; batch form with ``--queries``."""
+    from core.deferral.search import ToolSearchIndex, load_queries, load_tools
+    from core.errors import UsageError
+
+    if args.tools:
+        try:
+            docs: list[Any] = load_tools(args.tools)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--tools {args.tools}: {exc}") from exc
+        scope = f"{len(docs)} tools in {args.tools}"
+    else:
+        from core.roster.planner import plan_roster
+        from core.session import build_plan_input, token_estimator
+
+        inp = build_plan_input(roster=args.roster, mcp_config=args.mcp_config, strategy="active-tools",
+                               on_event=_stderr_server_status)
+        plan = plan_roster(inp, token_estimator())
+        pool = plan.deferred_tool_names if not args.all else plan.pinned_names()
+        docs = [plan.spec_of(n) for n in pool]
+        scope = f"{len(docs)} {'pinned' if args.all else 'deferred'} tools of roster {args.roster or 'production'}"
+    index = ToolSearchIndex(docs)
+    k = max(1, args.k)
+    if args.queries:
+        try:
+            queries = load_queries(args.queries)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--queries {args.queries}: {exc}") from exc
+        for q in queries:
+            ranked = [h.name for h in index.search(q.query, k=k)]
+            sys.stdout.write(json.dumps({"id": q.id, "ranked": ranked}) + "\n")
+        return EXIT_OK
+    if not args.query:
+        raise UsageError("search needs a QUERY, or --queries FILE.jsonl")
+    hits = index.search(args.query, k=k)
+    if args.json:
+        sys.stdout.write(json.dumps({"query": args.query, "scope": scope,
+                                     "hits": [{"name": h.name, "score": round(h.score, 4)} for h in hits]}) + "\n")
+        return EXIT_OK
+    print(f"{len(hits)} of {scope} for {args.query!r}:")
+    for i, h in enumerate(hits, 1):
+        print(f"{i:>3}. {h.name}  ({h.score:.3f})")
+    return EXIT_OK
+
+
+def cmd_servers(args: argparse.Namespace) -> int:
+    """Each MCP server's status, tool count and definition tokens (live discovery)."""
+    from core.mcp.discovery import discover_servers
+    from core.session import token_estimator
+
+    if args.demo:
+        from core.demo import demo_config
+
+        source: Any = demo_config()
+    else:
+        source = args.mcp_config
+    discovery = discover_servers(source)
+    est = token_estimator()
+    by_server: dict[str, list[Any]] = {}
+    for t in discovery.tools:
+        by_server.setdefault(t.server, []).append(t)
+    rows = []
+    for report in discovery.servers:
+        tools = by_server.get(report.name, [])
+        rows.append({"server": report.name, "status": report.status, "tools": len(tools),
+                     "tokens": sum(est.definition(t) for t in tools),
+                     "reads": sum(1 for t in tools if t.is_read), "message": report.message})
+    est.cache.flush()  # type: ignore[attr-defined]
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+    elif not rows:
+        print("no MCP servers configured (see `deferchat servers --help`)")
+    else:
+        print(f"{'SERVER':<24} {'STATUS':<8} {'TOOLS':>5} {'READS':>5} {'TOKENS':>7}  MESSAGE")
+        for r in rows:
+            print(f"{r['server']:<24} {r['status']:<8} {r['tools']:>5} {r['reads']:>5} {r['tokens']:>7,}  "
+                  f"{r['message']}")
+    return EXIT_OK if all(r["status"] == "ready" for r in rows) else EXIT_FAILED
+
+
 # --- parser ---------------------------------------------------------------------------------------
 
 
@@ -337,6 +422,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title", default=None)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_chats)
+    p = sub.add_parser("search", help="tool search as the model gets it (BM25 over SQLite FTS5)")
+    p.add_argument("query", nargs="?")
+    _add_roster_options(p)
+    p.add_argument("--tools", default=None, metavar="FILE.jsonl", help="search this catalog instead of a roster")
+    p.add_argument("--queries", default=None, metavar="FILE.jsonl", help="batch: one {id, ranked} line per query")
+    p.add_argument("--all", action="store_true", help="search every pinned tool, not only the deferred ones")
+    p.add_argument("-k", type=int, default=5, help="how many results (default 5)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("servers", help="MCP servers: status, tool count and definition tokens")
+    p.add_argument("--mcp-config", default=None, metavar="FILE", help="add this mcpServers file to the user's")
+    p.add_argument("--demo", action="store_true", help="the embedded demo servers")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_servers)
     return parser
 
 
@@ -358,6 +458,11 @@ def main(argv: Sequence[str] | None = None, *, tui: Any = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `deferchat ... | head`: the reader left; leave quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as exc:  # a clear message, not a traceback, for expected failures
         from core.errors import UserFacingError
 
