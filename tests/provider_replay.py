@@ -62,6 +62,36 @@ def cassette(name: str) -> list[dict[str, Any]]:
     return yaml.safe_load((PYDANTIC / name).read_text())["interactions"]
 
 
+class Recording:
+    """A pydantic-ai cassette, its tools optionally renamed to internal dotted names throughout."""
+
+    def __init__(self, name: str, renames: dict[str, str] | None = None):
+        self.internal = dict(renames or {})  # recorded name -> internal name
+        self.to_wire = wire_map(self.internal)  # recorded name -> wire form of the internal name
+        self.back = {self.to_wire[r]: n for r, n in self.internal.items()}  # wire -> internal
+        self.interactions = cassette(name)
+        self.requests = [rename(i["request"]["parsed_body"], self.to_wire) for i in self.interactions]
+        self.responses = [rename(i["response"].get("parsed_body"), self.to_wire) for i in self.interactions]
+
+    def replay(self) -> Replay:
+        return Replay(cassette_response(i, self.to_wire) for i in self.interactions)
+
+    def name(self, recorded: str) -> str:
+        """The internal name standing in for a recorded tool name."""
+        return self.internal.get(recorded, recorded)
+
+    def internal_view(self, wire_obj: Any) -> Any:
+        """Recorded wire content (blocks, messages) with internal names, as the engine holds it."""
+        return rename(wire_obj, self.back)
+
+    def tools(self, step: int, *, schema_key: str) -> list[dict[str, Any]]:
+        return internal_tools(self.requests[step]["tools"], self.back, schema_key=schema_key)
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
 # --- renaming -----------------------------------------------------------------------------------
 
 

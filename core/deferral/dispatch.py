@@ -73,23 +73,14 @@ class ModelSupportRule(BaseModel):
         return provider == self.provider and fnmatch.fnmatchcase(model.lower(), self.model.lower())
 
 
+_GPT_5_4 = "OpenAI tool_search needs GPT-5.4 or later"
 DEFAULT_MODEL_SUPPORT: tuple[ModelSupportRule, ...] = (
     ModelSupportRule(provider="anthropic", model="*haiku*", native=False,
                      note="Haiku does not support tool_reference expansion"),
     ModelSupportRule(provider="anthropic", model="*claude-3*", native=False,
                      note="Claude 3 models predate the tool search tool"),
-    ModelSupportRule(provider="openai", model="gpt-3*", native=False,
-                     note="OpenAI tool_search needs GPT-5.4 or later"),
-    ModelSupportRule(provider="openai", model="gpt-4*", native=False,
-                     note="OpenAI tool_search needs GPT-5.4 or later"),
-    ModelSupportRule(provider="openai", model="o[0-9]*", native=False,
-                     note="OpenAI tool_search needs GPT-5.4 or later"),
-    ModelSupportRule(provider="openai", model="gpt-5", native=False,
-                     note="OpenAI tool_search needs GPT-5.4 or later"),
-    ModelSupportRule(provider="openai", model="gpt-5-*", native=False,
-                     note="OpenAI tool_search needs GPT-5.4 or later"),
-    ModelSupportRule(provider="openai", model="gpt-5.[0-3]*", native=False,
-                     note="OpenAI tool_search needs GPT-5.4 or later"),
+    *(ModelSupportRule(provider="openai", model=pattern, native=False, note=_GPT_5_4)
+      for pattern in ("gpt-3*", "gpt-4*", "o[0-9]*", "gpt-5", "gpt-5-*", "gpt-5.[0-3]*")),
 )
 
 

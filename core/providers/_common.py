@@ -60,6 +60,57 @@ def credential(key: str | None, base_url: str | None, genuine_host: str, label: 
     return PLACEHOLDER_KEY
 
 
+class SdkAdapter:
+    """What the three SDK adapters share: the key (never shown), the SDK client's settings, and
+    mapping failures. Subclasses set ``name``, ``label``, ``env_var``, ``genuine_host`` and
+    build their SDK client in ``_new_client``."""
+
+    name: str
+    label: str
+    env_var: str
+    genuine_host: str
+
+    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
+                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
+                 streaming: bool = True, env: Mapping[str, str] | None = None):
+        self.model = model
+        self.base_url = base_url
+        self.streaming = streaming
+        self._api_key = resolve_key(api_key, self.env_var, env)
+        self._http_client = http_client
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._client: Any = None
+
+    def __repr__(self) -> str:  # never the key
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _client_options(self, **credentials: Any) -> dict[str, Any]:
+        options = {**credentials, "base_url": self.base_url, "max_retries": self._max_retries,
+                   "http_client": self._http_client}
+        if self._timeout is not None:
+            options["timeout"] = self._timeout
+        return options
+
+    def _key(self) -> str:
+        return credential(self._api_key, self.base_url, self.genuine_host, self.label, self.env_var)
+
+    def _new_client(self) -> Any:
+        raise NotImplementedError
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            self._client = self._new_client()
+        return self._client
+
+    def _secrets(self) -> tuple[str | None, ...]:
+        return (self._api_key,)
+
+    def _failure(self, exc: BaseException) -> ProviderError:
+        return provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
+                              secrets=self._secrets())
+
+
 # --- errors -------------------------------------------------------------------------------------
 
 
@@ -102,29 +153,30 @@ ERROR_TYPES = {  # error types that arrive inside a 200 stream (Anthropic's `eve
 }
 
 
+_BY_STATUS: dict[int, tuple[str, str, bool]] = {  # status -> (code, message template, retryable)
+    401: ("provider.auth", "{label} rejected the API key (HTTP 401). Check {env_var} or the key in the deferchat config.",
+          False),
+    403: ("provider.permission", "{label} refused the request (HTTP 403): the key has no access to this model or "
+          "feature.", False),
+    404: ("provider.not_found", "{label} has no such model or endpoint (HTTP 404). Check --model and --base-url.", False),
+    413: ("provider.request_too_large", "The request is too large for {label} (HTTP 413).", False),
+    429: ("provider.rate_limited", "{label} is rate limiting requests (HTTP 429), still after the SDK's retries. Wait a "
+          "little and try again.", True),
+    529: ("provider.overloaded", "{label} is overloaded (HTTP 529). Try again shortly.", True),
+}
+_SERVER_ERROR = ("provider.server_error", "{label} had a server error (HTTP {status}). Try again shortly.", True)
+_CLIENT_ERROR = ("provider.bad_request", "{label} rejected the request (HTTP {status}).", False)
+_OTHER_STATUS = ("provider.http_error", "{label} answered with HTTP {status}.", False)
+
+
 def error_for_status(label: str, status: int, env_var: str, detail: str = "") -> ProviderError:
     """One HTTP failure as a ProviderError with a message a person can act on."""
-    if status == 401:
-        code, msg, retry = "provider.auth", f"{label} rejected the API key (HTTP 401). Check {env_var} or the key in the deferchat config.", False
-    elif status == 403:
-        code, msg, retry = "provider.permission", f"{label} refused the request (HTTP 403): the key has no access to this model or feature.", False
-    elif status == 404:
-        code, msg, retry = "provider.not_found", f"{label} has no such model or endpoint (HTTP 404). Check --model and --base-url.", False
-    elif status == 413:
-        code, msg, retry = "provider.request_too_large", f"The request is too large for {label} (HTTP 413).", False
-    elif status == 429:
-        code, msg, retry = "provider.rate_limited", f"{label} is rate limiting requests (HTTP 429), still after the SDK's retries. Wait a little and try again.", True
-    elif status == 529:
-        code, msg, retry = "provider.overloaded", f"{label} is overloaded (HTTP 529). Try again shortly.", True
-    elif status >= 500:
-        code, msg, retry = "provider.server_error", f"{label} had a server error (HTTP {status}). Try again shortly.", True
-    elif 400 <= status < 500:
-        code, msg, retry = "provider.bad_request", f"{label} rejected the request (HTTP {status}).", False
-    else:
-        code, msg, retry = "provider.http_error", f"{label} answered with HTTP {status}.", False
+    fallback = _SERVER_ERROR if status >= 500 else _CLIENT_ERROR if status >= 400 else _OTHER_STATUS
+    code, template, retryable = _BY_STATUS.get(status, fallback)
+    message = template.format(label=label, env_var=env_var, status=status)
     if detail:
-        msg = f"{msg} Server message: {detail}"
-    return ProviderError(code, msg, retryable=retry, status=status)
+        message = f"{message} Server message: {detail}"
+    return ProviderError(code, message, retryable=retryable, status=status)
 
 
 def provider_error(exc: BaseException, *, label: str, env_var: str, base_url: str | None,

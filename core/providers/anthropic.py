@@ -3,9 +3,10 @@
 * Tools: function tools are ``{"name", "description", "input_schema"}`` (+ ``defer_loading``,
   ``strict``); names are mapped to wire form (:mod:`core.providers.wirenames`). Provider tools
   (anything with a ``type``, e.g. ``tool_search_tool_bm25_20251119``) pass through untouched.
-* Prompt caching: a ``cache_control`` breakpoint on the last tool of the cacheable prefix
-  (``ModelRequest.cache_prefix_tools``; a deferred tool is not rendered into the prefix, so the
-  breakpoint moves back to the nearest tool that is) and one on the system prompt.
+* Prompt caching (``cache=True``, the default): a ``cache_control`` breakpoint on the last
+  tool of the cacheable prefix (``ModelRequest.cache_prefix_tools``; a deferred tool is not
+  rendered into the prefix, so the breakpoint moves back to the nearest tool that is), one on
+  the system prompt, and one on the last block of the conversation (three of the four allowed).
 * Native tool search: ``server_tool_use`` -> :class:`ServerToolUse`, ``tool_search_tool_result``
   -> :class:`ToolSearchResult` (references mapped back to internal names), ``tool_use`` ->
   :class:`ToolUse`. A search result that opens a response (the deferred case: the previous
@@ -24,10 +25,9 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from core.providers._common import (
+    SdkAdapter,
     blocks,
-    credential,
     incomplete_stream,
-    provider_error,
     render_result_block,
     resolve_key,
     usage_from,
@@ -57,6 +57,21 @@ def cache_breakpoint(tools: list[dict[str, Any]], prefix_end: int | None) -> int
         if not tools[i].get("defer_loading"):
             return i
     return None
+
+
+_CACHEABLE = ("text", "tool_use", "tool_result", "server_tool_use", "tool_search_tool_result", "image", "document")
+
+
+def mark_history(messages: list[dict[str, Any]]) -> None:
+    """A breakpoint on the last cacheable block of the last message: each step of a tool loop
+    then reads the conversation so far from the cache and writes only what it adds."""
+    if not messages:
+        return
+    content = messages[-1]["content"]
+    for i in range(len(content) - 1, -1, -1):
+        if content[i].get("type") in _CACHEABLE:
+            content[i] = {**content[i], "cache_control": EPHEMERAL}
+            return
 
 
 def wire_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
@@ -158,42 +173,28 @@ def read_block(block: dict[str, Any], names: WireNames) -> tuple[ProviderEvent |
     return None, block
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkAdapter):
     """Streams one Messages API response as normalized events (see :mod:`core.providers.base`)."""
 
     name = "anthropic"
     label = "Anthropic"
     env_var = "ANTHROPIC_API_KEY"
+    genuine_host = ANTHROPIC_HOST
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
-                 streaming: bool = True, cache: bool = True, env: Mapping[str, str] | None = None):
-        self.model = model
-        self.base_url = base_url
-        self.streaming = streaming
+    def __init__(self, model: str, *, cache: bool = True, env: Mapping[str, str] | None = None, **options: Any):
+        super().__init__(model, env=env, **options)
         self.cache = cache
-        self._api_key = resolve_key(api_key, self.env_var, env)
         self._auth_token = None if self._api_key else resolve_key(None, "ANTHROPIC_AUTH_TOKEN", env)
-        self._http_client = http_client
-        self._max_retries = max_retries
-        self._timeout = timeout
-        self._client: Any = None
 
-    def __repr__(self) -> str:  # never the key
-        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+    def _new_client(self) -> Any:
+        import anthropic
 
-    def _sdk(self) -> Any:
-        if self._client is None:
-            key = None if self._auth_token else credential(self._api_key, self.base_url, ANTHROPIC_HOST,
-                                                           self.label, self.env_var)
-            import anthropic
+        if self._auth_token:
+            return anthropic.AsyncAnthropic(**self._client_options(auth_token=self._auth_token))
+        return anthropic.AsyncAnthropic(**self._client_options(api_key=self._key()))
 
-            kwargs: dict[str, Any] = {"api_key": key, "auth_token": self._auth_token, "base_url": self.base_url,
-                                      "max_retries": self._max_retries, "http_client": self._http_client}
-            if self._timeout is not None:
-                kwargs["timeout"] = self._timeout
-            self._client = anthropic.AsyncAnthropic(**kwargs)
-        return self._client
+    def _secrets(self) -> tuple[str | None, ...]:
+        return (self._api_key, self._auth_token)
 
     def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
         """The Messages API body for one request, and the name table it was built with."""
@@ -206,13 +207,14 @@ class AnthropicProvider:
         if request.system:
             params["system"] = ([{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
                                 if self.cache else request.system)
+        if self.cache:
+            mark_history(params["messages"])
         if tools:
             params["tools"] = tools
         return params, names
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         params, names = self.build_params(request)
-        secrets = (self._api_key, self._auth_token)
         try:
             client = self._sdk()
             if self.streaming:
@@ -240,8 +242,7 @@ class AnthropicProvider:
                     if found is not None:
                         yield found
         except Exception as exc:
-            raise provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
-                                 secrets=secrets) from None
+            raise self._failure(exc) from None
         content = [c for c in (read_block(b.to_dict(), names)[1] for b in message.content) if c is not None]
         u = message.usage
         usage = usage_from(u.input_tokens, u.output_tokens, u.cache_read_input_tokens,

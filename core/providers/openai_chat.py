@@ -13,19 +13,17 @@ another provider's blocks (``provider_item``, ``server_tool_use``...) are not se
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from core.providers._common import (
-    blocks,
+    SdkAdapter,
     arguments_json,
-    credential,
+    blocks,
     incomplete_stream,
     is_host,
     parse_arguments,
-    provider_error,
-    resolve_key,
     result_text,
     usage_from,
 )
@@ -91,41 +89,23 @@ def chat_messages(message: dict[str, Any], names: WireNames) -> list[dict[str, A
     return results + ([{"role": role, "content": _user_content(texts)}] if texts else [])
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(SdkAdapter):
     """Streams one Chat Completions response as normalized events (see :mod:`core.providers.base`)."""
 
     name = "openai-chat"
     env_var = "OPENAI_API_KEY"
+    genuine_host = OPENAI_HOST
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
-                 streaming: bool = True, include_usage: bool = True, env: Mapping[str, str] | None = None):
-        self.model = model
-        self.base_url = base_url
-        self.streaming = streaming
+    def __init__(self, model: str, *, include_usage: bool = True, **options: Any):
+        super().__init__(model, **options)
         self.include_usage = include_usage
-        self.genuine = is_host(base_url, OPENAI_HOST)
-        self.label = "OpenAI" if self.genuine else f"OpenAI-compatible server {urlsplit(base_url or '').netloc}"
-        self._api_key = resolve_key(api_key, self.env_var, env)
-        self._http_client = http_client
-        self._max_retries = max_retries
-        self._timeout = timeout
-        self._client: Any = None
+        self.genuine = is_host(self.base_url, OPENAI_HOST)
+        self.label = "OpenAI" if self.genuine else f"OpenAI-compatible server {urlsplit(self.base_url or '').netloc}"
 
-    def __repr__(self) -> str:  # never the key
-        return f"OpenAIChatProvider(model={self.model!r}, base_url={self.base_url!r})"
+    def _new_client(self) -> Any:
+        import openai
 
-    def _sdk(self) -> Any:
-        if self._client is None:
-            key = credential(self._api_key, self.base_url, OPENAI_HOST, "OpenAI", self.env_var)
-            import openai
-
-            kwargs: dict[str, Any] = {"api_key": key, "base_url": self.base_url,
-                                      "max_retries": self._max_retries, "http_client": self._http_client}
-            if self._timeout is not None:
-                kwargs["timeout"] = self._timeout
-            self._client = openai.AsyncOpenAI(**kwargs)
-        return self._client
+        return openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
 
     def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
         """The Chat Completions body for one request, and the name table it was built with."""
@@ -167,8 +147,7 @@ class OpenAIChatProvider:
                 if text:
                     yield TextDelta(text=text)
         except Exception as exc:
-            raise provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
-                                 secrets=(self._api_key,)) from None
+            raise self._failure(exc) from None
         content, calls, finish = _read_completion(completion, names)
         for call in calls:
             yield call

@@ -28,15 +28,13 @@ from typing import Any
 
 from core.providers._common import (
     ERROR_TYPES,
-    blocks,
+    SdkAdapter,
     arguments_json,
-    credential,
+    blocks,
     error_for_status,
     incomplete_stream,
     iter_function_tools,
     parse_arguments,
-    provider_error,
-    resolve_key,
     result_text,
     usage_from,
 )
@@ -188,41 +186,22 @@ class _Reader:
         return [], content  # reasoning and anything else: echoed, not shown
 
 
-class OpenAIResponsesProvider:
+class OpenAIResponsesProvider(SdkAdapter):
     """Streams one Responses API response as normalized events (see :mod:`core.providers.base`)."""
 
     name = "openai"
     label = "OpenAI"
     env_var = "OPENAI_API_KEY"
+    genuine_host = OPENAI_HOST
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
-                 streaming: bool = True, include_reasoning: bool | None = None,
-                 env: Mapping[str, str] | None = None):
-        self.model = model
-        self.base_url = base_url
-        self.streaming = streaming
+    def __init__(self, model: str, *, include_reasoning: bool | None = None, **options: Any):
+        super().__init__(model, **options)
         self.include_reasoning = include_reasoning
-        self._api_key = resolve_key(api_key, self.env_var, env)
-        self._http_client = http_client
-        self._max_retries = max_retries
-        self._timeout = timeout
-        self._client: Any = None
 
-    def __repr__(self) -> str:  # never the key
-        return f"OpenAIResponsesProvider(model={self.model!r}, base_url={self.base_url!r})"
+    def _new_client(self) -> Any:
+        import openai
 
-    def _sdk(self) -> Any:
-        if self._client is None:
-            key = credential(self._api_key, self.base_url, OPENAI_HOST, self.label, self.env_var)
-            import openai
-
-            kwargs: dict[str, Any] = {"api_key": key, "base_url": self.base_url,
-                                      "max_retries": self._max_retries, "http_client": self._http_client}
-            if self._timeout is not None:
-                kwargs["timeout"] = self._timeout
-            self._client = openai.AsyncOpenAI(**kwargs)
-        return self._client
+        return openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
 
     def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
         """The Responses API body for one request, and the name table it was built with."""
@@ -274,8 +253,7 @@ class OpenAIResponsesProvider:
                     for event in found:
                         yield event
         except Exception as exc:
-            raise provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
-                                 secrets=(self._api_key,)) from None
+            raise self._failure(exc) from None
         content_reader = _Reader(names)
         content = [c for item in final.output for c in content_reader.read(item.to_dict())[1]]
         yield (usage := _usage(final))

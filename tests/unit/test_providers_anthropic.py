@@ -21,24 +21,21 @@ from core.providers.anthropic import AnthropicProvider, cache_breakpoint
 from core.providers.base import ModelRequest
 from core.providers.wirenames import encode
 from tests.provider_replay import (
+    Recording,
     Replay,
-    cassette,
-    cassette_response,
     chunk_lines,
     collect,
     done,
-    internal_tools,
     json_response,
     kinds,
-    rename,
     rename_lines,
     split_sessions,
     sse,
     sse_response,
     subset,
     text_of,
+    user,
     vercel_json,
-    wire_map,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
@@ -50,36 +47,24 @@ def provider(replay: Replay, **kw) -> AnthropicProvider:
     return AnthropicProvider("claude-sonnet-4-5", api_key="test-key", http_client=replay.client(), max_retries=0, **kw)
 
 
-def names(variant: str, internal: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(recorded -> wire, wire -> internal) for a variant; ``plain`` keeps the recorded names."""
-    chosen = internal if variant == "renamed" else {}
-    to_wire = wire_map(chosen)
-    return to_wire, {to_wire[r]: chosen[r] for r in chosen}
-
-
-def user(text: str) -> dict:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
-
-
 # --- pydantic-ai: native BM25 search, streamed, with the follow-up request ---------------------
 
 
 @pytest.mark.parametrize("variant", ["plain", "renamed"])
 async def test_native_search_streaming_sends_what_pydantic_ai_sent(variant):
-    to_wire, back = names(variant, {"get_exchange_rate": "fx.get_exchange_rate", "stock_lookup": "mcp.stocks.lookup"})
-    interactions = cassette("test_anthropic_native_tool_search_streaming.yaml")
-    recorded = [rename(i["request"]["parsed_body"], to_wire) for i in interactions]
-    replay = Replay(cassette_response(i, to_wire) for i in interactions)
-    p = provider(replay)
-    rate = back.get(to_wire.get("get_exchange_rate", ""), "get_exchange_rate")
-
-    tools = internal_tools(recorded[0]["tools"], back, schema_key="input_schema")
+    rec = Recording("test_anthropic_native_tool_search_streaming.yaml",
+                    {"get_exchange_rate": "fx.get_exchange_rate", "stock_lookup": "mcp.stocks.lookup"}
+                    if variant == "renamed" else None)
+    replay = rec.replay()
+    p = provider(replay, cache=False)  # pydantic-ai sent no cache_control; uncached, we send what it sent
+    rate = rec.name("get_exchange_rate")
+    tools = rec.tools(0, schema_key="input_schema")
     assert [t.get("defer_loading") for t in tools] == [True, True, None]
     messages = [user("What is the current USD to EUR exchange rate?")]
     request = ModelRequest(model="claude-sonnet-4-6", system="", tools=tools, messages=messages)
     events = await collect(p, request)
 
-    assert subset(replay.bodies[0], SENT_KEYS) == subset(recorded[0], SENT_KEYS)
+    assert subset(replay.bodies[0], SENT_KEYS) == subset(rec.requests[0], SENT_KEYS)
     [search] = kinds(events, "server_tool_use")
     assert (search.id, search.name, search.executor) == ("srvtoolu_01S5swZdBmTzLDVzwcT5LbHp", "tool_search_tool_bm25", "server")
     assert search.input == {"query": "USD EUR exchange rate currency conversion"}
@@ -94,13 +79,13 @@ async def test_native_search_streaming_sends_what_pydantic_ai_sent(variant):
     assert first.stop_reason == "tool_use"
     assert (first.usage.input_tokens, first.usage.output_tokens) == (1591, 175)
     # The assistant turn, in engine shape, is exactly what the recorded follow-up echoes.
-    assert first.content == rename(recorded[1]["messages"][1]["content"], back)
+    assert first.content == rec.internal_view(rec.requests[1]["messages"][1]["content"])
 
-    tool_result = rename(recorded[1]["messages"][2], back)
+    tool_result = rec.internal_view(rec.requests[1]["messages"][2])
     follow_up = request.model_copy(update={"messages": [*messages, {"role": "assistant", "content": first.content},
                                                         tool_result]})
     events = await collect(p, follow_up)
-    assert subset(replay.bodies[1], SENT_KEYS) == subset(recorded[1], SENT_KEYS)
+    assert subset(replay.bodies[1], SENT_KEYS) == subset(rec.requests[1], SENT_KEYS)
     assert text_of(events).startswith("The current exchange rate is **1 USD = 0.92 EUR**.")
     assert done(events).stop_reason == "end_turn"
     assert (done(events).usage.input_tokens, done(events).usage.output_tokens) == (1007, 59)
@@ -111,30 +96,28 @@ async def test_native_search_streaming_sends_what_pydantic_ai_sent(variant):
 
 @pytest.mark.parametrize("variant", ["plain", "renamed"])
 async def test_custom_callable_round_trip_sends_tool_references(variant):
-    to_wire, back = names(variant, {"search_tools": "tool.search", "get_exchange_rate": "fx.get_exchange_rate",
-                                    "get_weather": "weather.get", "stock_lookup": "mcp.stocks.lookup"})
-    interactions = cassette("test_anthropic_custom_callable_round_trip.yaml")
-    recorded = [rename(i["request"]["parsed_body"], to_wire) for i in interactions]
-    replay = Replay(cassette_response(i, to_wire) for i in interactions)
-    p = provider(replay, streaming=False)  # the recording is non-streaming
-    tools = internal_tools(recorded[0]["tools"], back, schema_key="input_schema")
-    search_name = back.get(to_wire.get("search_tools", ""), "search_tools")
-    rate = back.get(to_wire.get("get_exchange_rate", ""), "get_exchange_rate")
+    rec = Recording("test_anthropic_custom_callable_round_trip.yaml",
+                    {"search_tools": "tool.search", "get_exchange_rate": "fx.get_exchange_rate",
+                     "get_weather": "weather.get", "stock_lookup": "mcp.stocks.lookup"} if variant == "renamed" else None)
+    replay = rec.replay()
+    p = provider(replay, streaming=False, cache=False)  # non-streaming and uncached, as recorded
+    tools = rec.tools(0, schema_key="input_schema")
+    rate = rec.name("get_exchange_rate")
 
     messages = [user("What is the USD to EUR exchange rate?")]
-    for step, interaction in enumerate(interactions):
+    for step in range(len(rec.requests)):
         request = ModelRequest(model="claude-sonnet-4-5", system="", tools=tools, messages=messages)
         events = await collect(p, request)
-        assert subset(replay.bodies[step], SENT_KEYS) == subset(recorded[step], SENT_KEYS), f"request {step}"
+        assert subset(replay.bodies[step], SENT_KEYS) == subset(rec.requests[step], SENT_KEYS), f"request {step}"
         turn = done(events)
-        if step < len(interactions) - 1:
+        if step < len(rec.requests) - 1:
             # our echo is the recorded next request's assistant message; the engine's answer is its user message
-            assistant, answer = recorded[step + 1]["messages"][-2:]
-            assert turn.content == rename(assistant["content"], back)
-            messages = [*messages, {"role": "assistant", "content": turn.content}, rename(answer, back)]
+            assistant, answer = rec.requests[step + 1]["messages"][-2:]
+            assert turn.content == rec.internal_view(assistant["content"])
+            messages = [*messages, {"role": "assistant", "content": turn.content}, rec.internal_view(answer)]
         if step == 0:
             [call] = kinds(events, "tool_use")
-            assert call.name == search_name
+            assert call.name == rec.name("search_tools")
             assert call.input == {"queries": ["currency exchange rate USD EUR", "exchange rate converter",
                                               "foreign exchange"]}
             # the search answer carries tool_reference blocks (internal names) inside a tool_result
@@ -247,7 +230,10 @@ async def test_search_then_call_streamed_and_echoed(kind, variant):
                      "tool_references": [{"type": "tool_reference", "tool_name": encode(internal)}]}},
         {"type": "tool_use", "id": call.id, "name": encode(internal), "input": call.input},
     ]
-    assert replay.bodies[1]["messages"][2] == answer  # a tool_result in wire form is the engine's block as is
+    # a tool_result in wire form is the engine's block as is, plus the history cache breakpoint
+    marked = {**answer["content"][0], "cache_control": {"type": "ephemeral"}}
+    assert replay.bodies[1]["messages"][2] == {"role": "user", "content": [marked]}
+    assert all("cache_control" not in b for m in replay.bodies[1]["messages"][:2] for b in m["content"])
     start, usage = facts["streamed"]["answer"]
     assert text_of(events).startswith(start)
     assert done(events).stop_reason == "end_turn"
@@ -403,8 +389,21 @@ async def test_cache_control_on_system_and_stable_prefix():
     marked = [i for i, t in enumerate(sent["tools"]) if "cache_control" in t]
     assert marked == [1]  # the search tool: the deferred tools after it are not rendered into the prefix
     assert sent["tools"][1] == {**facts["search_tool"], "cache_control": {"type": "ephemeral"}}
+    assert sent["messages"][-1]["content"][-1] == {"type": "text", "text": "Weather?", "cache_control": {"type": "ephemeral"}}
+    assert request.messages[-1]["content"][-1] == {"type": "text", "text": "Weather?"}  # history itself untouched
     params, _ = AnthropicProvider("m", api_key="k", cache=False).build_params(request)
     assert params["system"] == "You are deferchat." and all("cache_control" not in t for t in params["tools"])
+    assert "cache_control" not in params["messages"][-1]["content"][-1]
+
+
+def test_history_breakpoint_lands_on_the_last_cacheable_block():
+    messages = [user("a"), {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "x.y", "input": {}}, {"type": "redacted_thinking", "data": "..."}]}]
+    params, _ = AnthropicProvider("m", api_key="k").build_params(ModelRequest(model="m", system="", messages=messages))
+    assert params["messages"][0]["content"][0] == {"type": "text", "text": "a"}
+    assert params["messages"][1]["content"] == [
+        {"type": "tool_use", "id": "t", "name": "x__y", "input": {}, "cache_control": {"type": "ephemeral"}},
+        {"type": "redacted_thinking", "data": "..."}]
 
 
 async def test_usage_reports_cache_reads_and_writes():
@@ -437,7 +436,7 @@ def test_history_blocks_of_other_providers_are_not_sent():
             {"type": "text", "text": "denied"}, {"type": "image", "mime_type": "image/png", "bytes": 3},
             {"type": "resource_link", "uri": "file:///a.txt", "name": "a"}]}]},
     ])
-    params, _ = AnthropicProvider("m", api_key="k").build_params(request)
+    params, _ = AnthropicProvider("m", api_key="k", cache=False).build_params(request)
     assert params["messages"][1] == {"role": "assistant", "content": [
         {"type": "text", "text": "hello"},
         {"type": "tool_use", "id": "t1", "name": "mcp__mail__send", "input": {}}]}

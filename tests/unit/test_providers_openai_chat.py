@@ -15,19 +15,15 @@ from core.providers.base import ModelRequest, ProviderError
 from core.providers.openai_chat import OpenAIChatProvider
 from core.providers.wirenames import encode
 from tests.provider_replay import (
+    Recording,
     Replay,
-    cassette,
-    cassette_response,
     collect,
     done,
-    internal_tools,
     json_response,
     kinds,
-    rename,
     sse_response,
     subset,
     text_of,
-    wire_map,
 )
 
 SENT_KEYS = ("model", "messages", "tools")  # stream, tool_choice and the token limit aside
@@ -66,17 +62,11 @@ def rechunk(completion: dict) -> list[dict]:
 @pytest.mark.parametrize("variant", ["plain", "renamed"])
 @pytest.mark.parametrize("streaming", [False, True], ids=["recorded", "rechunked"])
 async def test_active_tools_eval_conversations(streaming, variant):
-    chosen = RENAMES if variant == "renamed" else {}
-    to_wire = wire_map(chosen)
-    back = {to_wire[r]: chosen[r] for r in chosen}
-    interactions = cassette(EVAL)
-    recorded = [rename(i["request"]["parsed_body"], to_wire) for i in interactions]
-    responses = [rename(i["response"]["parsed_body"], to_wire) for i in interactions]
-    replay = Replay([sse_response(chat_sse(rechunk(r))) for r in responses] if streaming
-                    else [cassette_response(i, to_wire) for i in interactions])
+    rec = Recording(EVAL, RENAMES if variant == "renamed" else None)
+    recorded, responses = rec.requests, rec.responses
+    replay = Replay([sse_response(chat_sse(rechunk(r))) for r in responses]) if streaming else rec.replay()
     p = OpenAIChatProvider("gpt-5.4-mini", api_key="test-key", http_client=replay.client(), max_retries=0,
                            streaming=streaming)
-    name = lambda recorded_name: chosen.get(recorded_name, recorded_name)  # noqa: E731
 
     conversations, messages, previous = 0, [], None
     for step, body in enumerate(recorded):
@@ -93,14 +83,14 @@ async def test_active_tools_eval_conversations(streaming, variant):
                 {"type": "tool_result", "tool_use_id": a["tool_call_id"], "content": [{"type": "text", "text": a["content"]}]}
                 for a in answers]}]
         # active-tools: the strategy decides the array per step; the adapter must send it as given
-        tools = internal_tools(body["tools"], back, schema_key="parameters")
+        tools = rec.tools(step, schema_key="parameters")
         events = await collect(p, ModelRequest(model=body["model"], system="", tools=tools, messages=messages))
         assert subset(replay.bodies[step], SENT_KEYS) == subset(body, SENT_KEYS), f"request {step}"
         previous = done(events)
         choice = responses[step]["choices"][0]
         calls = kinds(events, "tool_use")
         assert [(c.id, c.name, c.input) for c in calls] == [
-            (t["id"], name(back.get(t["function"]["name"], t["function"]["name"])), json.loads(t["function"]["arguments"]))
+            (t["id"], rec.internal_view(t)["function"]["name"], json.loads(t["function"]["arguments"]))
             for t in choice["message"].get("tool_calls") or []]
         assert text_of(events) == (choice["message"]["content"] or "")
         assert previous.stop_reason == {"tool_calls": "tool_use", "stop": "end_turn"}[choice["finish_reason"]]
@@ -110,7 +100,7 @@ async def test_active_tools_eval_conversations(streaming, variant):
     assert conversations == 4
     assert text_of(events).startswith("I can help plan it, but I can't directly book flights")  # no tool exists
     first_call = recorded[1]["messages"][1]["tool_calls"][0]["function"]
-    assert first_call["name"] == encode(name("search_tools"))
+    assert first_call["name"] == encode(rec.name("search_tools"))
 
 
 def test_history_and_tools_on_the_chat_wire():

@@ -14,13 +14,11 @@ from core.providers.base import ModelRequest
 from core.providers.openai_responses import OpenAIResponsesProvider, is_reasoning_model
 from core.providers.wirenames import encode
 from tests.provider_replay import (
+    Recording,
     Replay,
-    cassette,
-    cassette_response,
     chunk_lines,
     collect,
     done,
-    internal_tools,
     json_response,
     kinds,
     rename,
@@ -29,8 +27,8 @@ from tests.provider_replay import (
     sse_response,
     subset,
     text_of,
+    user,
     vercel_json,
-    wire_map,
 )
 
 SENT_KEYS = ("model", "instructions", "input", "tools", "include")  # stream, tool_choice, max_output_tokens aside
@@ -38,16 +36,6 @@ SENT_KEYS = ("model", "instructions", "input", "tools", "include")  # stream, to
 
 def provider(replay: Replay, **kw) -> OpenAIResponsesProvider:
     return OpenAIResponsesProvider("gpt-5.4", api_key="test-key", http_client=replay.client(), max_retries=0, **kw)
-
-
-def variant_names(variant: str, internal: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    chosen = internal if variant == "renamed" else {}
-    to_wire = wire_map(chosen)
-    return to_wire, {to_wire[r]: chosen[r] for r in chosen}
-
-
-def user(text: str) -> dict:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
 RENAMES = {"get_exchange_rate": "fx.get_exchange_rate", "stock_lookup": "mcp.stocks.lookup", "get_weather": "weather.get"}
@@ -58,13 +46,11 @@ RENAMES = {"get_exchange_rate": "fx.get_exchange_rate", "stock_lookup": "mcp.sto
 
 @pytest.mark.parametrize("variant", ["plain", "renamed"])
 async def test_hosted_search_round_trip(variant):
-    to_wire, back = variant_names(variant, RENAMES)
-    interactions = cassette("test_openai_native_tool_search_streaming.yaml")
-    recorded = [rename(i["request"]["parsed_body"], to_wire) for i in interactions]
-    replay = Replay(cassette_response(i, to_wire) for i in interactions)
+    rec = Recording("test_openai_native_tool_search_streaming.yaml", RENAMES if variant == "renamed" else None)
+    recorded, replay = rec.requests, rec.replay()
     p = provider(replay)
-    rate = back.get(to_wire.get("get_exchange_rate", ""), "get_exchange_rate")
-    tools = internal_tools(recorded[0]["tools"], back, schema_key="parameters")
+    rate = rec.name("get_exchange_rate")
+    tools = rec.tools(0, schema_key="parameters")
     assert tools[0] == {"type": "tool_search"}
     messages = [user("What is the current USD to EUR exchange rate?")]
     request = ModelRequest(model="gpt-5.4", system="", tools=tools, messages=messages)
@@ -113,13 +99,11 @@ async def test_hosted_search_round_trip(variant):
 
 @pytest.mark.parametrize("variant", ["plain", "renamed"])
 async def test_client_search_round_trip_matches_recorded_requests(variant):
-    to_wire, back = variant_names(variant, RENAMES)
-    interactions = cassette("test_openai_client_tool_search_streaming.yaml")
-    recorded = [rename(i["request"]["parsed_body"], to_wire) for i in interactions]
-    replay = Replay(cassette_response(i, to_wire) for i in interactions)
+    rec = Recording("test_openai_client_tool_search_streaming.yaml", RENAMES if variant == "renamed" else None)
+    recorded, replay = rec.requests, rec.replay()
     p = provider(replay)
-    rate = back.get(to_wire.get("get_exchange_rate", ""), "get_exchange_rate")
-    tools = internal_tools(recorded[0]["tools"], back, schema_key="parameters")
+    rate = rec.name("get_exchange_rate")
+    tools = rec.tools(0, schema_key="parameters")
     assert tools[0]["type"] == "tool_search" and tools[0]["execution"] == "client"
     messages = [user("What is the current exchange rate from USD to EUR?")]
     system = recorded[0]["instructions"]
@@ -143,7 +127,7 @@ async def test_client_search_round_trip_matches_recorded_requests(variant):
     assert (call.id, call.name, call.input) == ("call_gkRScKqY5kWYzIi8VeJfbRp4", rate,
                                                 {"from_currency": "USD", "to_currency": "EUR"})
     second = done(events)
-    assert second.content[0][ "openai"] == {"id": "fc_05ed6c8b322854d8006a024b54762c8196a2c818225078288b",
+    assert second.content[0]["openai"] == {"id": "fc_05ed6c8b322854d8006a024b54762c8196a2c818225078288b",
                                             "namespace": encode(rate),
                                             "arguments": '{"from_currency":"USD","to_currency":"EUR"}'}
     # 3: the function result; the whole history matches the recorded request
