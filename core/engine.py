@@ -497,7 +497,7 @@ class ChatSession:
         if self.mcp is None or spec.server not in {s.name for s in self.mcp.servers()}:
             return _unavailable(f"{spec.name}: no MCP server {spec.server!r} is running for this chat (the roster "
                                 "lists it, but no configuration starts it)")
-        return await self.mcp.call(spec, arguments, timeout=TOOL_TIMEOUT_SECONDS)
+        return await self.mcp.call(spec, arguments)  # each server's own call_timeout applies
 
     async def _control(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolResult:
         assert self.plan is not None and self.strategy is not None

@@ -118,6 +118,10 @@ def open_db(path: str | Path | None = None) -> Database:
         conn = sqlite3.connect(str(p), timeout=30, isolation_level=None, check_same_thread=False)
         db = Database(conn)
         db.enable_wal()
+        # WAL + NORMAL: a commit survives a killed process (kill -9); only an OS crash or power
+        # loss can drop the last commits, never corrupt the file. FULL would fsync every
+        # invocation-row update, which costs milliseconds per tool call.
+        db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA busy_timeout = 30000")
     SCHEMA.apply(db)
@@ -172,6 +176,24 @@ def open_token_cache(path: str | Path | None = None) -> TokenCache:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _insert(db: Database, table: str, row: dict[str, Any]) -> None:
+    """A plain INSERT: the per-call hot path skips sqlite-utils' table introspection."""
+    cols = ", ".join(f"[{k}]" for k in row)
+    db.execute(f"insert into [{table}] ({cols}) values ({', '.join('?' for _ in row)})", list(row.values()))
+
+
+def _update(db: Database, table: str, pk: str, fields: dict[str, Any]) -> None:
+    if fields:
+        sets = ", ".join(f"[{k}] = ?" for k in fields)
+        db.execute(f"update [{table}] set {sets} where id = ?", [*fields.values(), pk])
+
+
+def _rows(db: Database, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cur = db.execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 class Store:
@@ -268,8 +290,8 @@ class Store:
 
     # events --------------------------------------------------------------------------------
     def add_event(self, chat_id: str, turn_id: str | None, event_type: str, event_json: str) -> None:
-        self.db["events"].insert({"chat_id": chat_id, "turn_id": turn_id, "type": event_type, "json": event_json,
-                                  "created_at": now()})
+        _insert(self.db, "events", {"chat_id": chat_id, "turn_id": turn_id, "type": event_type, "json": event_json,
+                                    "created_at": now()})
 
     def events(self, chat_id: str, types: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         where, params = "chat_id = ?", [chat_id]
@@ -280,7 +302,7 @@ class Store:
 
     # invocations ---------------------------------------------------------------------------
     def invocation(self, chat_id: str, call_id: str) -> dict[str, Any] | None:
-        rows = list(self.db["invocations"].rows_where("chat_id = ? and call_id = ?", [chat_id, call_id]))
+        rows = _rows(self.db, "select * from invocations where chat_id = ? and call_id = ?", [chat_id, call_id])
         return rows[0] if rows else None
 
     def invocation_by_id(self, invocation_id: str) -> dict[str, Any] | None:
@@ -293,13 +315,13 @@ class Store:
         row.update(fields)
         if "arguments" in row and not isinstance(row["arguments"], str):
             row["arguments"] = _dumps(row["arguments"])
-        self.db["invocations"].insert(row)
+        _insert(self.db, "invocations", row)
         return inv_id
 
     def update_invocation(self, inv_id: str, **fields: Any) -> None:
         if "result" in fields and fields["result"] is not None and not isinstance(fields["result"], str):
             fields["result"] = _dumps(fields["result"])
-        self.db["invocations"].update(inv_id, fields)
+        _update(self.db, "invocations", inv_id, fields)
 
     def invocations(self, chat_id: str) -> list[dict[str, Any]]:
         return list(self.db["invocations"].rows_where("chat_id = ?", [chat_id], order_by="created_at, rowid"))
@@ -311,11 +333,16 @@ class Store:
         row.update(fields)
         if not isinstance(row.get("arguments"), str):
             row["arguments"] = _dumps(row.get("arguments"))
-        self.db["approvals"].insert(row)
+        _insert(self.db, "approvals", row)
         return appr_id
 
     def decide_approval(self, appr_id: str, status: str, scope: str | None = None) -> None:
-        self.db["approvals"].update(appr_id, {"status": status, "scope": scope, "decided_at": now()})
+        _update(self.db, "approvals", appr_id, {"status": status, "scope": scope, "decided_at": now()})
+
+    def approval_for_call(self, chat_id: str, call_id: str) -> dict[str, Any] | None:
+        rows = _rows(self.db, "select * from approvals where chat_id = ? and call_id = ? order by created_at desc "
+                              "limit 1", [chat_id, call_id])
+        return rows[0] if rows else None
 
     def pending_approvals(self, chat_id: str) -> list[dict[str, Any]]:
         return list(self.db["approvals"].rows_where("chat_id = ? and status = 'pending'", [chat_id],
@@ -329,4 +356,4 @@ class Store:
         self.db["grants"].insert({"chat_id": chat_id, "tool": tool, "created_at": now()}, ignore=True)
 
     def granted(self, chat_id: str, tool: str) -> bool:
-        return bool(list(self.db["grants"].rows_where("chat_id = ? and tool = ?", [chat_id, tool], limit=1)))
+        return bool(_rows(self.db, "select 1 from grants where chat_id = ? and tool = ? limit 1", [chat_id, tool]))

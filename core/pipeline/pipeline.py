@@ -316,15 +316,14 @@ class Pipeline:
         if ctx.store.granted(ctx.chat_id, name):
             self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope="chat"))
             return True
-        stored = [a for a in ctx.store.db["approvals"].rows_where("chat_id = ? and call_id = ?", [ctx.chat_id, call_id],
-                                                                  order_by="created_at desc", limit=1)]
-        if stored and stored[0]["status"] == "allowed":
+        stored = ctx.store.approval_for_call(ctx.chat_id, call_id)
+        if stored and stored["status"] == "allowed":
             return True
-        if stored and stored[0]["status"] == "denied":
+        if stored and stored["status"] == "denied":
             raise _Stop(codes.DENIED_APPROVAL, f"{name} was denied by the owner", denied=True)
         inv_id = ensure_row("awaiting_approval")
-        if stored and stored[0]["status"] == "pending":
-            appr_id = stored[0]["id"]
+        if stored and stored["status"] == "pending":
+            appr_id = stored["id"]
         else:
             appr_id = ctx.store.create_approval(chat_id=ctx.chat_id, turn_id=ctx.turn_id, invocation_id=inv_id,
                                                 call_id=call_id, tool=name, via=via, side_effect=side_effect.value,

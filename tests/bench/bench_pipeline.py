@@ -1,0 +1,74 @@
+"""Pipeline overhead per call: everything except the tool itself. Prints JSON figures.
+
+    python tests/bench/bench_pipeline.py [--calls N]
+
+Each call goes through unwrap, resolution, jsonschema validation, classification, policy,
+hardline rules, (approval,) idempotency, the invocation row and its events, on a real
+SQLite store in WAL mode on disk; the tool is a no-op. Target (issue 3): under 2 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from core.pipeline.approvals import Decision, FixedApprover  # noqa: E402
+from core.pipeline.pipeline import Pipeline, RunContext  # noqa: E402
+from core.pipeline.policy import default_policy  # noqa: E402
+from core.roster.loader import load_roster  # noqa: E402
+from core.roster.models import PlanInput  # noqa: E402
+from core.roster.planner import plan_roster  # noqa: E402
+from core.store import Store  # noqa: E402
+from core.tools import ToolResult  # noqa: E402
+
+
+async def measure(calls: int, name: str, arguments: dict, via_wrapper: bool) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        store = Store(Path(d) / "bench.db")
+        r = load_roster("production")
+        plan = plan_roster(PlanInput(agent=r.agent, configured=r.configured, discovered=r.discovered))
+        chat = store.create_chat(title="bench", provider="demo", model="demo", strategy="wrapper")
+        result = ToolResult.of_json({"ok": True})
+
+        async def runner(spec, args, call_id):
+            return result
+
+        ctx = RunContext(chat_id=chat, turn_id="turn", store=store, plan=plan, policy=default_policy(),
+                         approver=FixedApprover(Decision.ALLOW_ONCE), runner=runner, emit=lambda e: None)
+        pipe = Pipeline(ctx)
+        samples = []
+        for i in range(calls):
+            block = ({"type": "tool_use", "id": f"c{i}", "name": "tool.call", "input": {"name": name, "arguments": arguments}}
+                     if via_wrapper else {"type": "tool_use", "id": f"c{i}", "name": name, "input": arguments})
+            t = time.perf_counter()
+            out = await pipe.run(block)
+            samples.append((time.perf_counter() - t) * 1000)
+            assert out.status == "completed", out
+        samples.sort()
+        return {"calls": calls, "mean_ms": round(statistics.mean(samples), 3),
+                "p50_ms": round(samples[len(samples) // 2], 3), "p95_ms": round(samples[int(len(samples) * .95)], 3)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=500)
+    a = ap.parse_args()
+    figures = {
+        "read_direct": asyncio.run(measure(a.calls, "mcp.gmail_work.search_threads", {"query": "from:alice"}, False)),
+        "write_via_tool_call_with_approval": asyncio.run(
+            measure(a.calls, "schedule.update", {"schedule_id": "sch_1", "time": "10:00"}, True)),
+        "target_ms": 2.0,
+    }
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
