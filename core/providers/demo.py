@@ -46,6 +46,10 @@ SYNONYMS = {
     "inbox": "thread", "newsletter": "subscription", "newsletters": "subscription", "contact": "people",
     "person": "people", "look": "search", "find": "search", "show": "list", "what": "list",
 }
+# Words that name what the owner wants done; a tool whose name lacks the owner's action word
+# is only a fallback when a search could find a better one.
+ACTIONS = {"update", "cancel", "pause", "resume", "call", "send", "unsubscribe", "subscription", "trash", "draft",
+           "label", "create", "save", "complete"}
 VERBS = {"update", "call", "message", "send", "start", "list", "search", "create", "cancel", "pause", "resume",
          "save", "show", "find", "get", "make", "add", "set", "tell", "ask", "move", "change"}
 
@@ -416,8 +420,13 @@ class DemoProvider:
             return [{"type": "text", "text": summarize(last_name or "the tool", _result_text(last_result),
                                                        bool(last_result.get("is_error")))}]
 
+        searched = any(self._called_name(c) == "tool.search" for c in turn.calls)
+        wanted = {w for w in mwords if w in ACTIONS}
+        if target is not None and "tool.search" in by_name and not searched and not turn.calls \
+                and wanted - set(words(target.name)):
+            target = None  # the best loaded tool cannot do what was asked: search the deferred ones first
         if target is None:
-            if "tool.search" in by_name and not any(self._called_name(c) == "tool.search" for c in turn.calls):
+            if "tool.search" in by_name and not searched:
                 query = " ".join(dict.fromkeys(w for w in mwords if w not in STOP))[:80] or text[:80]
                 return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
             return [{"type": "text", "text": (
@@ -454,7 +463,7 @@ class DemoProvider:
         for call in turn.calls:
             result = turn.results.get(call["id"])
             name = self._called_name(call) or ""
-            if result is None or result.get("is_error"):
+            if result is None or result.get("is_error") or name.startswith("tool."):
                 continue
             if re.search(r"\.(list|search)", name):
                 known["_looked_up"] = True
