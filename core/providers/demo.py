@@ -48,8 +48,8 @@ SYNONYMS = {
 }
 # Words that name what the owner wants done; a tool whose name lacks the owner's action word
 # is only a fallback when a search could find a better one.
-ACTIONS = {"update", "cancel", "pause", "resume", "call", "send", "unsubscribe", "subscription", "trash", "draft",
-           "label", "create", "save", "complete"}
+ACTIONS = {"update", "cancel", "pause", "resume", "call", "start", "send", "unsubscribe", "subscription", "trash",
+           "draft", "label", "create", "save", "complete"}
 VERBS = {"update", "call", "message", "send", "start", "list", "search", "create", "cancel", "pause", "resume",
          "save", "show", "find", "get", "make", "add", "set", "tell", "ask", "move", "change"}
 
@@ -441,7 +441,8 @@ class DemoProvider:
         if missing_id and "_looked_up" not in known:
             lister = self._lister(target, tools)
             if lister is not None:
-                largs = fill(lister.params, lister.schema, text, {})
+                # Only what the lister requires: an optional filter could hide the item we need.
+                largs = fill([(p, r) for p, r in lister.params if r], lister.schema, text, {})
                 return self._call(request, lister, largs,
                                   f"First I'll look up the {missing_id[0].replace('_id', '')} with `{lister.name}`.")
         return self._call(request, target, args, self._preface(target))
