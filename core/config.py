@@ -18,6 +18,8 @@
     native = true
     [keys]                            # prefer the environment; never written anywhere else
     anthropic = "sk-ant-..."
+    [keymap]                          # the TUI's key bindings by id (see the command palette)
+    new_chat = "ctrl+shift+n"
     [tools]
     searxng_url = "http://127.0.0.1:8888"
     ntfy_topic_url = "https://ntfy.sh/my-topic"
@@ -29,13 +31,12 @@ held in memory only: never stored in the database, events or logs.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from core.errors import UsageError
+from core.errors import parse_toml_model
 
 PROVIDERS = ("demo", "script", "anthropic", "openai", "openai-chat")
 DEFAULT_MODELS = {
@@ -85,6 +86,7 @@ class Settings(BaseModel):
     anthropic_gateways: list[Any] = Field(default_factory=list)
     model_support: list[dict[str, Any]] = Field(default_factory=list)
     keys: Keys = Field(default_factory=Keys)
+    keymap: dict[str, str] = Field(default_factory=dict, description="TUI binding id -> keys, e.g. new_chat")
     tools: ToolSettings = Field(default_factory=ToolSettings)
 
     def api_key(self, provider: str) -> str | None:
@@ -130,12 +132,4 @@ def load_settings(path: str | Path | None = None) -> Settings:
     p = Path(path) if path else settings_path()
     if not p.exists():
         return Settings()
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-        return Settings.model_validate(data)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{p}: not valid TOML: {exc}") from exc
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise UsageError(f"{p}: {where}: {err['msg']}") from exc
+    return parse_toml_model(p.read_text(encoding="utf-8"), Settings, str(p))

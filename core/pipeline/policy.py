@@ -4,14 +4,13 @@ hardline rules that deny even an approved call. See ``default_policy.toml``."""
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from core.errors import UsageError
+from core.errors import UsageError, parse_toml_model
 from core.tools import SideEffect, ToolSpec
 
 Action = Literal["allow", "ask", "deny"]
@@ -93,15 +92,7 @@ class Policy(BaseModel):
 
 
 def parse_policy(text: str, source: str) -> Policy:
-    try:
-        data = tomllib.loads(text)
-        return Policy.model_validate({**data, "source": source})
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"policy {source}: not valid TOML: {exc}") from exc
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise UsageError(f"policy {source}: {where}: {err['msg']}") from exc
+    return parse_toml_model(text, Policy, f"policy {source}", source=source)
 
 
 def default_policy() -> Policy:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from core.errors import UsageError
+from core.errors import UsageError, first_validation_error
 from core.roster.models import AgentConfig
 from core.tools import Origin, SideEffect, ToolSpec, classify_annotations, mcp_tool_name
 
@@ -130,17 +130,11 @@ def parse_roster(data: dict[str, Any], name: str = "roster") -> Roster:
         discovered = tuple(server_tool_spec(s.name, t) for s in rf.servers for t in s.tools)
         devices = tuple(server_tool_spec(d.name, t, Origin.DEVICE) for d in rf.devices for t in d.tools)
     except ValidationError as exc:
-        raise RosterError(f"{name}: {_first_error(exc)}") from exc
+        raise RosterError(f"{name}: {first_validation_error(exc)}") from exc
     a = rf.agent
     agent = AgentConfig(name=a.name, version=a.version, deferred=tuple(a.deferred), controls=tuple(a.controls),
                         can_defer=a.can_defer, instructions=a.instructions)
     return Roster(name=name, agent=agent, configured=configured, discovered=discovered + devices)
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ()))
-    return f"{where}: {err.get('msg')}" if where else str(err.get("msg"))
 
 
 def named_rosters() -> list[str]:

@@ -74,22 +74,17 @@ def ranked_candidates(configured: tuple[ToolSpec, ...], discovered: tuple[ToolSp
     seen: set[str] = set()
     ranked: list[ToolSpec] = []
     rejects: list[tuple[ToolSpec, str]] = []
-    for spec in configured:
-        if spec.name in CONTROL_NAMES:
-            rejects.append((spec, f"skipped: {spec.name} is a reserved control-tool name"))
-        elif spec.name in seen:
-            rejects.append((spec, "skipped: duplicate of an earlier configured tool"))
-        else:
-            seen.add(spec.name)
-            ranked.append(spec)
-    for spec in sorted(discovered, key=rank_key):
-        if spec.name in CONTROL_NAMES:
-            rejects.append((spec, f"skipped: {spec.name} is a reserved control-tool name"))
-        elif spec.name in seen:
-            rejects.append((spec, "skipped: duplicate name (a configured or earlier tool has it)"))
-        else:
-            seen.add(spec.name)
-            ranked.append(spec)
+    for specs, duplicate in ((configured, "skipped: duplicate of an earlier configured tool"),
+                             (sorted(discovered, key=rank_key),
+                              "skipped: duplicate name (a configured or earlier tool has it)")):
+        for spec in specs:
+            if spec.name in CONTROL_NAMES:
+                rejects.append((spec, f"skipped: {spec.name} is a reserved control-tool name"))
+            elif spec.name in seen:
+                rejects.append((spec, duplicate))
+            else:
+                seen.add(spec.name)
+                ranked.append(spec)
     return ranked, rejects
 
 
