@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -45,18 +45,14 @@ def is_host(base_url: str | None, host: str) -> bool:
     return (urlsplit(base_url if "://" in base_url else f"https://{base_url}").hostname or "").lower() == host
 
 
-def missing_key(label: str, env_var: str) -> ProviderError:
-    return ProviderError("provider.auth_missing",
-                         f"No {label} API key: set {env_var} or put the key in the deferchat config.")
-
-
 def credential(key: str | None, base_url: str | None, genuine_host: str, label: str, env_var: str) -> str:
     """The key to hand the SDK. The genuine API needs a real one; a local or third-party server
     that wants none (Ollama, llama.cpp, a recorded replay) gets a placeholder."""
     if key:
         return key
     if is_host(base_url, genuine_host):
-        raise missing_key(label, env_var)
+        raise ProviderError("provider.auth_missing",
+                            f"No {label} API key: set {env_var} or put the key in the deferchat config.")
     return PLACEHOLDER_KEY
 
 
@@ -248,16 +244,6 @@ def result_text(block: dict[str, Any]) -> str:
     return "\n".join(render_result_block(b) for b in blocks(content))
 
 
-def iter_function_tools(tools: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Function tools (internal form), including those inside a namespace."""
-    for tool in tools:
-        kind = tool.get("type")
-        if kind == "namespace":
-            yield from iter_function_tools(tool.get("tools") or [])
-        elif kind in (None, "function", "custom"):
-            yield tool
-
-
 def parse_arguments(raw: str | None) -> Any:
     """Tool-call arguments as JSON, or the raw string when the model wrote invalid JSON
     (the pipeline then fails the call with tool.arguments_invalid)."""
@@ -269,13 +255,11 @@ def parse_arguments(raw: str | None) -> Any:
         return raw
 
 
-def compact_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 def arguments_json(tool_input: Any) -> str:
     """Tool-call input as the argument string OpenAI's wires carry (a raw string stays as it was)."""
-    return tool_input if isinstance(tool_input, str) else compact_json({} if tool_input is None else tool_input)
+    if isinstance(tool_input, str):
+        return tool_input
+    return json.dumps({} if tool_input is None else tool_input, separators=(",", ":"), ensure_ascii=False)
 
 
 def usage_from(input_tokens: int | None, output_tokens: int | None, cached: int | None = 0,

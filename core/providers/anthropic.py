@@ -41,12 +41,12 @@ from core.providers.base import (
     ToolSearchResult,
     ToolUse,
 )
-from core.providers.wirenames import WireNames
+from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
 ANTHROPIC_HOST = "api.anthropic.com"
 EPHEMERAL = {"type": "ephemeral"}
-FUNCTION_KINDS = (None, "custom", "function")
 _PASS_THROUGH_RESULT = ("text", "image", "document", "search_result")  # tool_result blocks Anthropic reads as-is
+_CACHEABLE = ("text", "tool_use", "tool_result", "server_tool_use", "tool_search_tool_result", "image", "document")
 
 
 def cache_breakpoint(tools: list[dict[str, Any]], prefix_end: int | None) -> int | None:
@@ -57,9 +57,6 @@ def cache_breakpoint(tools: list[dict[str, Any]], prefix_end: int | None) -> int
         if not tools[i].get("defer_loading"):
             return i
     return None
-
-
-_CACHEABLE = ("text", "tool_use", "tool_result", "server_tool_use", "tool_search_tool_result", "image", "document")
 
 
 def mark_history(messages: list[dict[str, Any]]) -> None:
@@ -118,7 +115,8 @@ def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None
         return {"type": "text", "text": block["text"]} if block.get("text") else None
     if kind in ("tool_use", "server_tool_use"):
         name = names.wire(block["name"]) if kind == "tool_use" else block["name"]
-        out = {"type": kind, "id": block["id"], "name": name, "input": block.get("input") or {}}
+        tool_input = block.get("input")  # an object; another wire's unparseable arguments cannot be sent
+        out = {"type": kind, "id": block["id"], "name": name, "input": tool_input if isinstance(tool_input, dict) else {}}
         if block.get("caller"):
             out["caller"] = block["caller"]
         return out

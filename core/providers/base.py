@@ -7,7 +7,9 @@ those names to its wire (see :mod:`core.providers.wirenames`) and maps the answe
 Content blocks the engine understands:
 
 * ``{"type": "text", "text": ...}``
-* ``{"type": "tool_use", "id", "name", "input"}``            (client tool, internal name)
+* ``{"type": "tool_use", "id", "name", "input"}``            (client tool, internal name; an
+  adapter may add a key named after itself, e.g. ``"openai": {"id", "namespace", "arguments"}``,
+  to echo the call exactly: keep blocks as ``ResponseDone.content`` gave them)
 * ``{"type": "tool_result", "tool_use_id", "content", "is_error"?}``
 * ``{"type": "server_tool_use", "id", "name", "input"}``     (provider-executed tool search)
 * ``{"type": "tool_search_tool_result", "tool_use_id", "content"}``  (its result; references)

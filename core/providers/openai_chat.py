@@ -36,10 +36,9 @@ from core.providers.base import (
     ToolUse,
     Usage,
 )
-from core.providers.wirenames import WireNames
+from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
 OPENAI_HOST = "api.openai.com"
-FUNCTION_KINDS = (None, "custom", "function")
 _FINISH = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
            "content_filter": "refusal"}
 
@@ -133,11 +132,12 @@ class OpenAIChatProvider(SdkAdapter):
 
                 state: Any = ChatCompletionStreamState()
                 finished = False
-                async for chunk in await client.chat.completions.create(**params, stream=True):
-                    for event in state.handle_chunk(chunk):
-                        if event.type == "content.delta" and event.delta:
-                            yield TextDelta(text=event.delta)
-                    finished = finished or any(c.finish_reason for c in chunk.choices)
+                async with await client.chat.completions.create(**params, stream=True) as stream:
+                    async for chunk in stream:
+                        for event in state.handle_chunk(chunk):
+                            if event.type == "content.delta" and event.delta:
+                                yield TextDelta(text=event.delta)
+                        finished = finished or any(c.finish_reason for c in chunk.choices)
                 if not finished:
                     raise incomplete_stream(self.label)
                 completion = state.current_completion_snapshot
@@ -162,14 +162,15 @@ def _read_completion(completion: Any, names: WireNames) -> tuple[list[dict[str, 
     message = choice.message
     content: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
     calls: list[ToolUse] = []
-    for call in message.tool_calls or []:
+    for index, call in enumerate(message.tool_calls or []):
         function = getattr(call, "function", None)
         if function is None:
             continue
+        call_id = call.id or f"call_{completion.id}_{index}"  # some local servers send calls without ids
         name, raw = names.resolve(function.name)
         args = parse_arguments(function.arguments)
-        calls.append(ToolUse(id=call.id, name=name, input=args, raw_name=raw))
-        content.append({"type": "tool_use", "id": call.id, "name": name, "input": args})
+        calls.append(ToolUse(id=call_id, name=name, input=args, raw_name=raw))
+        content.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
     finish = _FINISH.get(choice.finish_reason or "", choice.finish_reason)
     if calls:  # some servers (Ollama) say "stop" even when they called tools
         finish = "tool_use"

@@ -23,7 +23,7 @@ again is kept in ``ResponseDone.content`` as a ``provider_item`` block, in outpu
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from core.providers._common import (
@@ -33,13 +33,14 @@ from core.providers._common import (
     blocks,
     error_for_status,
     incomplete_stream,
-    iter_function_tools,
     parse_arguments,
+    redact,
     result_text,
     usage_from,
 )
 from core.providers.base import (
     ModelRequest,
+    ProviderError,
     ProviderEvent,
     ResponseDone,
     ServerToolUse,
@@ -48,11 +49,17 @@ from core.providers.base import (
     ToolUse,
     Usage,
 )
-from core.providers.wirenames import WireNames, encode, tool_references
+from core.providers.wirenames import (
+    FUNCTION_KINDS,
+    WireNames,
+    encode,
+    function_tool_names,
+    function_tools,
+    tool_references,
+)
 
 PROVIDER = "openai"
 OPENAI_HOST = "api.openai.com"
-FUNCTION_KINDS = (None, "custom", "function")
 SEARCH_TOOL_NAME = "tool_search"  # ServerToolUse.name for OpenAI's tool search (it has no name of its own)
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)", re.IGNORECASE)
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
@@ -143,14 +150,6 @@ def wire_input(messages: list[dict[str, Any]], names: WireNames,
     return items
 
 
-def _searched_names(tools: list[dict[str, Any]]) -> Iterator[str]:
-    for tool in tools or []:
-        if tool.get("type") == "namespace":
-            yield from _searched_names(tool.get("tools") or [])
-        elif isinstance(tool.get("name"), str):
-            yield tool["name"]
-
-
 class _Reader:
     """Reads output items in order; remembers the last search call for its output's id."""
 
@@ -180,7 +179,7 @@ class _Reader:
             return [ServerToolUse(id=call_id, name=SEARCH_TOOL_NAME, input=item.get("arguments"),
                                   executor=executor)], content
         if kind == "tool_search_output":
-            refs = [self.names.resolve(n)[0] for n in _searched_names(item.get("tools") or [])]
+            refs = [self.names.resolve(n)[0] for n in function_tool_names(item.get("tools") or [])]
             owner = item.get("call_id") or self.last_search or item.get("id") or ""
             return [ToolSearchResult(tool_use_id=owner, references=refs)], content
         return [], content  # reasoning and anything else: echoed, not shown
@@ -206,7 +205,7 @@ class OpenAIResponsesProvider(SdkAdapter):
     def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
         """The Responses API body for one request, and the name table it was built with."""
         names = WireNames.for_request(request.tools, request.messages)
-        definitions = {t["name"]: wire_function(t, names) for t in iter_function_tools(request.tools)}
+        definitions = {t["name"]: wire_function(t, names) for t in function_tools(request.tools)}
         model = request.model or self.model
         params: dict[str, Any] = {"model": model, "input": wire_input(request.messages, names, definitions),
                                   "max_output_tokens": request.max_tokens}
@@ -218,6 +217,13 @@ class OpenAIResponsesProvider(SdkAdapter):
         if reasoning:  # reasoning items carry their encrypted state, so echoing them works without store
             params["include"] = ["reasoning.encrypted_content"]
         return params, names
+
+    def _failed_event(self, event: Any) -> ProviderError:
+        """A ``response.failed`` or ``error`` stream event as a ProviderError."""
+        error = getattr(getattr(event, "response", None), "error", None) or event
+        code = str(getattr(error, "code", "") or getattr(error, "type", "") or "")
+        message = redact(str(getattr(error, "message", "") or "the response failed"), self._secrets())
+        return error_for_status(self.label, ERROR_TYPES.get(code, 500), self.env_var, message)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         params, names = self.build_params(request)
@@ -240,7 +246,7 @@ class OpenAIResponsesProvider(SdkAdapter):
                         elif kind in ("response.completed", "response.incomplete"):
                             final = event.response
                         elif kind in ("response.failed", "error"):
-                            raise _failure(event)
+                            raise self._failed_event(event)
                 if final is None:
                     raise incomplete_stream(self.label)
             else:
@@ -258,14 +264,6 @@ class OpenAIResponsesProvider(SdkAdapter):
         content = [c for item in final.output for c in content_reader.read(item.to_dict())[1]]
         yield (usage := _usage(final))
         yield ResponseDone(stop_reason=_stop_reason(final, content_reader), content=content, usage=usage)
-
-
-def _failure(event: Any) -> Exception:
-    """A ``response.failed`` or ``error`` stream event as a ProviderError."""
-    error = getattr(getattr(event, "response", None), "error", None) or event
-    code = str(getattr(error, "code", "") or getattr(error, "type", "") or "")
-    message = str(getattr(error, "message", "") or "the response failed")
-    return error_for_status("OpenAI", ERROR_TYPES.get(code, 500), OpenAIResponsesProvider.env_var, message)
 
 
 def _usage(response: Any) -> Usage:

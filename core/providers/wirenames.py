@@ -114,14 +114,21 @@ class WireNames:
         return decode_wire(wire), wire
 
 
-def function_tool_names(tools: list[dict[str, Any]]) -> Iterator[str]:
-    """Names of function tools, including those grouped inside an OpenAI-style namespace."""
+FUNCTION_KINDS = (None, "custom", "function")  # a tool dict with no type (or these) is a client function tool
+
+
+def function_tools(tools: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Function tools (internal form), including those grouped inside an OpenAI-style namespace."""
     for tool in tools:
         kind = tool.get("type")
         if kind == "namespace":
-            yield from function_tool_names(tool.get("tools") or [])
-        elif kind in (None, "function", "custom") and isinstance(tool.get("name"), str):
-            yield tool["name"]
+            yield from function_tools(tool.get("tools") or [])
+        elif kind in FUNCTION_KINDS:
+            yield tool
+
+
+def function_tool_names(tools: list[dict[str, Any]]) -> Iterator[str]:
+    return (t["name"] for t in function_tools(tools) if isinstance(t.get("name"), str))
 
 
 def history_tool_names(messages: list[dict[str, Any]]) -> Iterator[str]:

@@ -179,14 +179,16 @@ async def test_local_server_without_key_streams_tool_calls_and_deepseek_cache_us
 async def test_invalid_argument_json_reaches_the_pipeline_raw():
     body = {"id": "c", "object": "chat.completion", "created": 1, "model": "llama3", "choices": [
         {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_9", "type": "function", "function": {"name": "mcp__weather__get", "arguments": '{"city": Par'}}]}}],
+            {"id": "call_9", "type": "function", "function": {"name": "mcp__weather__get", "arguments": '{"city": Par'}},
+            {"id": "", "type": "function", "function": {"name": "mcp__weather__get", "arguments": ""}}]}}],
         "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
     replay = Replay([json_response(body)])
     p = OpenAIChatProvider("llama3", base_url="http://localhost:8080/v1", http_client=replay.client(), streaming=False)
     events = await collect(p, ModelRequest(model="llama3", system="", messages=[{"role": "user", "content": "hi"}],
                                            tools=[{"name": "mcp.weather.get", "input_schema": {"type": "object"}}]))
-    [call] = kinds(events, "tool_use")
+    call, second = kinds(events, "tool_use")
     assert call.input == '{"city": Par'  # the pipeline answers tool.arguments_invalid
+    assert (second.id, second.input) == ("call_c_1", {})  # a server that sent no id and no arguments
     params, _ = p.build_params(ModelRequest(model="llama3", system="", messages=[
         {"role": "assistant", "content": done(events).content}]))
     assert params["messages"][0]["tool_calls"][0]["function"]["arguments"] == '{"city": Par'
