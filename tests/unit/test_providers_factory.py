@@ -14,7 +14,7 @@ from core.providers.anthropic import AnthropicProvider
 from core.providers.base import ModelRequest, Provider
 from core.providers.openai_chat import OpenAIChatProvider
 from core.providers.openai_responses import OpenAIResponsesProvider
-from tests.provider_replay import Replay, collect, json_response
+from tests.provider_replay import FIXTURES, Replay, collect, json_response
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,3 +56,12 @@ async def test_a_loopback_base_url_needs_no_key_and_gets_the_request():
     headers = replay.requests[0].headers  # this SDK sends the key as a bearer token; older ones as x-api-key
     assert "deferchat-no-key" in (headers.get("x-api-key", "") + headers.get("authorization", ""))
     assert events[-1].content == [{"type": "text", "text": "hi"}]
+
+
+def test_every_recorded_fixture_is_replayed_by_a_provider_test():
+    sources = "".join(p.read_text() for p in Path(__file__).parent.glob("test_providers_*.py"))
+    fixtures = sorted(p.name for p in FIXTURES.glob("*/*") if p.name != "SOURCE.md")
+    assert len(fixtures) == 19
+    assert [name for name in fixtures if f'"{name}"' not in sources] == []
+    source = (FIXTURES / "SOURCE.md").read_text()  # provenance and licences travel with the copies
+    assert "(Apache-2.0, Copyright Vercel, Inc.)" in source and "(MIT, Copyright Pydantic Services Inc.)" in source

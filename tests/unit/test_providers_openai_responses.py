@@ -192,11 +192,13 @@ CLIENT_SEARCH_TOOL = {"type": "tool_search", "execution": "client",
 @pytest.mark.parametrize("mode", ["chunks", "json"])
 async def test_client_search_parsed_and_answered(mode):
     if mode == "chunks":
-        replay = Replay([sse_response(sse(chunk_lines(f"openai-client-tool-search.{n}.chunks.txt"))) for n in (1, 2)])
+        replay = Replay([sse_response(sse(chunk_lines(name)))
+                         for name in ("openai-client-tool-search.1.chunks.txt", "openai-client-tool-search.2.chunks.txt")])
         ids = ("call_RWTIIVfxsJW9fecsg6fy23Dy", "call_Q7pq6EfVGRnauPLWSSYBGJ1l")
         goal = "Find a tool that can provide current weather information for San Francisco."
     else:
-        replay = Replay([json_response(vercel_json(f"openai-client-tool-search.{n}.json")) for n in (1, 2)])
+        replay = Replay([json_response(vercel_json(name))
+                         for name in ("openai-client-tool-search.1.json", "openai-client-tool-search.2.json")])
         ids = ("call_AEvXZ1rvYpxHh8QZb7wGlTGH", "call_heVrRaKZEJbsRvHvaEf5BLUI")
         goal = "Find a tool to get current weather for San Francisco"
     p = provider(replay, streaming=mode == "chunks")
