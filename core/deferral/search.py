@@ -1,0 +1,477 @@
+"""Tool search: SQLite FTS5 BM25 over tool names, descriptions and parameters, with a small re-rank.
+
+One engine serves the ``tool.search`` control tool, the ``active-tools`` strategy and
+``deferchat search``. It is lexical and offline: no embeddings, no network.
+
+How a tool is indexed (one FTS5 row, four weighted columns, ``porter unicode61`` tokenizer):
+
+- ``name``: the name split on ``.``, ``_``, ``-``, camelCase and letter/digit boundaries
+  (``mcp.gmail_work.sendMessage`` -> ``mcp gmail work send Message``);
+- ``description``: the description, identifiers in it split the same way;
+- ``param_names``: every parameter name, split, nested object/array properties included;
+- ``param_text``: parameter descriptions and ``enum`` values (the vocabulary a tool accepts).
+
+How a query is answered:
+
+1. The query is split into words exactly like the indexed text; English stop words,
+   conversational filler ("please", "help", "want"...) and bare numbers (argument values,
+   not intent) are dropped. What is left is ORed, each word a quoted FTS5 string, so no
+   user text is ever parsed as FTS5 syntax.
+2. FTS5 ``bm25()`` with column weights ranks every matching tool.
+3. The best ``pool`` tools are re-ranked by
+   ``bm25 / best bm25 + coverage_weight * coverage + name_weight * name_coverage``, where
+   ``coverage`` is the IDF-weighted share of query words the tool mentions anywhere (BM25
+   alone lets one rare word dominate an OR query) and ``name_coverage`` is the IDF-weighted
+   share of the tool's own name words that the query mentions (a name the query explains
+   is the tool asked for). Tools beyond the pool keep BM25 order, so ``search(q, k)`` is
+   always a prefix of ``search(q, k + n)``.
+
+This module imports neither Textual nor any provider SDK; ``sqlite_utils`` and ``pydantic``
+are imported on first use so ``import core.deferral.search`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SearchDoc",
+    "SearchHit",
+    "SearchQuery",
+    "SearchTuning",
+    "ToolSearchIndex",
+    "evaluate",
+    "identifier_words",
+    "load_queries",
+    "load_tools",
+    "query_words",
+    "schema_text",
+    "search_batch",
+]
+
+# -- records -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    """A searchable tool. Any object with these three attributes will do (ToolSpec has them)."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    name: str
+    score: float
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """One labelled query (``queries.jsonl``): the tools in ``relevant`` answer it."""
+
+    id: str
+    query: str
+    relevant: tuple[str, ...] = ()
+    category: str = ""
+
+
+@dataclass(frozen=True)
+class SearchTuning:
+    """Weights of the ranking. The defaults are what the benchmark and the tools use."""
+
+    name: float = 2.0
+    description: float = 2.0
+    param_names: float = 1.0
+    param_text: float = 1.0
+    coverage_weight: float = 1.5
+    name_weight: float = 0.75
+    pool: int = 40  # how many BM25 leaders are re-ranked
+    max_query_words: int = 64  # longer queries keep their first 64 distinct words
+
+
+DEFAULT_TUNING = SearchTuning()
+
+# -- text ----------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+")
+# Boundaries inside one word: fooBar | HTTPServer | abc123 | 123abc
+_CAMEL = re.compile(
+    r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])"
+)
+
+# A general English stop list plus the filler of requests made in chat. Chosen a priori,
+# not from the evaluation queries; tool vocabulary ("find", "get", "show", "list") stays.
+_STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can cannot could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not of off on once only or other ought our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    s t d ll m o re ve y don doesn didn isn aren wasn weren hasn haven hadn won wouldn couldn
+    shouldn mustn let us
+    please kindly help want wanna need like may might tell know hi hello hey thanks thank
+    looking something anything also sure ok okay
+    """.split()
+)
+
+
+def identifier_words(text: str) -> list[str]:
+    """Split text into words on non-alphanumerics, camelCase and letter/digit boundaries.
+
+    ``"mcp.gmail_work.sendHTTPRequest2"`` -> ``["mcp", "gmail", "work", "send", "HTTP",
+    "Request", "2"]``. Case is kept; the tokenizer folds it.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
+            out.append(word)  # the common case: no boundary inside
+        else:
+            out.extend(part for part in _CAMEL.split(word) if part)
+    return out
+
+
+def _split_text(text: str) -> str:
+    return " ".join(identifier_words(text))
+
+
+def query_words(query: str, max_words: int = DEFAULT_TUNING.max_query_words) -> list[str]:
+    """The distinct lower-cased words of a query that carry intent, in order."""
+    seen: dict[str, None] = {}
+    for word in identifier_words(query):
+        w = word.lower()
+        if w in seen or _is_filler(w):
+            continue
+        seen[w] = None
+        if len(seen) >= max_words:
+            break
+    return list(seen)
+
+
+def _walk_schema(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """(parameter name, its description and enum values) for every property, nested ones too."""
+    if not isinstance(schema, Mapping) or depth > 4:
+        return
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for pname, prop in props.items():
+            texts: list[str] = []
+            if isinstance(prop, Mapping):
+                if isinstance(prop.get("description"), str):
+                    texts.append(prop["description"])
+                if isinstance(prop.get("enum"), list):
+                    texts.extend(str(v) for v in prop["enum"] if isinstance(v, (str, int, float)))
+            yield str(pname), " ".join(texts)
+            yield from _walk_schema(prop, depth + 1)
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        yield from _walk_schema(items, depth + 1)
+
+
+def schema_text(input_schema: Any) -> tuple[str, str]:
+    """The two parameter columns of a schema: (parameter names, parameter descriptions + enums)."""
+    names: list[str] = []
+    texts: list[str] = []
+    for pname, text in _walk_schema(input_schema):
+        names.append(_split_text(pname))
+        if text:
+            texts.append(_split_text(text))
+    return " ".join(names), " ".join(texts)
+
+
+def _as_doc(obj: Any) -> SearchDoc:
+    if isinstance(obj, SearchDoc):
+        return obj
+    if isinstance(obj, Mapping):
+        name = obj.get("name")
+        description = obj.get("description") or ""
+        schema = obj.get("input_schema", obj.get("inputSchema")) or {}
+    else:
+        name = getattr(obj, "name", None)
+        description = getattr(obj, "description", "") or ""
+        schema = getattr(obj, "input_schema", None) or {}
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a searchable tool needs a non-empty string name, got {name!r}")
+    return SearchDoc(name=name, description=str(description), input_schema=schema)
+
+
+# -- the index -----------------------------------------------------------------------------
+
+_TOKENIZE = "porter unicode61 remove_diacritics 2"
+_COLUMNS = ("name_words", "description", "param_names", "param_text")
+
+
+class ToolSearchIndex:
+    """An in-memory FTS5 index of tools. Build once, search many times; ``add`` upserts.
+
+    Safe to share between threads (one lock around the connection).
+    """
+
+    def __init__(self, docs: Iterable[Any] = (), tuning: SearchTuning = DEFAULT_TUNING) -> None:
+        import sqlite_utils  # deferred: ~90 ms, only paid by whoever builds an index
+
+        self.tuning = tuning
+        self._lock = threading.Lock()
+        self._db = sqlite_utils.Database(sqlite3.connect(":memory:", check_same_thread=False))
+        self._table = self._db.table("tools")
+        self._table.create({"name": str, **{c: str for c in _COLUMNS}}, pk="name")
+        self._table.enable_fts(
+            _COLUMNS, fts_version="FTS5", tokenize=_TOKENIZE, create_triggers=True
+        )
+        # The same tokenizer on a scratch table: how we learn the stems of any text.
+        self._db.execute(f"CREATE VIRTUAL TABLE probe USING fts5(text, tokenize='{_TOKENIZE}')")
+        self._db.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance)")
+        self._weights = (tuning.name, tuning.description, tuning.param_names, tuning.param_text)
+        self._stem_cache: dict[str, tuple[str, ...]] = {}
+        self._names: dict[int, str] = {}  # FTS rowid -> tool name
+        self._terms: dict[str, frozenset[str]] = {}  # tool -> every stem it contains
+        self._name_terms: dict[str, frozenset[str]] = {}  # tool -> stems of its own name words
+        self._df: Counter[str] = Counter()
+        self._idf_cache: dict[str, float] = {}
+        self._name_mass: dict[str, float] = {}  # tool -> sum of the IDF of its name stems
+        self.add(docs)
+
+    # -- building --------------------------------------------------------------------------
+
+    def add(self, docs: Iterable[Any]) -> None:
+        """Add tools; a tool whose name is already indexed is replaced."""
+        batch = {d.name: d for d in map(_as_doc, docs)}  # last one wins within a batch
+        if not batch:
+            return
+        rows = []
+        for doc in batch.values():
+            param_names, param_text = schema_text(doc.input_schema)
+            rows.append(
+                {
+                    "name": doc.name,
+                    "name_words": _split_text(doc.name),
+                    "description": _split_text(doc.description),
+                    "param_names": param_names,
+                    "param_text": param_text,
+                }
+            )
+        name_words = [
+            " ".join(w for w in identifier_words(r["name"]) if not _is_filler(w)) for r in rows
+        ]
+        all_text = [" ".join(r[c] for c in _COLUMNS) for r in rows]
+        with self._lock:
+            self._table.insert_all(rows, pk="name", replace=True)  # triggers keep tools_fts in step
+            self._names = dict(self._db.execute("SELECT rowid, name FROM tools").fetchall())
+            stems = self._analyze(name_words + all_text)
+            for i, row in enumerate(rows):
+                name = row["name"]
+                self._df.subtract(self._terms.get(name, ()))
+                self._terms[name] = frozenset(stems[len(rows) + i])
+                self._name_terms[name] = frozenset(stems[i])
+                self._df.update(self._terms[name])
+            self._df = +self._df  # drop the terms no tool has any more
+            self._idf_cache.clear()
+            self._name_mass.clear()
+
+    def _analyze(self, texts: Sequence[str]) -> list[list[str]]:
+        """Stems of each text, as the index's own tokenizer makes them. Caller holds the lock."""
+        conn = self._db.conn
+        out: list[list[str]] = [[] for _ in texts]
+        with conn:
+            conn.executemany("INSERT INTO probe(rowid, text) VALUES (?, ?)", enumerate(texts))
+            sql = "SELECT doc, group_concat(term, ' ') FROM probe_terms GROUP BY doc"
+            for doc, terms in conn.execute(sql):
+                out[doc] = terms.split(" ")
+            conn.execute("DELETE FROM probe")
+        return out
+
+    def _stems(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        missing = [w for w in words if w not in self._stem_cache]
+        if missing:
+            if len(self._stem_cache) > 100_000:
+                self._stem_cache.clear()
+            for word, stems in zip(missing, self._analyze(missing)):
+                self._stem_cache[word] = tuple(stems)
+        return {w: self._stem_cache[w] for w in words}
+
+    def _idf(self, term: str) -> float:
+        idf = self._idf_cache.get(term)
+        if idf is None:
+            n, df = len(self._terms), self._df.get(term, 0)
+            idf = self._idf_cache[term] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        return idf
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._terms)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._terms
+
+    def names(self) -> list[str]:
+        return sorted(self._terms)
+
+    def search(self, query: str, k: int = 5) -> list[SearchHit]:
+        """The ``k`` best tools for a free-text query, best first. Never raises on odd input."""
+        if k <= 0 or not isinstance(query, str):
+            return []
+        return [SearchHit(name, round(score, 6)) for name, score in self._rank(query, k)]
+
+    def _rank(self, query: str, limit: int) -> list[tuple[str, float]]:
+        words = query_words(query[:_MAX_QUERY_CHARS], self.tuning.max_query_words)
+        if not words:
+            return []
+        pool = self.tuning.pool
+        with self._lock:
+            stems = self._stems(words)
+            words = [w for w in words if stems[w]]  # a word the tokenizer drops cannot match
+            if not words:
+                return []
+            match = " OR ".join(f'"{w}"' for w in words)  # bare words: never FTS5 syntax
+            params = (*self._weights, match, max(limit, pool))
+            rows = self._db.conn.execute(_RANK_SQL, params).fetchall()
+            if not rows:
+                return []
+            query_idf = {stem: self._idf(stem) for w in words for stem in stems[w]}
+            total = sum(query_idf.values()) or 1.0
+            best = -rows[0][1] or 1.0
+            head: list[tuple[str, float]] = []
+            for rowid, bm25 in rows[:pool]:
+                name = self._names[rowid]
+                terms = self._terms[name]
+                coverage = sum(v for t, v in query_idf.items() if t in terms) / total
+                name_cov = self._name_coverage(name, query_idf)
+                score = (
+                    -bm25 / best
+                    + self.tuning.coverage_weight * coverage
+                    + self.tuning.name_weight * name_cov
+                )
+                head.append((name, score))
+            tail = [(self._names[rowid], -bm25 / best) for rowid, bm25 in rows[pool:limit]]
+        head.sort(key=lambda ns: (-ns[1], ns[0]))
+        return (head + tail)[:limit]
+
+    def _name_coverage(self, name: str, query_idf: Mapping[str, float]) -> float:
+        """IDF-weighted share of the tool's name stems that the query contains."""
+        name_terms = self._name_terms[name]
+        mass = self._name_mass.get(name)
+        if mass is None:
+            mass = self._name_mass[name] = sum(self._idf(t) for t in name_terms)
+        if not mass:
+            return 0.0
+        return sum(self._idf(t) for t in name_terms if t in query_idf) / mass
+
+
+_MAX_QUERY_CHARS = 20_000
+_RANK_SQL = (
+    "SELECT rowid, bm25(tools_fts, ?, ?, ?, ?) AS score FROM tools_fts "
+    "WHERE tools_fts MATCH ? ORDER BY score, rowid LIMIT ?"
+)
+
+
+def _is_filler(word: str) -> bool:
+    """Stop words, chat filler and bare numbers: words that say nothing about which tool."""
+    w = word.lower()
+    return w in _STOP_WORDS or w.isdigit()
+
+
+# -- files ---------------------------------------------------------------------------------
+
+
+@cache
+def _adapter(record_type: type) -> Any:
+    from pydantic import TypeAdapter  # the file boundary; not paid by a plain import
+
+    return TypeAdapter(record_type)
+
+
+def _read_jsonl(path: str | Path, record_type: type) -> list[Any]:
+    adapter = _adapter(record_type)
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(adapter.validate_python(json.loads(line)))
+            except ValueError as exc:  # json.JSONDecodeError and pydantic.ValidationError
+                what = record_type.__name__
+                raise ValueError(f"{path}:{lineno}: not a valid {what}: {exc}") from exc
+    return out
+
+
+def load_tools(path: str | Path) -> list[SearchDoc]:
+    """``tools.jsonl``: one ``{"name", "description", "input_schema", ...}`` a line."""
+    return _read_jsonl(path, SearchDoc)
+
+
+def load_queries(path: str | Path) -> list[SearchQuery]:
+    """``queries.jsonl``: one ``{"id", "query", "relevant": [names], "category", ...}`` a line."""
+    return _read_jsonl(path, SearchQuery)
+
+
+# -- evaluation ----------------------------------------------------------------------------
+
+
+def _summary(rows: list[tuple[dict[int, float], float]], ks: Sequence[int]) -> dict[str, Any]:
+    n = len(rows)
+    out: dict[str, Any] = {"queries": n}
+    for k in ks:
+        out[f"recall@{k}"] = round(sum(r[k] for r, _ in rows) / n, 4) if n else None
+    out["mrr"] = round(sum(rr for _, rr in rows) / n, 4) if n else None
+    return out
+
+
+def evaluate(
+    index: ToolSearchIndex,
+    queries: Iterable[SearchQuery],
+    ks: Sequence[int] = (1, 5, 10),
+    depth: int | None = None,
+) -> dict[str, Any]:
+    """recall@k and MRR, as the toolsearch SOURCE.md defines them.
+
+    recall@k is the mean over queries of |relevant ∩ top k| / |relevant|; MRR the mean
+    reciprocal rank of the first relevant tool (0 when none is ranked). Reported
+    ``overall``, for ``live`` (categories ``live_*``: real user queries) and ``synthetic``
+    (the rest). ``depth`` is how far each query is ranked: by default the whole catalog, as
+    SOURCE.md asks; a smaller depth (at least ``max(ks)``) is faster and only lowers MRR
+    for first hits beyond it. Queries without relevant tools are skipped and counted.
+    """
+    depth = max(len(index), 1) if depth is None else max(depth, *ks)
+    groups: dict[str, list[tuple[dict[int, float], float]]] = {
+        "overall": [],
+        "live": [],
+        "synthetic": [],
+    }
+    skipped = 0
+    for q in queries:
+        relevant = set(q.relevant)
+        if not relevant:
+            skipped += 1
+            continue
+        ranked = [h.name for h in index.search(q.query, k=depth)]
+        recall = {k: len(relevant.intersection(ranked[:k])) / len(relevant) for k in ks}
+        rr = next((1.0 / (i + 1) for i, name in enumerate(ranked) if name in relevant), 0.0)
+        groups["overall"].append((recall, rr))
+        groups["live" if q.category.startswith("live_") else "synthetic"].append((recall, rr))
+    result: dict[str, Any] = {name: _summary(rows, ks) for name, rows in groups.items()}
+    result["skipped"] = skipped
+    result["depth"] = depth
+    return result
+
+
+def search_batch(
+    index: ToolSearchIndex, queries: Iterable[SearchQuery], k: int = 10
+) -> list[dict[str, Any]]:
+    """The ``deferchat search --queries`` lines: ``{"id", "ranked": [names]}``, one a query."""
+    return [{"id": q.id, "ranked": [h.name for h in index.search(q.query, k)]} for q in queries]
