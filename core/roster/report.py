@@ -10,11 +10,12 @@ _PLACEMENT_LABEL = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed",
 
 def budget_lines(plan: RosterPlan) -> dict[str, str]:
     caps = plan.caps
-    indexed = f"Indexed {len(plan.deferred_tool_names)}"
     if plan.strategy == "wrapper":
-        indexed += (f"/{caps['max_index_entries']} \u00b7 {plan.index_tokens:,}/{caps['max_index_tokens']:,} tok")
-    else:
-        indexed += f" \u00b7 reached by {'tool.search' if plan.strategy == 'active-tools' else 'native tool search'}"
+        indexed = (f"Indexed {len(plan.deferred_tool_names)}/{caps['max_index_entries']} \u00b7 "
+                   f"{plan.index_tokens:,}/{caps['max_index_tokens']:,} tok")
+    else:  # no index in the prompt: deferred tools are found by search
+        how = "tool.search" if plan.strategy == "active-tools" else "native tool search"
+        indexed = f"Deferred {len(plan.deferred_tool_names)} \u00b7 reached by {how}"
     return {
         "defined": (f"Defined {len(plan.defined_tool_names)}/{caps['max_definitions']} \u00b7 "
                     f"{plan.definition_tokens:,}/{caps['max_definition_tokens']:,} tok"),
