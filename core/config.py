@@ -12,6 +12,8 @@
     workspace = "~/deferchat-workspace"
     theme = "textual-dark"
     anthropic_gateways = ["https://gateway.example/anthropic"]
+    anthropic_tool_search = "bm25"    # bm25 | regex: the server tool search the anthropic strategy injects
+    openai_tool_search = "hosted"     # hosted | client: who runs the openai strategy's tool_search
     [[model_support]]                 # rows that win over the built-in table
     provider = "anthropic"
     model = "*haiku-5*"
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -84,6 +86,10 @@ class Settings(BaseModel):
     owner_name: str = "the owner"
     max_steps: int = Field(12, ge=1, le=100)
     anthropic_gateways: list[Any] = Field(default_factory=list)
+    # The native strategies' search flavour. A chat pins the flavour it was opened with, so the
+    # tools array (and the server blocks in its history) never change under it.
+    anthropic_tool_search: Literal["bm25", "regex"] = "bm25"
+    openai_tool_search: Literal["hosted", "client"] = "hosted"
     model_support: list[dict[str, Any]] = Field(default_factory=list)
     keys: Keys = Field(default_factory=Keys)
     keymap: dict[str, str] = Field(default_factory=dict, description="TUI binding id -> keys, e.g. new_chat")

@@ -43,6 +43,9 @@ log = logging.getLogger("deferchat.engine")
 
 HISTORY_BUDGET_TOKENS = 120_000
 TOOL_TIMEOUT_SECONDS = 120.0
+CLIENT_SEARCH_LIMIT = 5  # tools one client-executed native search loads (all its queries together)
+# The native search flavour of chats opened before it was a setting (and pinned in ``sources``).
+DEFAULT_TOOL_SEARCH = {"anthropic": "bm25", "openai": "hosted"}
 
 
 @dataclass
@@ -162,6 +165,7 @@ class ChatSession:
         self.server_status: dict[str, ev.ServerStatus] = {}
         self.roster_changed: list[str] = []
         self._search_index: Any = None
+        self._searches: dict[str, str] = {}  # search id -> query, for the whole turn
         self._busy = asyncio.Lock()
 
     # -- events ----------------------------------------------------------------------------------
@@ -239,7 +243,10 @@ class ChatSession:
         plan_id = self.store.save_plan(plan.to_json(), plan.builder)
         self.sources = {"roster": roster_name if not Path(roster_name).exists() else str(Path(roster_name).resolve()),
                         "mcp_config": str(Path(opts.mcp_config).resolve()) if opts.mcp_config else None,
-                        "script": extra["script"], "start_demo_servers": opts.start_demo_servers}
+                        "script": extra["script"], "start_demo_servers": opts.start_demo_servers,
+                        # pinned: a later change of settings must not change this chat's tools array
+                        "tool_search": {"anthropic": eng.settings.anthropic_tool_search,
+                                        "openai": eng.settings.openai_tool_search}}
         self.chat_id = self.store.create_chat(
             title=opts.title or "New chat", agent_name=roster.agent.name, agent_version=roster.agent.version,
             roster=self.sources["roster"], plan_id=plan_id, builder=plan.builder, strategy=strategy,
@@ -283,7 +290,9 @@ class ChatSession:
         eng = self.engine
         self.plan = plan
         self.specs = {n: s for n in plan.pinned_names() if (s := plan.spec_of(n)) is not None}
-        self.strategy = make_strategy(plan.strategy, plan, "", self.specs)
+        flavour = {**DEFAULT_TOOL_SEARCH, **(self.sources.get("tool_search") or {})}
+        self.strategy = make_strategy(plan.strategy, plan, "", self.specs, anthropic_search=flavour["anthropic"],
+                                      openai_search=flavour["openai"])
         self.strategy.base_system = assemble_system(
             instructions=roster.agent.instructions, agent_name=roster.agent.name, owner=eng.settings.owner_name,
             timezone=eng.settings.owner_timezone(), strategy_note=self.strategy.note(), index_text="",
@@ -332,6 +341,7 @@ class ChatSession:
             turn_id = self.store.start_turn(self.chat_id, msg_id)
             self.store.db["messages"].update(msg_id, {"turn_id": turn_id})
             self._turn_id = turn_id
+            self._searches = {}
             if self.chat()["title"] in (None, "", "New chat"):
                 self.store.update_chat(self.chat_id, title=_title_from(text))
             self.emit(ev.TurnStarted(turn_id=turn_id, text=text))
@@ -349,20 +359,20 @@ class ChatSession:
                 self.approver = approver
             turn_id = turn["id"]
             self._turn_id = turn_id
+            self._searches = {}
             self.store.update_turn(turn_id, status="running")
             self.emit(ev.TurnStarted(turn_id=turn_id, resumed=True))
             assert self.strategy is not None
             self.strategy.begin_turn()
             history = self._history()
             if history and history[-1]["role"] == "assistant":
-                uses = [b for b in history[-1]["content"] if b.get("type") == "tool_use"]
-                if uses:
-                    results, parked = await self._run_tools(turn_id, uses, resuming=True)
-                    if parked:
-                        return self._end(turn_id, "parked")
-                    self._add("user", results, turn_id)
-                elif not uses:
+                content = history[-1]["content"]
+                uses = [b for b in content if b.get("type") == "tool_use"]
+                searches = pending_client_searches(content)
+                if not uses and not searches:
                     return self._end(turn_id, "done")
+                if await self._answer(turn_id, uses, searches, resuming=True):
+                    return self._end(turn_id, "parked")
             return await self._loop(turn_id)
 
     def _history(self) -> list[dict[str, Any]]:
@@ -394,7 +404,7 @@ class ChatSession:
             self._record(request)
             self.store.update_turn(turn_id, steps=step + 1)
             try:
-                done = await self._stream(request)
+                done, searches = await self._stream(request)
             except ProviderError as exc:
                 self.emit(ev.ErrorEvent(code=exc.code, message=exc.message, retryable=exc.retryable))
                 return self._end(turn_id, "failed", exc.message, stop_reason="error")
@@ -414,35 +424,47 @@ class ChatSession:
                                     cache_read_input_tokens=u.cache_read_input_tokens,
                                     cache_creation_input_tokens=u.cache_creation_input_tokens))
             uses = [b for b in content if b.get("type") == "tool_use"]
-            if not uses:
+            if not uses and not searches:
                 return self._end(turn_id, "done", text=text_out, stop_reason=done.stop_reason)
-            results, parked = await self._run_tools(turn_id, uses)
-            if parked:
+            if await self._answer(turn_id, uses, searches):
                 return self._end(turn_id, "parked", text=text_out, stop_reason="tool_use")
-            self._add("user", results, turn_id)
         msg = f"the model called tools {eng.settings.max_steps} times in a row without answering; stopped"
         self.emit(ev.ErrorEvent(code="engine.max_steps", message=msg))
         return self._end(turn_id, "failed", msg, stop_reason="max_steps")
 
-    async def _stream(self, request: ModelRequest) -> ResponseDone:
+    async def _answer(self, turn_id: str, uses: list[dict[str, Any]], searches: list[ServerToolUse], *,
+                      resuming: bool = False) -> bool:
+        """Answer one response: every tool use through the pipeline, then every search the client
+        must run; append the results as the next user message. True when a tool parked (the
+        searches are then answered on resume, from the stored response)."""
+        results, parked = await self._run_tools(turn_id, uses, resuming=resuming) if uses else ([], False)
+        if parked:
+            return True
+        answers = [self._client_search(s.id, s.input) for s in searches]
+        self._add("user", answers + results, turn_id)
+        return False
+
+    async def _stream(self, request: ModelRequest) -> tuple[ResponseDone, list[ServerToolUse]]:
+        """Stream one response, emitting its events. Returns the response and the searches the
+        client must run (OpenAI's client-executed tool_search)."""
         assert self.provider is not None and self.strategy is not None
         done: ResponseDone | None = None
-        searches: dict[str, str] = {}
+        client_searches: list[ServerToolUse] = []
         async for item in self.provider.stream(request):
             if isinstance(item, TextDelta):
                 self.emit(ev.ModelTextDelta(text=item.text))
             elif isinstance(item, ToolUse):
                 self.emit(ev.ModelToolUse(id=item.id, name=item.name, input=item.input))
             elif isinstance(item, ServerToolUse):
-                query = item.input.get("query") if isinstance(item.input, dict) else None
-                if query is None and isinstance(item.input, dict):
-                    query = " | ".join(item.input.get("queries") or []) or json.dumps(item.input)
-                searches[item.id] = str(query or "")
-                self.emit(ev.ModelToolSearch(id=item.id, query=str(query or ""), executor=item.executor))
+                query = search_label(item.input)
+                self._searches[item.id] = query
+                self.emit(ev.ModelToolSearch(id=item.id, query=query, executor=item.executor))
+                if item.executor == "client":
+                    client_searches.append(item)
             elif isinstance(item, ToolSearchResult):
                 self.strategy.discover(item.references)
-                self.emit(ev.ModelToolSearch(id=item.tool_use_id, query=searches.get(item.tool_use_id, ""),
-                                             references=item.references))
+                self.emit(ev.ModelToolSearch(id=item.tool_use_id, references=item.references,
+                                             query=self._search_query(item.tool_use_id, request.messages)))
             elif isinstance(item, Usage):
                 pass
             elif isinstance(item, ResponseDone):
@@ -450,7 +472,32 @@ class ChatSession:
         if done is None:
             raise ProviderError("provider.incomplete", "the model's response ended before it was complete",
                                 retryable=True)
-        return done
+        return done, client_searches
+
+    def _search_query(self, search_id: str, messages: list[dict[str, Any]]) -> str:
+        """The query of a search whose result arrived: asked earlier in this turn, or (a turn
+        resumed in a new process) found in the history that was sent."""
+        if search_id in self._searches:
+            return self._searches[search_id]
+        for m in messages:
+            for b in m["content"] if isinstance(m.get("content"), list) else []:
+                if b.get("type") == "server_tool_use" and b.get("id") == search_id:
+                    return search_label(b.get("input"))
+        return ""
+
+    def _client_search(self, search_id: str, tool_input: Any) -> dict[str, Any]:
+        """Run a native search the client must execute over the plan's deferred tools; the
+        answer is a tool_result of ``tool_reference`` blocks (the adapter expands them)."""
+        assert self.strategy is not None
+        queries = search_queries(tool_input)
+        hits = self._search(queries, CLIENT_SEARCH_LIMIT)
+        added = self.strategy.discover(hits)
+        if added:
+            self.emit(ev.ToolDiscovered(names=added, source="search"))
+        query = self._searches.setdefault(search_id, search_label(tool_input))
+        self.emit(ev.ModelToolSearch(id=search_id, query=query, references=hits, executor="client"))
+        return {"type": "tool_result", "tool_use_id": search_id,
+                "content": [{"type": "tool_reference", "tool_name": n} for n in hits]}
 
     def _record(self, request: ModelRequest) -> None:
         if self.record_path:
@@ -532,14 +579,26 @@ class ChatSession:
             return ToolResult.of_text(f"The chat is now titled {title!r}.")
         return _unavailable(f"{name} has no implementation")
 
-    def _tool_search(self, query: str, limit: int) -> ToolResult:
-        assert self.plan is not None and self.strategy is not None
-        from core.deferral.search import ToolSearchIndex
-
+    def _search(self, queries: list[str], limit: int) -> list[str]:
+        """The deferred tools best matching ``queries``: each query's best first, then each one's
+        second best, and so on, without repeats, at most ``limit``."""
+        assert self.plan is not None
         if self._search_index is None:
+            from core.deferral.search import ToolSearchIndex
+
             self._search_index = ToolSearchIndex([self.specs[n] for n in self.plan.deferred_tool_names
                                                   if n in self.specs])
-        hits = [h.name for h in self._search_index.search(query, k=max(1, min(limit, 10)))]
+        ranked = [[h.name for h in self._search_index.search(q, k=limit)] for q in queries]
+        hits: list[str] = []
+        for rank in range(limit):
+            for names in ranked:
+                if rank < len(names) and names[rank] not in hits:
+                    hits.append(names[rank])
+        return hits[:limit]
+
+    def _tool_search(self, query: str, limit: int) -> ToolResult:
+        assert self.plan is not None and self.strategy is not None
+        hits = self._search([query], max(1, min(limit, 10)))
         added = self.strategy.discover(hits)
         if added:
             self.emit(ev.ToolDiscovered(names=added, source="search"))
@@ -556,6 +615,43 @@ class ChatSession:
             line = entry_text(spec)
             lines.append(envelope.wrap(line, f"mcp.{spec.server}") if spec.untrusted else line)
         return ToolResult(content=[{"type": "text", "text": "\n".join(lines)}], structured={"loaded": hits})
+
+
+def search_queries(tool_input: Any) -> list[str]:
+    """The queries of a native search call, whatever shape its arguments take: ``queries`` or
+    ``paths`` (lists), ``query`` (text), else every text value (``{"goal": ...}``, ``{"pattern": ...}``)."""
+    if isinstance(tool_input, str):
+        return [tool_input] if tool_input.strip() else []
+    if not isinstance(tool_input, dict):
+        return []
+    for key in ("queries", "paths"):
+        values = tool_input.get(key)
+        if isinstance(values, list) and (found := [v for v in values if isinstance(v, str) and v.strip()]):
+            return found
+    query = tool_input.get("query")
+    if isinstance(query, str) and query.strip():
+        return [query]
+    return [v for v in tool_input.values() if isinstance(v, str) and v.strip()]
+
+
+def search_label(tool_input: Any) -> str:
+    """A search call's query as one line for events and the UI."""
+    queries = search_queries(tool_input)
+    if queries:
+        return " | ".join(queries)
+    return "" if tool_input in (None, {}) else json.dumps(tool_input, ensure_ascii=False, sort_keys=True)
+
+
+def pending_client_searches(content: list[dict[str, Any]]) -> list[ServerToolUse]:
+    """The client-executed searches of a stored response (OpenAI ``tool_search_call`` items with
+    ``execution: client``), as the adapter reported them, for a turn resumed after a park."""
+    found = []
+    for block in content:
+        item = block.get("item") if block.get("type") == "provider_item" else None
+        if isinstance(item, dict) and item.get("type") == "tool_search_call" and item.get("execution") == "client":
+            found.append(ServerToolUse(id=item.get("call_id") or item.get("id") or "", name="tool_search",
+                                       input=item.get("arguments"), executor="client"))
+    return found
 
 
 def _unavailable(message: str) -> ToolResult:

@@ -4,7 +4,9 @@
   tools array and the prefix never change.
 * ``anthropic``: every pinned tool declared on every request, deferred ones with
   ``defer_loading``, plus Anthropic's server tool search. Constant array.
-* ``openai``: the same on the Responses API with ``{"type": "tool_search"}``.
+* ``openai``: the same on the Responses API with ``{"type": "tool_search"}`` (hosted: OpenAI runs
+  the search) or, with ``openai_search="client"``, ``{"type": "tool_search", "execution":
+  "client", ...}``: the model writes queries and deferchat answers them with its own index.
 * ``active-tools``: the base tools (definitions + ``tool.search``) plus this turn's discovery
   pool. The pool only grows within a turn and is seeded, every step, with the deferred tools
   that the messages actually sent still reference (the cross-turn trap), so history never
@@ -13,6 +15,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +27,28 @@ ANTHROPIC_SEARCH_TOOLS = {
     "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
 }
 OPENAI_SEARCH_TOOL = {"type": "tool_search"}
+# Client-executed: the model's tool_search_call carries these arguments and deferchat runs the
+# search (core.deferral.search) and answers with the matching tools' definitions.
+OPENAI_CLIENT_SEARCH_TOOL = {
+    "type": "tool_search",
+    "execution": "client",
+    "description": ("Search the tools that are available but not loaded yet. Give one or more short queries "
+                    "naming the capability you need; the matching tools are loaded and can be called next. "
+                    "If nothing matches, no such tool exists here: do not search again for the same thing."),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "queries": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Search queries, a few words each; the results of all queries are combined.",
+            },
+        },
+        "required": ["queries"],
+        "additionalProperties": False,
+    },
+}
+OPENAI_SEARCH_TOOLS = {"hosted": OPENAI_SEARCH_TOOL, "client": OPENAI_CLIENT_SEARCH_TOOL}
 
 
 @dataclass
@@ -65,7 +90,8 @@ class Strategy:
     plan: RosterPlan
     base_system: str
     specs: dict[str, ToolSpec]
-    anthropic_search: str = "bm25"
+    anthropic_search: str = "bm25"  # bm25 | regex: which Anthropic tool search tool is injected
+    openai_search: str = "hosted"  # hosted | client: who runs OpenAI's tool_search
     # Names surfaced so far in this chat (searched, discovered or native-loaded), for the UI.
     loaded: list[str] = field(default_factory=list)
     pool: DiscoveryPool | None = None
@@ -107,8 +133,7 @@ class Strategy:
             deferred = [dict(self.specs[n].definition(), defer_loading=True) for n in self._deferred]
             tools = list(self._defined) + deferred
             if deferred:
-                tools.append(dict(ANTHROPIC_SEARCH_TOOLS[self.anthropic_search]) if self.name == "anthropic"
-                             else dict(OPENAI_SEARCH_TOOL))
+                tools.append(self.search_tool())
             return Surface(system, tools, len(tools) - 1 if tools else None)
         # active-tools
         assert self.pool is not None
@@ -116,6 +141,12 @@ class Strategy:
         base = list(self._defined)
         tools = base + [self.specs[n].definition() for n in self.pool.names]
         return Surface(system, tools, len(base) - 1 if base else None)
+
+    def search_tool(self) -> dict[str, Any]:
+        """The provider's tool search tool a native strategy injects (a fresh copy)."""
+        source = (ANTHROPIC_SEARCH_TOOLS[self.anthropic_search] if self.name == "anthropic"
+                  else OPENAI_SEARCH_TOOLS[self.openai_search])
+        return copy.deepcopy(source)
 
     def note(self) -> str:
         """The strategy's line in Region A (constant for the chat)."""
@@ -134,4 +165,8 @@ class Strategy:
 def make_strategy(name: str, plan: RosterPlan, base_system: str, specs: dict[str, ToolSpec], **kw: Any) -> Strategy:
     if name not in ("wrapper", "anthropic", "openai", "active-tools"):
         raise ValueError(f"unknown strategy {name!r}")
+    if kw.get("anthropic_search", "bm25") not in ANTHROPIC_SEARCH_TOOLS:
+        raise ValueError(f"unknown Anthropic tool search {kw['anthropic_search']!r}: bm25 or regex")
+    if kw.get("openai_search", "hosted") not in OPENAI_SEARCH_TOOLS:
+        raise ValueError(f"unknown OpenAI tool search {kw['openai_search']!r}: hosted or client")
     return Strategy(name=name, plan=plan, base_system=base_system, specs=specs, **kw)
