@@ -4,7 +4,7 @@
 ``$XDG_CONFIG_HOME/deferchat/config.toml`` (default ``~/.config/deferchat/config.toml``)::
 
     provider = "anthropic"            # demo | anthropic | openai | openai-chat
-    model = "claude-sonnet-4-5"
+    model = "claude-sonnet-4-6"
     base_url = "https://gateway.example/anthropic"
     strategy = "auto"                 # wrapper | anthropic | openai | active-tools | auto
     roster = "production"
@@ -44,7 +44,7 @@ PROVIDERS = ("demo", "script", "anthropic", "openai", "openai-chat")
 DEFAULT_MODELS = {
     "demo": "demo-1",
     "script": "script",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-5.4",
     "openai-chat": "gpt-5.4",
 }

@@ -229,6 +229,10 @@ class ChatSession:
         from core.session import resolve_strategy_for
 
         strategy, reason = resolve_strategy_for(requested, provider, model, base_url)
+        if strategy == "openai" and eng.settings.openai_tool_search == "client":
+            reason += "; tool_search runs client-side (openai_tool_search = \"client\"): deferchat's own index answers it"
+        elif strategy == "anthropic" and eng.settings.anthropic_tool_search == "regex":
+            reason += "; the server tool search is the regex variant (anthropic_tool_search = \"regex\")"
         roster_name = opts.roster or eng.settings.roster
         roster = load_roster(roster_name)
         extra = {"script": str(Path(opts.script).resolve()) if opts.script else None, "demo_delay": eng.demo_delay}
@@ -415,7 +419,7 @@ class ChatSession:
                 return self._end(turn_id, "failed", msg, stop_reason="error")
             content = done.content
             self._add("assistant", content, turn_id)
-            text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+            text = "\n\n".join(b["text"] for b in content if b.get("type") == "text" and b.get("text"))
             if text:
                 text_out = text
                 self.emit(ev.ModelText(text=text))
