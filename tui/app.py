@@ -1,0 +1,517 @@
+"""The deferchat app: a chat log in the centre, the roster panel on the right, the input at
+the bottom, approvals inline.
+
+It only presents engine events and answers approvals. The engine runs inside Textual's
+event loop: session open (which starts MCP servers), turns and resumes are async workers,
+the session's subscriber posts each event to the app as an :class:`EngineEvent`, and one
+handler (:class:`tui.router.EventRouter`) turns them into widgets. Quitting closes the
+session, so its MCP servers stop before the loop does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.events import Resize
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from core.engine import ChatOptions, ChatSession, Engine
+from core.errors import UserFacingError
+from core.pipeline.approvals import ApprovalRequest, Decision, QueueApprover
+from tui.router import EventRouter
+from tui.screens.chats import ChatsScreen
+from tui.screens.dialogs import Confirm, TextPrompt
+from tui.screens.plan import PlanScreen
+from tui.screens.tool import ToolScreen
+from tui.screens.whatif import WhatIfScreen
+from tui.state import NoteItem, items_from_history, marks_from_events, tool_display
+from tui.widgets.approval import ApprovalBar, ApprovalView
+from tui.widgets.chat_log import ChatLog
+from tui.widgets.composer import Composer
+from tui.widgets.header import ChatHeader
+from tui.widgets.roster import RosterPanel
+
+log = logging.getLogger("deferchat.tui")
+
+MARK_EVENTS = ("tool.requested", "tool.discovered", "model.tool_search")
+
+
+class EngineEvent(Message):
+    """An engine event on its way to the one handler. ``generation`` names the session that
+    sent it; events from a session the app has since closed are dropped."""
+
+    def __init__(self, event: Any, generation: int) -> None:
+        super().__init__()
+        self.event = event
+        self.generation = generation
+
+
+class ParkedAnswer:
+    """Answers one parked approval with the owner's decision, and hands any later request
+    in the resumed turn to the live queue (a fixed answer must not approve what comes next)."""
+
+    def __init__(self, approval_id: str, decision: Decision, then: QueueApprover) -> None:
+        self.approval_id = approval_id
+        self.decision = decision
+        self.then = then
+        self.used = False
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        if request.approval_id == self.approval_id and not self.used:
+            self.used = True
+            return self.decision
+        return await self.then.decide(request)
+
+
+# (action, palette title, palette help); every binding's action is here, so the command
+# palette has every action.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("new_chat", "New chat", "Open a new chat, planned now"),
+    ("chats", "Chats", "List chats: open, rename, delete, export"),
+    ("rename_current", "Rename this chat", "Give the open chat a new title"),
+    ("delete_current", "Delete this chat", "Delete the open chat for good"),
+    ("export_current", "Export this chat to Markdown", "Write the chat, tool calls included, to a file"),
+    ("plan", "Plan inspector", "The chat's whole plan and the index text as sent"),
+    ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
+    ("toggle_roster", "Toggle the roster panel", "Show or hide the roster"),
+    ("filter_tools", "Filter the roster", "Focus the roster's filter box"),
+    ("copy_last", "Copy the last answer", "Copy the assistant's last message to the clipboard"),
+    ("resume", "Resume the unfinished turn", "Show a parked approval again, or continue an interrupted turn"),
+    ("focus_input", "Focus the message box", "Back to typing (or to the approval, when one is open)"),
+)
+
+
+class DeferchatApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "deferchat"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        Binding("ctrl+n", "new_chat", "New", id="new_chat"),
+        Binding("ctrl+o", "chats", "Chats", id="chats"),
+        Binding("ctrl+r", "toggle_roster", "Roster", id="toggle_roster"),
+        Binding("ctrl+g", "plan", "Plan", id="plan"),
+        Binding("ctrl+t", "whatif", "What-if", id="whatif"),
+        Binding("ctrl+f", "filter_tools", "Filter", id="filter_tools"),
+        Binding("f2", "rename_current", "Rename", id="rename_current", show=False),
+        Binding("ctrl+s", "export_current", "Export", id="export_current", show=False),
+        Binding("f3", "copy_last", "Copy answer", id="copy_last", show=False),
+        Binding("f8", "delete_current", "Delete chat", id="delete_current", show=False),
+        Binding("f9", "change_theme", "Theme", id="change_theme", show=False),
+        Binding("escape", "focus_input", "Input", id="focus_input", show=False),
+    ]
+
+    def __init__(self, engine: Engine | None = None, *, options: ChatOptions | None = None,
+                 open_chat: str | None = None, export_dir: str | Path | None = None,
+                 engine_factory: Callable[[], Engine] | None = None) -> None:
+        super().__init__()
+        self._engine = engine
+        self._engine_factory = engine_factory or (lambda: Engine(demo_delay=0.015))
+        self.options = options or ChatOptions()
+        self.initial_chat = open_chat
+        self.export_dir = Path(export_dir) if export_dir else Path.cwd()
+        self.session: ChatSession | None = None
+        self.pinned = False
+        self.approver = QueueApprover()
+        self.generation = 0
+        self.turn_running = False
+        self.approval_queue: list[ApprovalView] = []
+        self.header_bar = ChatHeader(id="header")
+        self.log_view = ChatLog(id="log")
+        self.status_line = Static("", id="status-line")
+        self.composer = Composer(id="composer")
+        self.bottom = Vertical(self.status_line, self.composer, id="bottom")
+        self.roster = RosterPanel(id="roster")
+        self.router = EventRouter(self.log_view, self.roster, self.header_bar)
+
+    # -- set-up ---------------------------------------------------------------------------------
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = self._engine_factory()
+        return self._engine
+
+    @property
+    def store(self) -> Any:
+        return self.engine.store
+
+    def compose(self) -> ComposeResult:
+        yield self.header_bar
+        with Horizontal(id="body"):
+            with Vertical(id="main"):
+                yield self.log_view
+                yield self.bottom
+            yield self.roster
+        yield Footer()
+
+    def on_mount(self) -> None:
+        settings = self.engine.settings
+        if settings.theme in self.available_themes:
+            self.theme = settings.theme
+        if settings.keymap:
+            self.set_keymap(settings.keymap)
+        self.composer.focus()
+        self.open_session(self.initial_chat)
+
+    def on_resize(self, event: Resize) -> None:
+        self.screen.set_class(event.size.width < 100, "-narrow")
+        self.screen.set_class(event.size.width >= 160, "-wide")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for action, title, help_text in COMMANDS:
+            yield SystemCommand(title, help_text, self._action_runner(action))
+
+    def _action_runner(self, action: str) -> Callable[[], Any]:
+        async def run() -> None:
+            await self.run_action(action)
+
+        return run
+
+    def set_status(self, text: str) -> None:
+        self.status_line.update(text)
+        self.status_line.display = bool(text)
+
+    # -- sessions -------------------------------------------------------------------------------
+    def open_session(self, chat_id: str | None) -> None:
+        """Close the open chat (if any) and open ``chat_id``, or a new chat when None."""
+        self.run_worker(self._switch(chat_id), group="session", exclusive=True, exit_on_error=False)
+
+    def _subscriber(self, generation: int) -> Callable[[Any], None]:
+        def deliver(event: Any) -> None:
+            self.post_message(EngineEvent(event, generation))
+
+        return deliver
+
+    async def _switch(self, chat_id: str | None) -> None:
+        await self.close_session()
+        self.generation += 1
+        generation = self.generation
+        self.approver = QueueApprover()
+        await self._reset_view()
+        self.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
+        self.header_bar.set_opening("opening\u2026")
+        try:
+            session = await self.engine.open_chat(chat_id, self.options if chat_id is None else ChatOptions(),
+                                                  approver=self.approver,
+                                                  subscribers=[self._subscriber(generation)])
+        except UserFacingError as exc:
+            self.set_status("")
+            await self.log_view.add(NoteItem(text=str(exc), level="error"))
+            self.header_bar.set_opening("no chat open")
+            return
+        except Exception as exc:  # keep the app usable: the chats list still works
+            log.exception("opening a chat failed")
+            self.set_status("")
+            await self.log_view.add(NoteItem(text=f"could not open the chat: {type(exc).__name__}: {exc}",
+                                             level="error"))
+            return
+        if generation != self.generation:
+            await session.close()
+            return
+        self.session = session
+        self.pinned = chat_id is not None
+        await self._present(session)
+        self.set_status("")
+        self.run_worker(self._approvals(self.approver, generation), group="approvals", exclusive=True,
+                        exit_on_error=False)
+
+    async def _reset_view(self) -> None:
+        await self._clear_approvals()
+        self.router.reset()
+        self.roster.reset()
+        await self.log_view.clear()
+
+    async def _present(self, session: ChatSession) -> None:
+        assert session.plan is not None
+        plan = session.plan
+        row = session.chat()
+        self.header_bar.set_chat(title=row["title"], provider=row["provider"], model=row["model"],
+                                 strategy=plan.strategy, reason=plan.strategy_reason, pinned=self.pinned)
+        displays = {t.name: tool_display(t.name, t.remote_name, t.server) for t in plan.tools}
+        self.router.reset(displays)
+        marks = marks_from_events(self.store.events(session.chat_id, MARK_EVENTS))
+        self.roster.set_plan(plan, pinned=self.pinned, marks=marks)
+        for status in session.server_status.values():
+            self.roster.set_server(status.server, status.status, status.tools, status.message)
+        for server in session.roster_changed:
+            self.roster.roster_changed(server)
+        if self.pinned:
+            items = items_from_history(self.store.messages(session.chat_id), self.store.invocations(session.chat_id),
+                                       displays)
+            self.router.adopt(items)
+            await self.log_view.load(items)
+            await self._offer_parked()
+        self.focus_input()
+
+    async def _offer_parked(self) -> None:
+        """A reopened chat shows its parked approvals again (or offers to resume)."""
+        session = self.session
+        if session is None or session.parked() is None:
+            return
+        pending = session.pending_approvals()
+        if not pending:
+            await self.log_view.add(NoteItem(text="This chat has an unfinished turn: run \u201cResume the "
+                                             "unfinished turn\u201d from the command palette (ctrl+p).",
+                                             level="warning"))
+            return
+        row = pending[0]
+        placement = session.plan.placement_of(row["tool"]) if session.plan else None
+        self.approval_queue.append(ApprovalView(
+            approval_id=row["id"], tool=row["tool"], side_effect=row["side_effect"] or "",
+            arguments=row["arguments"], via=row.get("via"), reason=row.get("reason") or "",
+            untrusted=bool(placement and placement.untrusted), display=self.router.displays.get(row["tool"], ""),
+            parked=True))
+        await self._show_next_approval()
+
+    async def close_session(self) -> None:
+        """Stop the open chat's workers and close it (its MCP servers stop)."""
+        for group in ("turn", "approvals"):
+            self.workers.cancel_group(self, group)
+        self.turn_running = False
+        session, self.session = self.session, None
+        if session is not None:
+            try:
+                await session.close()
+            except Exception:  # closing must not stop the app from quitting
+                log.exception("closing the session failed")
+
+    async def on_engine_event(self, message: EngineEvent) -> None:
+        if message.generation != self.generation:
+            return
+        await self.router.handle(message.event)
+
+    # -- turns ------------------------------------------------------------------------------------
+    async def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        if self.session is None:
+            self.notify("The chat is still opening.", severity="warning")
+            self.composer.text = message.text
+            return
+        if self.turn_running:
+            self.notify("A turn is running; wait for it (or answer its approval).", severity="warning")
+            self.composer.text = message.text
+            return
+        self._run_turn(self.session.send(message.text))
+
+    def _run_turn(self, work: Any) -> None:
+        self.turn_running = True
+        self.set_status("Working\u2026")
+        self.run_worker(self._turn(work), group="turn", exit_on_error=False)
+
+    async def _turn(self, work: Any) -> None:
+        try:
+            await work
+        except UserFacingError as exc:
+            self.notify(str(exc), severity="error")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("the turn failed")
+            await self.log_view.add(NoteItem(text=f"the turn failed: {type(exc).__name__}: {exc}", level="error"))
+        finally:
+            self.turn_running = False
+            self.set_status("")
+
+    # -- approvals ---------------------------------------------------------------------------------
+    async def _approvals(self, approver: QueueApprover, generation: int) -> None:
+        while True:
+            request = await approver.next_request()
+            if generation != self.generation:
+                return
+            plan = self.session.plan if self.session else None
+            self.approval_queue.append(ApprovalView(
+                approval_id=request.approval_id, tool=request.tool, side_effect=request.side_effect,
+                arguments=request.arguments, via=request.via, reason=request.reason, untrusted=request.untrusted,
+                display=self.router.displays.get(request.tool, "") if plan else ""))
+            await self._show_next_approval()
+
+    @property
+    def approval_bar(self) -> ApprovalBar | None:
+        bars = self.bottom.query(ApprovalBar)
+        return bars.first() if bars else None
+
+    async def _show_next_approval(self) -> None:
+        if self.approval_bar is not None or not self.approval_queue:
+            return
+        view = self.approval_queue.pop(0)
+        self.composer.display = False
+        await self.bottom.mount(ApprovalBar(view, id="approval"), before=self.composer)
+
+    async def _clear_approvals(self) -> None:
+        self.approval_queue.clear()
+        bar = self.approval_bar
+        if bar is not None:
+            await bar.remove()
+        self.composer.display = True
+
+    async def on_approval_bar_decided(self, message: ApprovalBar.Decided) -> None:
+        bar = self.approval_bar
+        if bar is not None:
+            await bar.remove()
+        self.composer.display = True
+        self.focus_input()
+        view, decision = message.view, message.decision
+        if view.parked:
+            if self.session is not None and not self.turn_running:
+                self._run_turn(self.session.resume(ParkedAnswer(view.approval_id, decision, self.approver)))
+        elif not self.approver.answer(view.approval_id, decision):
+            self.notify("That approval is no longer waiting.", severity="warning")
+        await self._show_next_approval()
+
+    # -- actions ------------------------------------------------------------------------------------
+    def focus_input(self) -> None:
+        bar = self.approval_bar
+        (bar or self.composer).focus()
+
+    def action_focus_input(self) -> None:
+        self.focus_input()
+
+    async def action_quit(self) -> None:
+        await self.close_session()
+        self.exit(0)
+
+    async def on_unmount(self) -> None:
+        await self.close_session()
+
+    def action_new_chat(self) -> None:
+        self.open_session(None)
+
+    def action_chats(self) -> None:
+        def chosen(result: tuple[str, str] | None) -> None:
+            if result is None:
+                return
+            what, chat_id = result
+            self.open_session(chat_id if what == "open" else None)
+
+        self.push_screen(ChatsScreen(self.session.chat_id if self.session else None), chosen)
+
+    def action_toggle_roster(self) -> None:
+        self.roster.display = not self.roster.display
+
+    def action_filter_tools(self) -> None:
+        self.roster.display = True
+        self.roster.filter.focus()
+
+    def action_copy_last(self) -> None:
+        text = self.log_view.last_assistant_text()
+        if not text:
+            self.notify("No answer to copy yet.", severity="warning")
+            return
+        self.copy_to_clipboard(text)
+        self.notify("Copied the last answer.", timeout=2)
+
+    def action_plan(self) -> None:
+        if self.session is None or self.session.plan is None:
+            self.notify("No chat is open.", severity="warning")
+            return
+        self.push_screen(PlanScreen(self.session.plan, self.pinned))
+
+    def action_whatif(self) -> None:
+        if self.session is None or self.session.plan is None:
+            self.notify("No chat is open.", severity="warning")
+            return
+        self.push_screen(WhatIfScreen(self.session.plan, self.engine.estimator))
+
+    def on_roster_panel_tool_selected(self, message: RosterPanel.ToolSelected) -> None:
+        if self.roster.plan is not None:
+            self.push_screen(ToolScreen(self.roster.plan, message.name, self.roster.marks.get(message.name, set())))
+
+    async def action_resume(self) -> None:
+        session = self.session
+        if session is None or session.parked() is None:
+            self.notify("Nothing to resume.")
+            return
+        if self.turn_running:
+            self.notify("A turn is running.", severity="warning")
+            return
+        if session.pending_approvals():
+            if self.approval_bar is None:
+                await self._offer_parked()
+            return
+        self._run_turn(session.resume(self.approver))
+
+    def action_rename_current(self) -> None:
+        if self.session is not None:
+            self.run_worker(self.rename_chat(self.session.chat_id), exit_on_error=False)
+
+    def action_delete_current(self) -> None:
+        if self.session is not None:
+            self.run_worker(self.delete_chat(self.session.chat_id), exit_on_error=False)
+
+    def action_export_current(self) -> None:
+        if self.session is not None:
+            self.run_worker(self.export_chat(self.session.chat_id), exit_on_error=False)
+
+    # -- chat operations (also used by the chats list) ----------------------------------------------
+    async def rename_chat(self, chat_id: str) -> bool:
+        row = self.store.chat(chat_id)
+        if row is None:
+            return False
+        title = await self.push_screen_wait(TextPrompt("Rename the chat", row["title"] or ""))
+        if not title:
+            return False
+        self.store.update_chat(chat_id, title=title[:80])
+        if self.session is not None and self.session.chat_id == chat_id:
+            self.header_bar.set_title(title[:80])
+        return True
+
+    async def delete_chat(self, chat_id: str) -> bool:
+        row = self.store.chat(chat_id)
+        if row is None:
+            return False
+        if not await self.push_screen_wait(Confirm(f"Delete \u201c{row['title']}\u201d for good? Its messages and "
+                                                   "tool calls go with it.", yes="Delete")):
+            return False
+        current = self.session is not None and self.session.chat_id == chat_id
+        if current:
+            await self.close_session()
+        self.store.delete_chat(chat_id)
+        self.notify("Chat deleted.")
+        if current:
+            self.open_session(None)
+        return True
+
+    async def export_chat(self, chat_id: str) -> Path | None:
+        from core.export import chat_markdown
+
+        row = self.store.chat(chat_id)
+        if row is None:
+            return None
+        default = self.export_dir / f"{slug(row['title'] or 'chat')}.md"
+        answer = await self.push_screen_wait(TextPrompt("Export to Markdown (tool calls included)", str(default)))
+        if not answer:
+            return None
+        path = Path(answer).expanduser()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(chat_markdown(self.store, chat_id), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Could not write {path}: {exc}", severity="error")
+            return None
+        self.notify(f"Exported to {path}")
+        return path
+
+
+def slug(title: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()
+    return (s or "chat")[:60]
+
+
+def run_app(args: Any) -> int:
+    """Entry point of the ``deferchat`` script (``tui.main``): argparse args in, exit code out."""
+    options = ChatOptions(roster=getattr(args, "tui_roster", None), mcp_config=getattr(args, "tui_mcp_config", None),
+                          provider=getattr(args, "tui_provider", None), model=getattr(args, "tui_model", None),
+                          base_url=getattr(args, "tui_base_url", None), strategy=getattr(args, "tui_strategy", None))
+    app = DeferchatApp(options=options, open_chat=getattr(args, "open_chat", None))
+    result = app.run()
+    return int(result or 0)

@@ -1,0 +1,102 @@
+"""The chats list: open, new, rename, delete, export to Markdown."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+if TYPE_CHECKING:
+    from tui.app import DeferchatApp
+
+
+def when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else ""
+
+
+class ChatsScreen(ModalScreen[tuple[str, str] | None]):
+    """Dismisses with ("open", chat_id), ("new", "") or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close", id="chats_close"),
+        Binding("enter", "open", "Open", id="chats_open", priority=True),
+        Binding("n", "new", "New", id="chats_new"),
+        Binding("r", "rename", "Rename", id="chats_rename"),
+        Binding("d", "delete", "Delete", id="chats_delete"),
+        Binding("e", "export", "Export", id="chats_export"),
+    ]
+
+    app: DeferchatApp  # type: ignore[assignment]
+
+    def __init__(self, current: str | None) -> None:
+        super().__init__(classes="panel-screen")
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="panel"):
+            yield Static(Content("Chats"), classes="panel-title")
+            yield DataTable(id="chats-table", cursor_type="row", zebra_stripes=True)
+            yield Static(Content("Enter open \u00b7 n new \u00b7 r rename \u00b7 d delete \u00b7 e export Markdown "
+                                 "\u00b7 Escape close"), classes="panel-help")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("", "title", "status", "model", "strategy", "updated")
+        self.refresh_rows()
+        table.focus()
+
+    def refresh_rows(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        for row in self.app.store.chats():
+            table.add_row("\u25cf" if row["id"] == self.current else "", Text(row["title"] or "New chat"),
+                          row["status"], f"{row['provider']}/{row['model']}", row["strategy"],
+                          when(row["updated_at"]), key=row["id"])
+        if table.row_count and self.current is not None:
+            try:
+                table.move_cursor(row=table.get_row_index(self.current))
+            except Exception:  # the current chat is not stored (yet)
+                pass
+
+    def selected(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return str(key.value) if key.value is not None else None
+
+    def action_open(self) -> None:
+        chat_id = self.selected()
+        if chat_id:
+            self.dismiss(("open", chat_id))
+
+    def action_new(self) -> None:
+        self.dismiss(("new", ""))
+
+    @work
+    async def action_rename(self) -> None:
+        chat_id = self.selected()
+        if chat_id and await self.app.rename_chat(chat_id):
+            self.refresh_rows()
+
+    @work
+    async def action_delete(self) -> None:
+        chat_id = self.selected()
+        if chat_id and await self.app.delete_chat(chat_id):
+            if chat_id == self.current:
+                self.current = None
+            self.refresh_rows()
+
+    @work
+    async def action_export(self) -> None:
+        chat_id = self.selected()
+        if chat_id:
+            await self.app.export_chat(chat_id)

@@ -1,0 +1,74 @@
+"""One tool of the plan: why it is placed where it is, its index entry exactly as sent, and
+its input schema."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
+
+from core.roster.models import Placement, RosterPlan
+from tui.state import MARK_HELP, SIDE_EFFECT_BADGE, SIDE_EFFECT_MEANING, index_block, pretty_json
+
+_PLACEMENT = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed (deferred)", Placement.SKIPPED: "skipped"}
+
+
+def _read_only(text: str, language: str | None = None, **kw) -> TextArea:
+    area = TextArea(text, read_only=True, soft_wrap=False, show_line_numbers=False, **kw)
+    if language:
+        try:
+            area.language = language
+        except Exception:  # no highlighter installed: plain text is fine
+            pass
+    return area
+
+
+class ToolScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close", id="close_tool")]
+
+    def __init__(self, plan: RosterPlan, name: str, marks: set[str]) -> None:
+        super().__init__(classes="panel-screen")
+        self.plan = plan
+        self.tool_name = name
+        self.marks = marks
+
+    def compose(self) -> ComposeResult:
+        t = self.plan.placement_of(self.tool_name)
+        with Vertical(classes="panel"):
+            if t is None:
+                yield Static(Content(f"{self.tool_name} is not in this chat's plan"), classes="panel-title")
+                return
+            yield Static(Content(t.name), classes="panel-title")
+            with VerticalScroll(classes="panel-body"):
+                where = t.origin + (f" \u00b7 server {t.server}" if t.server else "")
+                facts = [
+                    f"placement  {_PLACEMENT[t.placement]} \u00b7 {t.tokens:,} tok "
+                    f"(definition {t.definition_tokens:,} tok) \u00b7 rank {t.rank}",
+                    f"why        {t.reason}",
+                    f"origin     {where}" + (" \u00b7 \u26a0 untrusted (its text is sent inside an "
+                                             "EXTERNAL_UNTRUSTED envelope)" if t.untrusted else ""),
+                    f"effect     {t.side_effect} [{SIDE_EFFECT_BADGE.get(t.side_effect, '')}] "
+                    f"{SIDE_EFFECT_MEANING.get(t.side_effect, '')}",
+                    "this chat  " + (", ".join(MARK_HELP[m] for m in sorted(self.marks)) or "not used yet"),
+                ]
+                yield Static(Content("\n".join(facts)), classes="facts")
+                yield Static(Content("Index entry as sent"), classes="section")
+                block = index_block(self.plan.index_text, t.index_entry)
+                if block is not None:
+                    yield _read_only(block, classes="index-entry")
+                elif t.placement is Placement.DEFERRED:
+                    yield Static(Content(f"Strategy {self.plan.strategy} sends no index region; the model finds "
+                                         "this tool by tool search. Its entry text: "
+                                         f"{t.index_entry or '(none)'}"), classes="note")
+                else:
+                    yield Static(Content("Not indexed: it is " + _PLACEMENT[t.placement] + "."), classes="note")
+                yield Static(Content("Description"), classes="section")
+                yield Static(Content(t.description or "(none)"), classes="description")
+                yield Static(Content("Input schema"), classes="section")
+                yield _read_only(pretty_json(t.input_schema), "json", classes="schema")
+            yield Static(Content("Escape closes"), classes="panel-help")

@@ -1,0 +1,252 @@
+"""What the chat log and the roster panel show, as plain data (no Textual here).
+
+The engine decides; these records only remember what its events said, so a widget can be
+rebuilt from them at any time (the chat log mounts only a window of them). Building the
+items of a reopened chat from the store is a pure function, tested without an app.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# Tool-row statuses, in the words the row shows.
+PENDING = "pending"
+AWAITING = "awaiting approval"
+RUNNING = "running"
+DONE = "done"
+FAILED = "failed"
+DENIED = "denied"
+STATUSES = (PENDING, AWAITING, RUNNING, DONE, FAILED, DENIED)
+
+_INVOCATION_STATUS = {
+    "requested": PENDING,
+    "awaiting_approval": AWAITING,
+    "running": RUNNING,
+    "completed": DONE,
+    "failed": FAILED,
+    "unknown": FAILED,
+    "denied": DENIED,
+}
+
+STATUS_GLYPH = {PENDING: "\u25cb", AWAITING: "?", RUNNING: "\u25b6", DONE: "\u2713", FAILED: "\u2717", DENIED: "\u2298"}
+
+# Live marks on the roster panel: what happened to a tool in this chat.
+CALLED = "called"
+DISCOVERED = "discovered"
+LOADED = "loaded"
+MARK_GLYPH = {CALLED: "\u25cf", DISCOVERED: "\u25c6", LOADED: "\u25c7"}
+MARK_HELP = {CALLED: "called", DISCOVERED: "discovered (active-tools pool)", LOADED: "loaded by native tool search"}
+
+SIDE_EFFECT_BADGE = {
+    "NONE": "pure",
+    "WORKSPACE_READ": "ws-read",
+    "NETWORK_READ": "net-read",
+    "WORKSPACE_WRITE": "ws-write",
+    "NETWORK_WRITE": "net-write",
+    "COMMUNICATION": "comms",
+}
+READ_SIDE_EFFECTS = ("NONE", "WORKSPACE_READ", "NETWORK_READ")
+SIDE_EFFECT_MEANING = {
+    "NONE": "computes only",
+    "WORKSPACE_READ": "reads your local data",
+    "NETWORK_READ": "reads the open web or a remote API",
+    "WORKSPACE_WRITE": "changes your local data",
+    "NETWORK_WRITE": "changes state in a remote system",
+    "COMMUNICATION": "reaches a person (mail, call, notification)",
+}
+
+
+@dataclass(eq=False)
+class Item:
+    """One entry of the chat log. ``widget`` is the mounted widget, if the window shows it."""
+
+    widget: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(eq=False)
+class UserItem(Item):
+    text: str = ""
+
+
+@dataclass(eq=False)
+class AssistantItem(Item):
+    text: str = ""
+    streaming: bool = False
+
+
+@dataclass(eq=False)
+class NoteItem(Item):
+    text: str = ""
+    level: str = "info"  # info | warning | error
+
+
+@dataclass(eq=False)
+class ToolItem(Item):
+    """A tool call as the log shows it. ``model_name`` is what the model wrote (e.g. tool.call);
+    ``name`` is the deferred tool's own name once the pipeline has said it."""
+
+    call_id: str = ""
+    model_name: str = ""
+    name: str | None = None
+    via: str | None = None
+    status: str = PENDING
+    code: str | None = None
+    message: str | None = None
+    arguments: Any = None
+    result: Any = None
+    side_effect: str | None = None
+    scope: str | None = None
+    replayed: bool = False
+    display: str = ""  # the short name the row shows, e.g. start_call (mcp.bland_call.start_call)
+
+    @property
+    def shown_name(self) -> str:
+        return self.display or self.name or self.model_name
+
+
+def tool_display(name: str, remote_name: str | None = None, server: str | None = None) -> str:
+    """``start_call (mcp.bland_call.start_call)`` for a server's tool, the name itself otherwise."""
+    if remote_name and server and name != remote_name:
+        return f"{remote_name} ({name})"
+    return name
+
+
+def status_of_invocation(status: str | None) -> str:
+    return _INVOCATION_STATUS.get(status or "", PENDING)
+
+
+def tool_title(item: ToolItem) -> str:
+    """The row's one-line title: glyph, name, the wrapper it came through, status and code."""
+    status = item.status
+    if item.code and item.status in (FAILED, DENIED):
+        status += f" {item.code}"
+    if item.status == DONE and item.replayed:
+        status += " (replayed)"
+    parts = [STATUS_GLYPH.get(item.status, "\u00b7"), status, "\u00b7", item.shown_name]
+    if item.via:
+        parts.append(f"via {item.via}")
+    if item.scope in ("once", "chat") and item.status not in (DENIED,):
+        parts.append("\u00b7 allowed " + ("for this chat" if item.scope == "chat" else "once"))
+    return " ".join(parts)
+
+
+def compact_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def pretty_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: max(1, width - 1)] + "\u2026"
+
+
+def args_preview(arguments: Any, width: int = 160) -> str:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass
+    return clip(compact_json(arguments), width)
+
+
+def _loads(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def items_from_history(messages: list[dict[str, Any]], invocations: list[dict[str, Any]],
+                       displays: dict[str, str] | None = None) -> list[Item]:
+    """The log of a stored chat: its messages in order, every tool call under the tool's own
+    name (from its invocation row), tool results folded into their calls."""
+    by_call = {inv["call_id"]: inv for inv in invocations}
+    displays = displays or {}
+    items: list[Item] = []
+    for m in messages:
+        for block in m.get("content") or []:
+            kind = block.get("type")
+            if kind == "text" and block.get("text"):
+                items.append(UserItem(text=block["text"]) if m["role"] == "user" else AssistantItem(text=block["text"]))
+            elif kind == "tool_use":
+                call_id = str(block.get("id") or "")
+                inv = by_call.get(call_id)
+                item = ToolItem(call_id=call_id, model_name=str(block.get("name") or "?"), arguments=block.get("input"))
+                if inv is not None:
+                    item.name = inv.get("name") or item.model_name
+                    item.via = inv.get("via")
+                    item.status = status_of_invocation(inv.get("status"))
+                    item.code = inv.get("error_code")
+                    item.message = inv.get("error_message")
+                    item.side_effect = inv.get("side_effect")
+                    if inv.get("arguments"):
+                        item.arguments = _loads(inv["arguments"])
+                    item.result = inv.get("model_result")
+                    item.display = displays.get(item.name or "", "")
+                items.append(item)
+            elif kind == "server_tool_use":
+                items.append(NoteItem(text=f"tool search: {compact_json(block.get('input'))}"))
+            elif kind == "tool_search_tool_result":
+                content = block.get("content") or {}
+                refs = [r.get("tool_name") for r in content.get("tool_references", []) if isinstance(r, dict)]
+                items.append(NoteItem(text="tool search found: " + (", ".join(str(r) for r in refs) or "nothing")))
+    return items
+
+
+def marks_from_events(events: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Roster marks from a chat's stored events (the same rules the live handler applies)."""
+    marks: dict[str, set[str]] = {}
+    for e in events:
+        for name, mark in marks_for_event(e.get("type", ""), e):
+            marks.setdefault(name, set()).add(mark)
+    return marks
+
+
+def marks_for_event(kind: str, data: Any) -> list[tuple[str, str]]:
+    """(tool, mark) pairs one event sets; ``data`` is an event object or its JSON dict."""
+    get = data.get if isinstance(data, dict) else (lambda k, d=None: getattr(data, k, d))
+    if kind == "tool.requested" and get("name"):
+        return [(str(get("name")), CALLED)]
+    if kind == "tool.discovered":
+        return [(str(n), DISCOVERED) for n in get("names") or []]
+    if kind == "model.tool_search" and (get("executor") or "server") == "server":
+        # a client-side search (active-tools' tool.search) is reported as tool.discovered
+        return [(str(n), LOADED) for n in get("references") or []]
+    return []
+
+
+def index_block(index_text: str, entry: str | None) -> str | None:
+    """The lines of the index region that carry ``entry``, exactly as the prompt has them:
+    the entry alone for trusted configuration, the whole envelope it sits in otherwise.
+    None when the index text does not carry it (another strategy, or not deferred)."""
+    if not entry or not index_text:
+        return None
+    lines = index_text.splitlines()
+    if entry not in lines:
+        return None
+    at = lines.index(entry)
+    opened = None
+    for i in range(at - 1, -1, -1):
+        if lines[i].startswith("<<<END_EXTERNAL_UNTRUSTED"):
+            break
+        if lines[i].startswith("<<<EXTERNAL_UNTRUSTED"):
+            opened = i
+            break
+    if opened is None:
+        return entry
+    close = next((j for j in range(at + 1, len(lines)) if lines[j].startswith("<<<END_EXTERNAL_UNTRUSTED")),
+                 len(lines) - 1)
+    return "\n".join(lines[opened:close + 1])

@@ -1,0 +1,357 @@
+"""The chat log: messages, streamed Markdown, tool-call rows and notes.
+
+Every entry is backed by a plain record (:mod:`tui.state`); the log keeps all records and
+mounts only a window of them, so a chat of thousands of messages opens as fast as a short
+one. Scrolling to the top mounts the previous page (and, past a limit, unmounts the far
+end); scrolling back down does the reverse. Live events update the record and, when its
+widget is mounted, the widget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from tui.state import (
+    AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title,
+)
+
+
+COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
+
+
+class CopyMixin:
+    """A focusable entry; ``c`` copies what it holds (each widget class lists COPY_BINDINGS:
+    Textual reads BINDINGS from widget classes only)."""
+
+    can_focus = True
+
+    def copy_text(self) -> str:
+        raise NotImplementedError
+
+    def action_copy_entry(self) -> None:
+        text = self.copy_text()
+        if text:
+            self.app.copy_to_clipboard(text)  # type: ignore[attr-defined]
+            self.app.notify("Copied to the clipboard.", timeout=2)  # type: ignore[attr-defined]
+
+
+class UserMessage(CopyMixin, Static):
+    """One widget per entry (the log mounts many): the label is the top border's title."""
+
+    BINDINGS = COPY_BINDINGS
+
+    def __init__(self, item: UserItem, **kw) -> None:
+        super().__init__(Content(item.text), **kw)
+        self.item = item
+        self.border_title = "You"
+
+    def copy_text(self) -> str:
+        return self.item.text
+
+
+class AssistantMessage(CopyMixin, Markdown):
+    """Markdown, streamed through ``MarkdownStream`` while the model writes, then set once
+    from the whole text (the stream's appends can leave a half-parsed block behind)."""
+
+    BINDINGS = COPY_BINDINGS
+
+    def __init__(self, item: AssistantItem, **kw) -> None:
+        super().__init__(item.text, **kw)
+        self.item = item
+        self.border_title = "Assistant"
+        self._stream: MarkdownStream | None = None
+
+    async def append(self, fragment: str) -> None:
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        await self._stream.write(fragment)
+
+    async def finish(self) -> None:
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        await self.update(self.item.text)
+
+    @property
+    def markdown(self) -> Markdown:
+        return self
+
+    def copy_text(self) -> str:
+        return self.item.text
+
+
+class NoteRow(CopyMixin, Static):
+    BINDINGS = COPY_BINDINGS
+
+    def __init__(self, item: NoteItem, **kw) -> None:
+        super().__init__(Content(item.text), **kw)
+        self.item = item
+        self.add_class(f"-{item.level}")
+
+    def copy_text(self) -> str:
+        return self.item.text
+
+
+class ToolCallRow(Collapsible):
+    """One tool call, collapsed to its title: status, name, the wrapper it came through."""
+
+    BINDINGS = COPY_BINDINGS
+
+    def __init__(self, item: ToolItem, **kw) -> None:
+        self.item = item
+        self._details = Static(Content(""), classes="details")
+        super().__init__(self._details, title="", collapsed=True, **kw)
+
+    def on_mount(self) -> None:
+        self.refresh_from_item()
+
+    def refresh_from_item(self) -> None:
+        item = self.item
+        self.title = Content(tool_title(item))  # type: ignore[assignment]
+        for status in ("pending", "awaiting", "running", "done", "failed", "denied"):
+            self.set_class(item.status.startswith(status), f"-{status}")
+        self._details.update(Content(self.details_text()))
+
+    def details_text(self) -> str:
+        item = self.item
+        lines = [f"call {item.call_id}"]
+        if item.name and item.name != item.model_name:
+            lines.append(f"the model called {item.model_name}; the pipeline ran {item.name}")
+        elif item.name:
+            lines.append(f"tool {item.name}")
+        if item.side_effect:
+            lines.append(f"side effect {item.side_effect}")
+        lines.append("arguments:")
+        lines.append(pretty_json(item.arguments))
+        if item.result is not None:
+            lines.append("result:")
+            lines.append(item.result if isinstance(item.result, str) else pretty_json(item.result))
+        if item.message:
+            lines.append(f"{item.code or 'error'}: {item.message}")
+        return "\n".join(lines)
+
+    def action_copy_entry(self) -> None:
+        self.app.copy_to_clipboard(self.details_text())
+        self.app.notify("Copied the call to the clipboard.", timeout=2)
+
+
+def widget_for(item: Item) -> Widget:
+    if isinstance(item, UserItem):
+        w: Widget = UserMessage(item, classes="entry user")
+    elif isinstance(item, AssistantItem):
+        w = AssistantMessage(item, classes="entry assistant")
+    elif isinstance(item, ToolItem):
+        w = ToolCallRow(item, classes="entry tool")
+    else:
+        assert isinstance(item, NoteItem)
+        w = NoteRow(item, classes="entry note")
+    item.widget = w
+    return w
+
+
+class ChatLog(VerticalScroll):
+    """All of a chat's entries as records; a window of them mounted."""
+
+    WINDOW: ClassVar[int] = 40  # entries mounted on open, and after jumping to the end
+    PAGE: ClassVar[int] = 25  # entries mounted per step when scrolling past the window
+    MAX_MOUNTED: ClassVar[int] = 120  # beyond this the far end of the window is unmounted
+    EDGE: ClassVar[int] = 2  # rows from the top or bottom that count as "at the edge"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "load_all_earlier", "Oldest", show=False, id="log_oldest"),
+    ]
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.items: list[Item] = []
+        self.start = 0  # the mounted window is items[start:end]
+        self.end = 0
+        self._lock = asyncio.Lock()  # one change of the window at a time
+        self._earlier = Static("", id="earlier", classes="marker")
+        self._later = Static("", id="later", classes="marker")
+
+    def compose(self) -> ComposeResult:
+        yield self._earlier
+        yield self._later
+
+    def on_mount(self) -> None:
+        self.anchor()
+        self._update_markers()
+
+    # -- the window -----------------------------------------------------------------------
+    @property
+    def mounted(self) -> int:
+        return self.end - self.start
+
+    @property
+    def shows_tail(self) -> bool:
+        return self.end == len(self.items)
+
+    def _update_markers(self) -> None:
+        self._earlier.update(f"\u25b2 {self.start:,} earlier entries \u2014 scroll up to load them")
+        self._earlier.display = self.start > 0
+        later = len(self.items) - self.end
+        self._later.update(f"\u25bc {later:,} later entries \u2014 scroll down to load them")
+        self._later.display = later > 0
+
+    async def _unmount(self, items: list[Item]) -> None:
+        widgets = [i.widget for i in items if i.widget is not None]
+        for i in items:
+            i.widget = None
+        if widgets:
+            await self.remove_children(widgets)
+
+    async def load(self, items: list[Item]) -> None:
+        """Show a chat: every record kept, the last ``WINDOW`` mounted."""
+        async with self._lock:
+            old = self.items[self.start:self.end]
+            self.items = list(items)
+            self.end = len(self.items)
+            self.start = max(0, self.end - self.WINDOW)
+            await self._unmount(old)
+            await self.mount_all([widget_for(i) for i in self.items[self.start:self.end]], before=self._later)
+            self._update_markers()
+        self.anchor()
+
+    async def clear(self) -> None:
+        await self.load([])
+
+    async def add(self, item: Item) -> Widget | None:
+        """Append a record; mount it if the window shows the end of the chat."""
+        async with self._lock:
+            was_tail = self.shows_tail
+            self.items.append(item)
+            if not was_tail:
+                self._update_markers()
+                return None
+            self.end = len(self.items)
+            widget = widget_for(item)
+            await self.mount(widget, before=self._later)
+            if self.mounted > self.MAX_MOUNTED and not self._anchor_released:
+                cut = self.mounted - self.MAX_MOUNTED
+                gone = self.items[self.start:self.start + cut]
+                self.start += cut
+                await self._unmount(gone)
+            self._update_markers()
+            return widget
+
+    async def show_tail(self) -> None:
+        """Jump to the end of the chat (a new turn starts there)."""
+        async with self._lock:
+            if not self.shows_tail:
+                old = self.items[self.start:self.end]
+                self.end = len(self.items)
+                self.start = max(0, self.end - self.WINDOW)
+                await self._unmount(old)
+                await self.mount_all([widget_for(i) for i in self.items[self.start:self.end]], before=self._later)
+                self._update_markers()
+        self.anchor()
+
+    async def load_earlier(self) -> int:
+        """Mount the page before the window; returns how many entries were mounted."""
+        async with self._lock:
+            if self.start == 0:
+                return 0
+            first = self.items[self.start].widget if self.start < self.end else None
+            keep = self._position_of(first)
+            new_start = max(0, self.start - self.PAGE)
+            added = self.items[new_start:self.start]
+            self.start = new_start
+            gone: list[Item] = []
+            if self.mounted > self.MAX_MOUNTED:
+                cut = self.mounted - self.MAX_MOUNTED
+                gone = self.items[self.end - cut:self.end]
+                self.end -= cut
+            with self.app.batch_update():
+                await self.mount_all([widget_for(i) for i in added], after=self._earlier)
+                await self._unmount(gone)
+                self._update_markers()
+            self._restore_position(first, keep)
+            return len(added)
+
+    async def load_later(self) -> int:
+        async with self._lock:
+            if self.shows_tail:
+                return 0
+            last = self.items[self.end - 1].widget if self.end > self.start else None
+            keep = self._position_of(last)
+            new_end = min(len(self.items), self.end + self.PAGE)
+            added = self.items[self.end:new_end]
+            self.end = new_end
+            gone: list[Item] = []
+            if self.mounted > self.MAX_MOUNTED:
+                cut = self.mounted - self.MAX_MOUNTED
+                gone = self.items[self.start:self.start + cut]
+                self.start += cut
+            with self.app.batch_update():
+                await self.mount_all([widget_for(i) for i in added], before=self._later)
+                await self._unmount(gone)
+                self._update_markers()
+            self._restore_position(last, keep)
+            return len(added)
+
+    async def action_load_all_earlier(self) -> None:
+        while await self.load_earlier():
+            pass
+        self.scroll_home(animate=False)
+
+    def _position_of(self, widget: Widget | None) -> float | None:
+        if widget is None or not widget.is_mounted:
+            return None
+        return widget.virtual_region.y - self.scroll_y
+
+    def _restore_position(self, widget: Widget | None, offset: float | None) -> None:
+        """Keep ``widget`` where it was on screen after entries were added or removed around it."""
+        if widget is None or offset is None:
+            return
+
+        def restore() -> None:
+            if widget.is_mounted:
+                self.scroll_to(y=widget.virtual_region.y - offset, animate=False, immediate=True)
+
+        self.call_after_refresh(restore)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._lock.locked() or not self.is_mounted:
+            return
+        if new_value <= self.EDGE and self.start > 0 and new_value < old_value:
+            self.run_worker(self.load_earlier(), group="log-window", exclusive=True)
+        elif new_value >= self.max_scroll_y - self.EDGE and not self.shows_tail and new_value > old_value:
+            self.run_worker(self.load_later(), group="log-window", exclusive=True)
+
+    # -- streaming ------------------------------------------------------------------------
+    async def stream(self, item: AssistantItem, fragment: str) -> None:
+        item.text += fragment
+        widget = item.widget
+        if isinstance(widget, AssistantMessage) and widget.is_mounted:
+            await widget.append(fragment)
+
+    async def finish(self, item: AssistantItem, text: str | None = None) -> None:
+        """End a streamed message with one update from the whole text."""
+        if text is not None:
+            item.text = text
+        item.streaming = False
+        widget = item.widget
+        if isinstance(widget, AssistantMessage) and widget.is_mounted:
+            await widget.finish()
+
+    def refresh_item(self, item: Item) -> None:
+        widget = item.widget
+        if isinstance(widget, ToolCallRow) and widget.is_mounted:
+            widget.refresh_from_item()
+
+    def last_assistant_text(self) -> str:
+        for item in reversed(self.items):
+            if isinstance(item, AssistantItem) and item.text:
+                return item.text
+        return ""

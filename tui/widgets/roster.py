@@ -1,0 +1,204 @@
+"""The roster panel: the chat's plan as sections (Defined, Indexed, Skipped) with their
+budgets, every tool with its origin, server, side-effect badge and untrusted marker, live
+marks for what this chat called, discovered or loaded, a filter, server status and the
+roster-changed notice. It shows the plan; it never computes one."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from core.roster.models import Placement, RosterPlan, ToolPlacement
+from core.roster.report import budget_lines
+from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, READ_SIDE_EFFECTS, SIDE_EFFECT_BADGE
+
+SECTIONS = ((Placement.DEFINED, "defined"), (Placement.DEFERRED, "deferred"), (Placement.SKIPPED, "skipped"))
+_STATUS_GLYPH = {"starting": "\u2026", "ready": "\u2713", "restarted": "\u21bb", "failed": "\u2717", "stopped": "\u2013"}
+
+
+def badge_style(side_effect: str) -> str:
+    if side_effect in READ_SIDE_EFFECTS:
+        return "green"
+    if side_effect == "COMMUNICATION":
+        return "bold magenta"
+    return "yellow"
+
+
+def tool_words(t: ToolPlacement, marks: set[str]) -> str:
+    """What the filter matches: name, origin, server, side effect, placement, marks."""
+    label = {Placement.DEFERRED: "indexed deferred"}.get(t.placement, t.placement.value)
+    untrusted = "untrusted" if t.untrusted else ""
+    return " ".join([t.name, t.origin, t.server or "", t.side_effect, SIDE_EFFECT_BADGE.get(t.side_effect, ""),
+                     label, untrusted, *marks]).lower()
+
+
+def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
+    glyphs = "".join(MARK_GLYPH[m] if m in marks else " " for m in (CALLED, DISCOVERED, LOADED))
+    short = t.remote_name if (t.server and t.remote_name) else t.name
+    where = t.origin + (f":{t.server}" if t.server else "")
+    line2: list[tuple[str, str] | str] = ["    ", (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect),
+                                                   badge_style(t.side_effect)), " ", (where, "dim")]
+    if t.untrusted:
+        line2.append((" \u26a0untrusted", "red"))
+    line2.append((f" {t.tokens:,} tok", "dim"))
+    return Content.assemble((glyphs, "bold cyan"), " ", (short, "bold"), "\n", *line2)
+
+
+class RosterPanel(Vertical):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="roster_clear_filter"),
+    ]
+
+    class ToolSelected(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.plan: RosterPlan | None = None
+        self.pinned = False
+        self.marks: dict[str, set[str]] = {}
+        self.servers: dict[str, tuple[str, int, str]] = {}
+        self.changed: list[str] = []
+        self.title = Static("Roster", id="roster-title")
+        self.filter = Input(placeholder="filter tools (name, server, net-write, called\u2026)", id="roster-filter")
+        self.options = OptionList(id="roster-list")
+        self.servers_line = Static("", id="roster-servers")
+        self.changed_line = Static("", id="roster-changed")
+        self.legend = Static(Content.assemble(
+            (f"{MARK_GLYPH[CALLED]} called {MARK_GLYPH[DISCOVERED]} discovered {MARK_GLYPH[LOADED]} loaded", "dim")),
+            id="roster-legend")
+
+    def compose(self) -> ComposeResult:
+        yield self.title
+        yield self.filter
+        yield self.options
+        yield self.changed_line
+        yield self.servers_line
+        yield self.legend
+
+    def on_mount(self) -> None:
+        self.changed_line.display = False
+        self.servers_line.display = False
+
+    # -- state --------------------------------------------------------------------------------
+    def reset(self) -> None:
+        self.plan = None
+        self.marks = {}
+        self.servers = {}
+        self.changed = []
+        self.title.update("Roster")
+        self.options.clear_options()
+        self._render_servers()
+        self._render_changed()
+
+    def set_plan(self, plan: RosterPlan, *, pinned: bool, marks: dict[str, set[str]] | None = None) -> None:
+        self.plan = plan
+        self.pinned = pinned
+        self.marks = {k: set(v) for k, v in (marks or {}).items()}
+        state = "pinned plan" if pinned else "new plan"
+        self.title.update(Content.assemble(("Roster", "bold"), f" \u00b7 {state} \u00b7 {plan.policy} \u00b7 "
+                                           f"{plan.builder}"))
+        self.render_tools()
+
+    def mark(self, name: str, mark: str) -> bool:
+        have = self.marks.setdefault(name, set())
+        if mark in have:
+            return False
+        have.add(mark)
+        if self.plan is not None and self.plan.placement_of(name) is not None:
+            self.render_tools()
+        return True
+
+    def visible_tools(self) -> dict[Placement, list[ToolPlacement]]:
+        """The tools the filter lets through, per section, in plan order."""
+        assert self.plan is not None
+        needle = self.filter.value.strip().lower()
+        order = {n: i for i, n in enumerate(self.plan.deferred_tool_names)}
+        out: dict[Placement, list[ToolPlacement]] = {}
+        for placement, _ in SECTIONS:
+            tools = [t for t in self.plan.tools if t.placement is placement]
+            tools.sort(key=lambda t: (order.get(t.name, 0), t.rank))
+            if needle:
+                tools = [t for t in tools if all(w in tool_words(t, self.marks.get(t.name, set()))
+                                                 for w in needle.split())]
+            out[placement] = tools
+        return out
+
+    def render_tools(self) -> None:
+        if self.plan is None:
+            return
+        highlighted = self.options.highlighted_option.id if self.options.highlighted_option else None
+        budgets = budget_lines(self.plan)
+        filtering = bool(self.filter.value.strip())
+        options: list[Option] = []
+        sections = self.visible_tools()
+        for placement, key in SECTIONS:
+            tools = sections[placement]
+            heading = budgets[key] + (f"  (showing {len(tools)})" if filtering else "")
+            options.append(Option(Content.styled(heading, "bold reverse"), id=f"section:{key}", disabled=True))
+            options += [Option(tool_prompt(t, self.marks.get(t.name, set())), id=t.name) for t in tools]
+        self.options.set_options(options)
+        if highlighted is not None and highlighted in {o.id for o in options}:
+            self.options.highlighted = self.options.get_option_index(highlighted)
+
+    def shown_names(self) -> list[str]:
+        return [o.id for o in self.options.options if o.id and not o.id.startswith("section:")]
+
+    def set_server(self, server: str, status: str, tools: int, message: str) -> None:
+        self.servers[server] = (status, tools, message)
+        self._render_servers()
+
+    def _render_servers(self) -> None:
+        if not self.servers:
+            self.servers_line.display = False
+            return
+        parts: list[tuple[str, str] | str] = [("MCP ", "bold")]
+        for name in sorted(self.servers):
+            status, tools, message = self.servers[name]
+            style = {"failed": "bold red", "ready": "green", "restarted": "yellow"}.get(status, "dim")
+            text = f"{_STATUS_GLYPH.get(status, '?')} {name}"
+            if status in ("ready", "restarted"):
+                text += f" {tools}"
+            if status == "failed":
+                text += f": {message}"
+            parts += [(text, style), "  "]
+        self.servers_line.update(Content.assemble(*parts))
+        self.servers_line.display = True
+
+    def roster_changed(self, server: str) -> None:
+        if server not in self.changed:
+            self.changed.append(server)
+        self._render_changed()
+
+    def _render_changed(self) -> None:
+        if not self.changed:
+            self.changed_line.display = False
+            return
+        servers = ", ".join(self.changed)
+        self.changed_line.update(Content.styled(
+            f"\u26a0 {servers} changed its tools: this chat keeps its pinned plan; a new chat will pick it up",
+            "yellow"))
+        self.changed_line.display = True
+
+    # -- interaction -----------------------------------------------------------------------------
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input is self.filter:
+            event.stop()
+            self.render_tools()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id and not event.option.id.startswith("section:"):
+            self.post_message(self.ToolSelected(event.option.id))
+
+    def action_clear_filter(self) -> None:
+        self.filter.value = ""
