@@ -1,0 +1,70 @@
+"""Fixtures for the TUI tests: a private DEFERCHAT_HOME, an engine on its own store, and an
+app on the embedded default (demo provider, production roster) without starting the demo
+MCP servers, so tests are fast and deterministic. The tmux smoke test runs the real thing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.config import Settings
+from core.engine import ChatOptions, Engine
+from core.store import Store
+from tui.app import DeferchatApp
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DEFERCHAT_HOME", str(tmp_path))
+    monkeypatch.setenv("TZ", "UTC")
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def engine(home: Path) -> Engine:
+    return Engine(store=Store(home / "deferchat.db"), settings=Settings(), demo_delay=0)
+
+
+def make_app(engine: Engine, *, open_chat: str | None = None, export_dir: Path | None = None,
+             **options: Any) -> DeferchatApp:
+    options.setdefault("start_demo_servers", False)
+    return DeferchatApp(engine, options=ChatOptions(**options), open_chat=open_chat, export_dir=export_dir)
+
+
+async def until(pilot: Any, condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds (fails the test after ``timeout``)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {getattr(condition, '__name__', condition)}")
+        await pilot.pause(0.02)
+
+
+async def opened(pilot: Any) -> DeferchatApp:
+    app = pilot.app
+    await until(pilot, lambda: app.session is not None and app.roster.plan is not None)
+    return app
+
+
+async def send(pilot: Any, text: str) -> None:
+    app = pilot.app
+    app.composer.focus()
+    app.composer.text = text
+    await pilot.press("enter")
+    await until(pilot, lambda: app.turn_running or app.approval_bar is not None or app.log_view.items)
+
+
+async def settled(pilot: Any) -> None:
+    """Wait for the turn to end and its events to be handled."""
+    app = pilot.app
+    await until(pilot, lambda: not app.turn_running)
+    await pilot.pause(0.05)

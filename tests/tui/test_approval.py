@@ -1,0 +1,142 @@
+"""Inline approvals: the bar takes the input's place, rings the bell, ignores keys for the
+grace period, answers by y / a / n or by mouse, and a reopened chat shows its parked ones."""
+
+from __future__ import annotations
+
+import pytest
+
+import asyncio
+
+from core.pipeline.approvals import ApprovalRequest, Decision, FixedApprover, QueueApprover
+from tests.tui.conftest import make_app, opened, send, settled, until
+from tui.app import ParkedAnswer
+from tui.state import AWAITING, DENIED, FAILED, ToolItem
+from tui.widgets import approval as approval_mod
+
+CALL = "start a call to +1 555 0100 about the invoice"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    c = Clock()
+    monkeypatch.setattr(approval_mod, "now", c)
+    return c
+
+
+async def approval_ready(pilot) -> None:
+    """The bar is mounted and has the focus (its grace period starts at mount)."""
+    app = pilot.app
+    await until(pilot, lambda: app.approval_bar is not None and app.approval_bar.has_focus)
+
+
+def the_call(app) -> ToolItem:
+    return next(i for i in app.log_view.items if isinstance(i, ToolItem))
+
+
+async def test_bar_replaces_the_input_rings_and_ignores_keys_for_half_a_second(engine, clock) -> None:
+    app = make_app(engine)
+    bells: list[int] = []
+    app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await send(pilot, CALL)
+        await approval_ready(pilot)
+        bar = app.approval_bar
+        assert bar is not None and bar.has_focus
+        assert not app.composer.display
+        assert bells == [1]
+        assert the_call(app).status == AWAITING
+        assert app.approver.pending() == [bar.view.approval_id]
+
+        clock.t += 0.49  # still inside the grace period: typing cannot approve
+        await pilot.press("y", "a", "n")
+        assert bar.ignored == 3 and bar.decided is None
+        assert app.approver.pending() == [bar.view.approval_id]
+
+        clock.t += 0.02  # past 0.5 s
+        await pilot.press("n")
+        await settled(pilot)
+        assert app.approval_bar is None and app.composer.display
+        call = the_call(app)
+        assert call.status == DENIED and call.code == "tool.denied.approval"
+        assert engine.store.approval(bar.view.approval_id)["status"] == "denied"
+
+
+@pytest.mark.parametrize(("key", "decision", "scope"), [("y", "allowed", "once"), ("a", "allowed", "chat")])
+async def test_allow_keys(engine, clock, key: str, decision: str, scope: str) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await send(pilot, CALL)
+        await approval_ready(pilot)
+        approval_id = app.approval_bar.view.approval_id
+        clock.t += 0.5
+        await pilot.press(key)
+        await settled(pilot)
+        row = engine.store.approval(approval_id)
+        assert (row["status"], row["scope"]) == (decision, scope)
+        assert engine.store.granted(app.session.chat_id, "mcp.bland_call.start_call") is (scope == "chat")
+        # no demo servers run in this test, so the allowed call fails as unavailable, under its own name
+        call = the_call(app)
+        assert call.status == FAILED and call.scope == scope and call.name == "mcp.bland_call.start_call"
+
+
+async def test_mouse_after_the_grace_period(engine, clock) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await send(pilot, CALL)
+        await approval_ready(pilot)
+        bar = app.approval_bar
+        await pilot.click("#deny")  # inside the grace period: ignored
+        assert bar.decided is None
+        clock.t += 0.5
+        await until(pilot, lambda: not bar.query_one("#deny").disabled)
+        await pilot.click("#deny")
+        await settled(pilot)
+        assert bar.decided is Decision.DENY
+        assert the_call(app).status == DENIED
+
+
+async def test_a_reopened_chat_shows_its_parked_approval_and_answering_resumes(engine, clock) -> None:
+    session = await engine.open_chat(None, make_app(engine).options, approver=FixedApprover(Decision.PARK))
+    result = await session.send(CALL)
+    assert result.status == "parked"
+    chat_id = session.chat_id
+    await session.close()
+
+    app = make_app(engine, open_chat=chat_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await approval_ready(pilot)
+        bar = app.approval_bar
+        assert bar.view.parked and bar.view.tool == "mcp.bland_call.start_call" and bar.view.via == "tool.call"
+        assert "pinned" in str(app.roster.title.render())
+        assert the_call(app).status == AWAITING
+        clock.t += 0.5
+        await pilot.press("n")
+        await until(pilot, lambda: app.session.parked() is None)
+        await settled(pilot)
+        assert the_call(app).status == DENIED
+        assert engine.store.pending_approvals(chat_id) == []
+
+
+async def test_a_later_approval_in_a_resumed_turn_is_asked_again(engine, clock) -> None:
+    """Answering a parked approval must not answer the next one the resumed turn raises."""
+    queue = QueueApprover()
+    answer = ParkedAnswer("appr_1", Decision.ALLOW_ONCE, queue)
+    req = dict(chat_id="c", call_id="x", tool="t", side_effect="NETWORK_WRITE")
+    assert await answer.decide(ApprovalRequest(approval_id="appr_1", **req)) is Decision.ALLOW_ONCE
+    later = asyncio.ensure_future(answer.decide(ApprovalRequest(approval_id="appr_2", **req)))
+    assert (await queue.next_request()).approval_id == "appr_2"
+    queue.answer("appr_2", Decision.DENY)
+    assert await later is Decision.DENY
+
