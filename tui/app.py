@@ -290,6 +290,9 @@ class DeferchatApp(App[int]):
         if message.generation != self.generation:
             return
         await self.router.handle(message.event)
+        if message.event.type in ("turn.started", "turn.completed") and self.session is not None:
+            # the engine titles a chat from its first message (and the model may retitle it)
+            self.header_bar.set_title(self.session.chat()["title"])
 
     # -- turns ------------------------------------------------------------------------------------
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tui.state import (
-    AWAITING, CALLED, DENIED, DONE, FAILED, PENDING, RUNNING, AssistantItem, NoteItem, ToolItem, UserItem, clip,
-    marks_for_event,
+    AWAITING, DENIED, DONE, FAILED, PENDING, RUNNING, AssistantItem, NoteItem, ToolItem, UserItem, clip,
+    is_native_search, marks_for_event,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class EventRouter:
 
     def reset(self, displays: dict[str, str] | None = None) -> None:
         self.current: AssistantItem | None = None  # the text segment being streamed
-        self.step_streamed = False
+        self.segments: list[AssistantItem] = []  # this response's streamed segments
         self.tools: dict[str, ToolItem] = {}
         if displays is not None:
             self.displays = displays
@@ -58,16 +58,23 @@ class EventRouter:
     async def on_delta(self, e: Any) -> None:
         if self.current is None:
             self.current = AssistantItem(streaming=True)
+            self.segments.append(self.current)
             await self.log.add(self.current)
-        self.step_streamed = True
         await self.log.stream(self.current, e.text)
 
     async def on_text(self, e: Any) -> None:
-        if self.step_streamed:
-            await self._end_segment()
-        else:  # a provider that does not stream: the whole text at once
+        """The response's whole text: it ends the streamed segment. One segment takes the
+        engine's text (it joins a response's text blocks as paragraphs); segments split by
+        tool calls keep their own."""
+        segments, self.segments = self.segments, []
+        if not segments:  # a provider that does not stream: the whole text at once
             await self.log.add(AssistantItem(text=e.text))
-        self.step_streamed = False
+            return
+        if self.current is not None:
+            self.current = None
+            await self.log.finish(segments[-1], e.text if len(segments) == 1 else None)
+        elif len(segments) == 1 and segments[0].text != e.text:
+            await self.log.finish(segments[0], e.text)
 
     # -- turns --------------------------------------------------------------------------------
     async def on_turn_started(self, e: Any) -> None:
@@ -79,13 +86,13 @@ class EventRouter:
 
     async def on_turn_completed(self, e: Any) -> None:
         await self._end_segment()
-        self.step_streamed = False
+        self.segments = []
         if e.status == "parked":
             await self.log.add(NoteItem(text="The turn is parked on an approval.", level="warning"))
 
     async def on_usage(self, e: Any) -> None:
         await self._end_segment()
-        self.step_streamed = False
+        self.segments = []
         self.header.set_usage(e.input_tokens, e.output_tokens, e.cache_read_input_tokens,
                               e.cache_creation_input_tokens)
 
@@ -137,7 +144,10 @@ class EventRouter:
     async def on_tool_search(self, e: Any) -> None:
         if not e.references:
             return
-        how = "tool.search" if e.executor == "client" else "native tool search"
+        if not is_native_search(e.executor, e.id):
+            how = "tool.search"
+        else:
+            how = "native tool search" + (" (run here)" if e.executor == "client" else "")
         await self.log.add(NoteItem(text=f"{how} {clip(repr(e.query), 60)}: {', '.join(e.references)}"))
 
     async def on_discovered(self, e: Any) -> None:

@@ -206,6 +206,13 @@ def items_from_history(messages: list[dict[str, Any]], invocations: list[dict[st
     return items
 
 
+def is_native_search(executor: str | None, search_id: str | None) -> bool:
+    """A provider's native tool search: run by the provider's server, or handed to us to run
+    (then it carries the provider's search id). Our own ``tool.search`` (active-tools) has
+    no id; its finds are reported by ``tool.discovered``."""
+    return (executor or "server") == "server" or bool(search_id)
+
+
 def marks_from_events(events: list[dict[str, Any]]) -> dict[str, set[str]]:
     """Roster marks from a chat's stored events (the same rules the live handler applies)."""
     marks: dict[str, set[str]] = {}
@@ -222,8 +229,7 @@ def marks_for_event(kind: str, data: Any) -> list[tuple[str, str]]:
         return [(str(get("name")), CALLED)]
     if kind == "tool.discovered":
         return [(str(n), DISCOVERED) for n in get("names") or []]
-    if kind == "model.tool_search" and (get("executor") or "server") == "server":
-        # a client-side search (active-tools' tool.search) is reported as tool.discovered
+    if kind == "model.tool_search" and is_native_search(get("executor"), get("id")):
         return [(str(n), LOADED) for n in get("references") or []]
     return []
 

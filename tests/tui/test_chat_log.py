@@ -49,6 +49,17 @@ async def test_streamed_through_markdown_stream_then_one_final_update(engine, ma
         assert widget.markdown.source == answers[0].text
 
 
+async def test_an_empty_chat_shows_a_hint_until_the_first_message(engine) -> None:
+    app = make_app(engine, script=str(SCRIPTS / "code_answer.json"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        hint = app.log_view.query_one("#empty-hint")
+        assert hint.display and "start a call to +1 555 0100" in str(hint.render())
+        await send(pilot, "show me")
+        await settled(pilot)
+        assert not hint.display
+
+
 async def test_code_blocks_render(engine) -> None:
     app = make_app(engine, script=str(SCRIPTS / "code_answer.json"))
     async with app.run_test(size=(100, 30)) as pilot:
@@ -115,6 +126,7 @@ async def test_a_long_chat_mounts_a_window_and_loads_older_entries_on_scroll(eng
         await opened(pilot)
         log: ChatLog = app.log_view
         await until(pilot, lambda: len(log.items) == 400)
+        await window_settled(pilot, log)
         assert (log.start, log.end) == (400 - ChatLog.WINDOW, 400)
         assert len(log.query(".entry")) == ChatLog.WINDOW
         assert log.query_one("#earlier").display and not log.query_one("#later").display
@@ -140,7 +152,7 @@ async def test_a_long_chat_mounts_a_window_and_loads_older_entries_on_scroll(eng
             await until(pilot, lambda b=before: log.end > b)
             await window_settled(pilot, log)
         assert log.mounted <= ChatLog.MAX_MOUNTED
-        assert [type(w) for w in log.children][1:-1] == [type(i.widget) for i in log.items[log.start:log.end]]
+        assert list(log.query(".entry")) == [i.widget for i in log.items[log.start:log.end]]
         assert all(i.widget is None for i in log.items[:log.start])
 
 

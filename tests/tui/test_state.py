@@ -58,13 +58,17 @@ def test_marks_follow_the_event_kinds() -> None:
         {"type": "tool.requested", "name": "schedule.update"},
         {"type": "tool.discovered", "names": ["mcp.bland_call.start_call"]},
         {"type": "model.tool_search", "references": ["mcp.gmail_work.send_message"], "executor": "server"},
-        # a client search is reported by tool.discovered; it does not count as native loading
-        {"type": "model.tool_search", "references": ["mcp.bland_call.start_call"], "executor": "client"},
+        # our own tool.search (no search id) is reported by tool.discovered, not as native loading
+        {"type": "model.tool_search", "references": ["mcp.bland_call.start_call"], "executor": "client", "id": ""},
+        # a native search the provider hands to the client to run carries its id: native loading
+        {"type": "model.tool_search", "references": ["mcp.gmail_personal.send_message"], "executor": "client",
+         "id": "ts_1"},
     ]
     assert marks_from_events(events) == {
         "schedule.update": {CALLED},
         "mcp.bland_call.start_call": {DISCOVERED},
         "mcp.gmail_work.send_message": {LOADED},
+        "mcp.gmail_personal.send_message": {LOADED},
     }
 
 

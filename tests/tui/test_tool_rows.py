@@ -99,8 +99,16 @@ async def test_rows_collapse_and_expand(engine) -> None:
         await opened(pilot)
         app.post_message(EngineEvent(ev.ModelToolUse(id="c1", name="time.now", input={}), app.generation))
         await until(pilot, lambda: any(isinstance(i, ToolItem) for i in app.log_view.items))
-        row = next(i for i in app.log_view.items if isinstance(i, ToolItem)).widget
+        post = lambda e: app.post_message(EngineEvent(e, app.generation))  # noqa: E731
+        post(ev.ToolRequested(call_id="c1", name="time.now", arguments={}))
+        post(ev.ToolCompleted(call_id="c1", name="time.now", result={"lines": list(range(100))}))
+        await until(pilot, lambda: app.router.tools["c1"].status == DONE)
+        row = app.router.tools["c1"].widget
         assert row.collapsed
         await pilot.click(row.query_one("CollapsibleTitle"))
         await until(pilot, lambda: not row.collapsed)
-        assert "arguments:" in str(row.query_one(".details").render())
+        details = str(row.query_one(".details").render())
+        assert "arguments:" in details and "more lines (c copies the whole call)" in details
+        row.query_one("CollapsibleTitle").focus()
+        await pilot.press("c")
+        assert app.clipboard.count("\n") > 100 and '"lines": [' in app.clipboard

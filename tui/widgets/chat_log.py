@@ -65,7 +65,9 @@ class AssistantMessage(CopyMixin, Markdown):
     BINDINGS = COPY_BINDINGS
 
     def __init__(self, item: AssistantItem, **kw) -> None:
-        super().__init__(item.text, **kw)
+        # Empty at mount: the log sets the text and awaits it (see ChatLog._mount), so it
+        # knows the entry's height before it keeps the reader's place.
+        super().__init__("", **kw)
         self.item = item
         self.border_title = "Assistant"
         self._stream: MarkdownStream | None = None
@@ -134,14 +136,31 @@ class ToolCallRow(Collapsible):
         lines.append(pretty_json(item.arguments))
         if item.result is not None:
             lines.append("result:")
-            lines.append(item.result if isinstance(item.result, str) else pretty_json(item.result))
+            lines.append(clip_lines(item.result if isinstance(item.result, str) else pretty_json(item.result),
+                                    RESULT_LINES))
         if item.message:
             lines.append(f"{item.code or 'error'}: {item.message}")
         return "\n".join(lines)
 
+    def full_text(self) -> str:
+        item = self.item
+        result = "" if item.result is None else (
+            item.result if isinstance(item.result, str) else pretty_json(item.result))
+        return f"{item.shown_name}\narguments:\n{pretty_json(item.arguments)}\nresult:\n{result}"
+
     def action_copy_entry(self) -> None:
-        self.app.copy_to_clipboard(self.details_text())
+        self.app.copy_to_clipboard(self.full_text())
         self.app.notify("Copied the call to the clipboard.", timeout=2)
+
+
+RESULT_LINES = 30  # a row shows this much of a result; c copies all of it
+
+
+def clip_lines(text: str, most: int) -> str:
+    lines = text.splitlines()
+    if len(lines) <= most:
+        return text
+    return "\n".join(lines[:most] + [f"\u2026 {len(lines) - most} more lines (c copies the whole call)"])
 
 
 def widget_for(item: Item) -> Widget:
@@ -156,6 +175,11 @@ def widget_for(item: Item) -> Widget:
         w = NoteRow(item, classes="entry note")
     item.widget = w
     return w
+
+
+HINT = ("No messages yet. Ask for something the roster can do, e.g. \u201cstart a call to +1 555 0100 about the "
+        "invoice\u201d or \u201cmove my 9am standup to 10am\u201d. The roster on the right shows which tools are "
+        "defined, indexed (deferred) or skipped; ctrl+p lists every command.")
 
 
 class ChatLog(VerticalScroll):
@@ -178,8 +202,10 @@ class ChatLog(VerticalScroll):
         self._lock = asyncio.Lock()  # one change of the window at a time
         self._earlier = Static("", id="earlier", classes="marker")
         self._later = Static("", id="later", classes="marker")
+        self._hint = Static(Content(HINT), id="empty-hint")
 
     def compose(self) -> ComposeResult:
+        yield self._hint
         yield self._earlier
         yield self._later
 
@@ -197,6 +223,7 @@ class ChatLog(VerticalScroll):
         return self.end == len(self.items)
 
     def _update_markers(self) -> None:
+        self._hint.display = not self.items
         self._earlier.update(f"\u25b2 {self.start:,} earlier entries \u2014 scroll up to load them")
         self._earlier.display = self.start > 0
         later = len(self.items) - self.end
@@ -210,6 +237,17 @@ class ChatLog(VerticalScroll):
         if widgets:
             await self.remove_children(widgets)
 
+    async def _mount(self, items: list[Item], **where: Widget) -> list[Widget]:
+        """Mount entries for ``items`` and wait until their Markdown is parsed and mounted."""
+        widgets = [widget_for(i) for i in items]
+        if not widgets:
+            return widgets
+        await self.mount_all(widgets, **where)
+        texts = [w.update(w.item.text) for w in widgets if isinstance(w, AssistantMessage) and w.item.text]
+        if texts:
+            await asyncio.gather(*texts)
+        return widgets
+
     async def load(self, items: list[Item]) -> None:
         """Show a chat: every record kept, the last ``WINDOW`` mounted."""
         async with self._lock:
@@ -218,7 +256,7 @@ class ChatLog(VerticalScroll):
             self.end = len(self.items)
             self.start = max(0, self.end - self.WINDOW)
             await self._unmount(old)
-            await self.mount_all([widget_for(i) for i in self.items[self.start:self.end]], before=self._later)
+            await self._mount(self.items[self.start:self.end], before=self._later)
             self._update_markers()
         self.anchor()
 
@@ -234,8 +272,7 @@ class ChatLog(VerticalScroll):
                 self._update_markers()
                 return None
             self.end = len(self.items)
-            widget = widget_for(item)
-            await self.mount(widget, before=self._later)
+            (widget,) = await self._mount([item], before=self._later)
             if self.mounted > self.MAX_MOUNTED and not self._anchor_released:
                 cut = self.mounted - self.MAX_MOUNTED
                 gone = self.items[self.start:self.start + cut]
@@ -252,7 +289,7 @@ class ChatLog(VerticalScroll):
                 self.end = len(self.items)
                 self.start = max(0, self.end - self.WINDOW)
                 await self._unmount(old)
-                await self.mount_all([widget_for(i) for i in self.items[self.start:self.end]], before=self._later)
+                await self._mount(self.items[self.start:self.end], before=self._later)
                 self._update_markers()
         self.anchor()
 
@@ -272,7 +309,7 @@ class ChatLog(VerticalScroll):
                 gone = self.items[self.end - cut:self.end]
                 self.end -= cut
             with self.app.batch_update():
-                await self.mount_all([widget_for(i) for i in added], after=self._earlier)
+                await self._mount(added, after=self._earlier)
                 await self._unmount(gone)
                 self._update_markers()
             self._restore_position(first, keep)
@@ -293,7 +330,7 @@ class ChatLog(VerticalScroll):
                 gone = self.items[self.start:self.start + cut]
                 self.start += cut
             with self.app.batch_update():
-                await self.mount_all([widget_for(i) for i in added], before=self._later)
+                await self._mount(added, before=self._later)
                 await self._unmount(gone)
                 self._update_markers()
             self._restore_position(last, keep)

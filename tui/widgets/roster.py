@@ -69,6 +69,7 @@ class RosterPanel(Vertical):
         self.servers: dict[str, tuple[str, int, str]] = {}
         self.changed: list[str] = []
         self.title = Static("Roster", id="roster-title")
+        self.summary = Static("", id="roster-summary")
         self.filter = Input(placeholder="filter tools (name, server, net-write, called\u2026)", id="roster-filter")
         self.options = OptionList(id="roster-list")
         self.servers_line = Static("", id="roster-servers")
@@ -79,6 +80,7 @@ class RosterPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield self.title
+        yield self.summary
         yield self.filter
         yield self.options
         yield self.changed_line
@@ -96,6 +98,7 @@ class RosterPanel(Vertical):
         self.servers = {}
         self.changed = []
         self.title.update("Roster")
+        self.summary.update("")
         self.options.clear_options()
         self._render_servers()
         self._render_changed()
@@ -107,6 +110,10 @@ class RosterPanel(Vertical):
         state = "pinned plan" if pinned else "new plan"
         self.title.update(Content.assemble(("Roster", "bold"), f" \u00b7 {state} \u00b7 {plan.policy} \u00b7 "
                                            f"{plan.builder}"))
+        self.summary.update(Content.assemble(
+            (f"{len(plan.defined_tool_names)} defined", "bold"), " \u00b7 ",
+            (f"{len(plan.deferred_tool_names)} indexed", "bold"), " \u00b7 ",
+            (f"{len(plan.skipped_tool_names)} skipped", "bold")))
         self.render_tools()
 
     def mark(self, name: str, mark: str) -> bool:

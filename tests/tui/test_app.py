@@ -1,0 +1,97 @@
+"""The app as a whole: every action in the command palette, bindings with ids and a keymap
+from settings, themes, the header, and quitting closes the session (its MCP servers stop)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from core.config import Settings
+from core.engine import Engine
+from core.store import Store
+from tests.tui.conftest import make_app, opened, until
+from tui.app import COMMANDS, DeferchatApp
+from tui.screens.whatif import WhatIfScreen
+
+
+def test_every_binding_has_an_id_and_every_action_a_palette_command() -> None:
+    actions = {a for a, _, _ in COMMANDS} | {"quit", "change_theme"}  # system commands: Quit, Theme
+    for binding in DeferchatApp.BINDINGS:
+        assert binding.id, f"binding {binding.key} has no id"
+        assert binding.action in actions, f"{binding.action} is not in the command palette"
+    assert len({b.id for b in DeferchatApp.BINDINGS}) == len(DeferchatApp.BINDINGS)
+
+
+async def test_palette_lists_and_runs_the_actions(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await opened(pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {t for _, t, _ in COMMANDS} <= titles and {"Theme", "Quit"} <= titles
+        await pilot.press("ctrl+p")
+        await pilot.press(*"What-if")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+
+
+async def test_keymap_and_theme_from_settings(home: Path) -> None:
+    settings = Settings(keymap={"new_chat": "f12", "toggle_roster": "f11"}, theme="nord")
+    engine = Engine(store=Store(home / "deferchat.db"), settings=settings, demo_delay=0)
+    app = make_app(engine)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await opened(pilot)
+        assert app.theme == "nord"
+        first = app.session.chat_id
+        await pilot.press("ctrl+r")  # rebound: no longer toggles
+        assert app.roster.display
+        await pilot.press("f11")
+        assert not app.roster.display
+        await pilot.press("ctrl+n")
+        await pilot.pause(0.2)
+        assert app.session.chat_id == first
+        await pilot.press("f12")
+        await until(pilot, lambda: app.session is not None and app.session.chat_id != first)
+
+
+async def test_header_shows_title_model_and_strategy_with_its_reason(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(160, 32)) as pilot:
+        await opened(pilot)
+        header = app.header_bar
+        assert str(header.title_label.render()) == "New chat"
+        assert str(header.model_label.render()) == "demo/demo-1"
+        assert str(header.badge.render()).strip() == "wrapper"
+        reason = app.session.plan.strategy_reason
+        assert reason and str(header.reason.render()) == reason and header.badge.tooltip == reason
+
+
+async def test_works_at_80x24(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot)
+        assert app.roster.region.width >= 36 and app.log_view.region.width >= 40
+        assert app.composer.region.height >= 3
+        headings = [str(o.prompt) for o in app.roster.options.options if (o.id or "").startswith("section:")]
+        assert headings[0].startswith("Defined 30/30") and headings[1].startswith("Indexed 17/40")
+        # a heading fits the panel on one line
+        assert len(headings[0]) < app.roster.options.region.width
+
+
+async def test_quitting_closes_the_session_and_stops_its_mcp_servers(engine, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"time": {
+        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}}))
+    app = make_app(engine, mcp_config=str(config))
+    seen: list[str] = []
+    async with app.run_test(size=(110, 32)) as pilot:
+        await opened(pilot)
+        session = app.session
+        assert session.mcp is not None and "time" in session.server_status
+        await until(pilot, lambda: "time" in app.roster.servers)
+        session.subscribe(lambda e: seen.append(f"{e.type}:{getattr(e, 'status', '')}"))
+        await pilot.press("ctrl+q")
+    assert session.mcp is None
+    assert "server.status:stopped" in seen
+    assert app.return_value == 0

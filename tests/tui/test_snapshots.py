@@ -1,0 +1,146 @@
+"""Snapshots of the main states (pytest-textual-snapshot). Deterministic: a private
+DEFERCHAT_HOME, fixed terminal sizes, the demo or script provider without MCP servers, no
+chat ids on screen, fixed timestamps where a list shows them, cursors that do not blink.
+
+Update after a deliberate change: ``pytest tests/tui/test_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from core.engine import Engine
+from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
+from tui.screens.chats import ChatsScreen
+from tui.screens.plan import PlanScreen
+from tui.screens.tool import ToolScreen
+from tui.screens.whatif import WhatIfScreen
+
+CALL = "start a call to +1 555 0100 about the invoice"
+FIXED_TIME = 1_796_000_000.0  # the chats list shows local time; TZ is UTC here
+
+
+@pytest.fixture(autouse=True)
+def utc(home) -> None:
+    time.tzset()
+
+
+async def steady(pilot: Any) -> None:
+    """No blinking cursors, no toasts: the frame does not depend on timing."""
+    app = pilot.app
+    for widget in app.screen.query("Input, TextArea"):
+        widget.cursor_blink = False
+    app.clear_notifications()
+    await pilot.pause(0.05)
+
+
+def shot(*steps: Callable[[Any], Awaitable[None]]) -> Callable[[Any], Awaitable[None]]:
+    async def run_before(pilot: Any) -> None:
+        await opened(pilot)
+        for step in steps:
+            await step(pilot)
+        await steady(pilot)
+
+    return run_before
+
+
+async def approval_shown(pilot: Any) -> None:
+    await send(pilot, CALL)
+    await until(pilot, lambda: pilot.app.approval_bar is not None and pilot.app.approval_bar.has_focus)
+    await until(pilot, lambda: not pilot.app.approval_bar.query_one("#deny").disabled, timeout=5)
+
+
+async def approved_wrapped_call(pilot: Any) -> None:
+    await send(pilot, "move my standup to 10")
+    await until(pilot, lambda: pilot.app.approval_bar is not None and pilot.app.approval_bar.has_focus)
+    await until(pilot, lambda: pilot.app.approval_bar.armed, timeout=5)
+    await pilot.press("y")
+    await settled(pilot)
+
+
+def test_new_chat(snap_compare, engine: Engine) -> None:
+    assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot())
+
+
+def test_new_chat_80x24(snap_compare, engine: Engine) -> None:
+    assert snap_compare(make_app(engine), terminal_size=(80, 24), run_before=shot())
+
+
+def test_inline_approval(snap_compare, engine: Engine) -> None:
+    assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(approval_shown))
+
+
+def test_done_via_tool_call(snap_compare, engine: Engine) -> None:
+    app = make_app(engine, script=str(SCRIPTS / "wrapped_call.json"))
+    assert snap_compare(app, terminal_size=(110, 34), run_before=shot(approved_wrapped_call))
+
+
+def test_code_block_answer(snap_compare, engine: Engine) -> None:
+    async def asked(pilot: Any) -> None:
+        await send(pilot, "show me")
+        await settled(pilot)
+
+    app = make_app(engine, script=str(SCRIPTS / "code_answer.json"))
+    assert snap_compare(app, terminal_size=(110, 34), run_before=shot(asked))
+
+
+def test_roster_filter(snap_compare, engine: Engine) -> None:
+    async def filtered(pilot: Any) -> None:
+        await pilot.press("ctrl+f", *"net-write")
+        await until(pilot, lambda: len(pilot.app.roster.shown_names()) == 12)
+
+    assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(filtered))
+
+
+def test_tool_detail(snap_compare, engine: Engine) -> None:
+    async def selected(pilot: Any) -> None:
+        options = pilot.app.roster.options
+        options.focus()
+        options.highlighted = options.get_option_index("mcp.bland_call.start_call")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ToolScreen))
+
+    assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(selected))
+
+
+def test_plan_inspector_index_as_sent(snap_compare, engine: Engine) -> None:
+    async def inspected(pilot: Any) -> None:
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: isinstance(pilot.app.screen, PlanScreen))
+        pilot.app.screen.query_one("#plan-tabs").active = "tab-index"
+        await pilot.pause(0.1)
+
+    assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(inspected))
+
+
+def test_what_if_threshold(snap_compare, engine: Engine) -> None:
+    async def compared(pilot: Any) -> None:
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: isinstance(pilot.app.screen, WhatIfScreen) and pilot.app.screen.result)
+        screen = pilot.app.screen
+        screen.query_one("#whatif-policy").value = "threshold"
+        await until(pilot, lambda: screen.result.policy == "threshold")
+        await pilot.press("ctrl+t")  # only the changed tools
+
+    assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(compared))
+
+
+def test_chats_list(snap_compare, engine: Engine) -> None:
+    async def listed(pilot: Any) -> None:
+        app = pilot.app
+        await send(pilot, "show me")
+        await settled(pilot)
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.session is not None and app.log_view.items == [])
+        await opened(pilot)
+        for n, row in enumerate(engine.store.chats()):
+            engine.store.update_chat(row["id"], updated_at=FIXED_TIME - 60 * n)
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+
+    app = make_app(engine, script=str(SCRIPTS / "code_answer.json"))
+    assert snap_compare(app, terminal_size=(110, 34), run_before=shot(listed))
