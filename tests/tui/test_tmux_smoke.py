@@ -1,0 +1,82 @@
+"""The real ``deferchat`` binary in tmux, through the done-when flow: no API key, the
+embedded default (demo provider, production roster, demo MCP servers); the roster shows 30
+defined, 17 indexed, 0 skipped; ask for a call; approve inline; the tool.call row becomes
+start_call via tool.call; ctrl+q quits.
+
+tmux runs on a private socket, so the test never touches another tmux server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PROMPT = "start a call to +1 555 0100 about the invoice"
+
+
+def deferchat_binary() -> str:
+    found = Path(sys.executable).with_name("deferchat")
+    return str(found) if found.exists() else (shutil.which("deferchat") or "deferchat")
+
+
+class Tmux:
+    """tmux on a private socket, with an explicit environment: the server's environment is
+    every pane's, and a test process can carry COLUMNS/LINES (set below os.environ, e.g. by
+    a terminal library) that would make the app believe the terminal is 80x24."""
+
+    def __init__(self, socket: str, env: dict[str, str]) -> None:
+        self.socket = socket
+        self.env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check,
+                              timeout=30, env=self.env)
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "smoke").stdout
+
+    def wait_for(self, *texts: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if all(t in screen for t in texts):
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {texts!r}; the screen was:\n{screen}")
+
+    def alive(self) -> bool:
+        return self("has-session", "-t", "smoke", check=False).returncode == 0
+
+
+def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
+    assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env.update(DEFERCHAT_HOME=str(tmp_path / "home"), TZ="UTC")
+    tmux = Tmux(f"deferchat-smoke-{os.getpid()}", env)
+    tmux("-f", os.devnull, "new-session", "-d", "-s", "smoke", "-x", "120", "-y", "40", deferchat_binary())
+    try:
+        screen = tmux.wait_for("30 defined", "17 indexed", "0 skipped", "demo/demo-1", "\u2713 bland_call")
+        assert "Defined 30/30" in screen and "wrapper" in screen
+
+        tmux("send-keys", "-t", "smoke", "-l", PROMPT)
+        tmux("send-keys", "-t", "smoke", "Enter")
+        tmux.wait_for("Approve start_call (mcp.bland_call.start_call)", "Allow once (y)", "[NETWORK_WRITE]",
+                      "awaiting approval \u00b7 start_call")
+
+        time.sleep(0.7)  # past the grace period
+        tmux("send-keys", "-t", "smoke", "y")
+        screen = tmux.wait_for("done \u00b7 start_call (mcp.bland_call.start_call) via tool.call", timeout=30)
+        assert "Approve start_call" not in screen  # the input is back
+        assert "Call queued" in tmux.wait_for("Call queued", timeout=15)
+
+        tmux("send-keys", "-t", "smoke", "C-q")
+        deadline = time.monotonic() + 20
+        while tmux.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not tmux.alive(), "deferchat did not exit on ctrl+q"
+    finally:
+        tmux("kill-server", check=False)
