@@ -297,7 +297,9 @@ class DeferchatApp(App[int]):
     # -- turns ------------------------------------------------------------------------------------
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         if self.session is None:
-            self.notify("The chat is still opening.", severity="warning")
+            opening = any(w.group == "session" and not w.is_finished for w in self.workers)
+            self.notify("The chat is still opening." if opening else
+                        "No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.", severity="warning")
             self.composer.text = message.text
             return
         if self.turn_running:
@@ -331,11 +333,10 @@ class DeferchatApp(App[int]):
             request = await approver.next_request()
             if generation != self.generation:
                 return
-            plan = self.session.plan if self.session else None
             self.approval_queue.append(ApprovalView(
                 approval_id=request.approval_id, tool=request.tool, side_effect=request.side_effect,
                 arguments=request.arguments, via=request.via, reason=request.reason, untrusted=request.untrusted,
-                display=self.router.displays.get(request.tool, "") if plan else ""))
+                display=self.router.displays.get(request.tool, "")))
             await self._show_next_approval()
 
     @property

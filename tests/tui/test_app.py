@@ -95,3 +95,37 @@ async def test_quitting_closes_the_session_and_stops_its_mcp_servers(engine, tmp
     assert session.mcp is None
     assert "server.status:stopped" in seen
     assert app.return_value == 0
+
+
+def test_run_app_maps_the_scripts_arguments(monkeypatch) -> None:
+    import argparse
+
+    from tui import app as app_module
+
+    seen: dict = {}
+
+    def fake_run(self):  # type: ignore[no-untyped-def]
+        seen.update(options=self.options, chat=self.initial_chat)
+        return 0
+
+    monkeypatch.setattr(app_module.DeferchatApp, "run", fake_run)
+    args = argparse.Namespace(open_chat="chat_x", tui_roster="r.json", tui_mcp_config="m.json", tui_provider="demo",
+                              tui_model="demo-1", tui_base_url=None, tui_strategy="active-tools")
+    assert app_module.run_app(args) == 0
+    opts = seen["options"]
+    assert seen["chat"] == "chat_x"
+    assert (opts.roster, opts.mcp_config, opts.provider, opts.model, opts.strategy) == (
+        "r.json", "m.json", "demo", "demo-1", "active-tools")
+
+
+async def test_a_chat_that_cannot_open_says_why_and_the_app_stays_usable(engine, tmp_path: Path) -> None:
+    app = make_app(engine, roster=str(tmp_path / "missing.json"))
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: any(getattr(i, "level", "") == "error" for i in app.log_view.items))
+        assert app.session is None
+        note = next(i for i in app.log_view.items if getattr(i, "level", "") == "error")
+        assert "missing.json" in note.text
+        app.composer.text = "hello"
+        await pilot.press("enter")
+        await until(pilot, lambda: any("No chat is open" in n.message for n in app._notifications))
+        assert app.composer.text == "hello"

@@ -140,3 +140,48 @@ async def test_a_later_approval_in_a_resumed_turn_is_asked_again(engine, clock) 
     queue.answer("appr_2", Decision.DENY)
     assert await later is Decision.DENY
 
+
+
+async def test_quitting_with_an_open_approval_leaves_it_for_the_reopened_chat(engine, clock) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await send(pilot, CALL)
+        await approval_ready(pilot)
+        chat_id = app.session.chat_id
+        approval_id = app.approval_bar.view.approval_id
+        await pilot.press("ctrl+q")
+    assert [a["id"] for a in engine.store.pending_approvals(chat_id)] == [approval_id]
+
+    app = make_app(engine, open_chat=chat_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await approval_ready(pilot)
+        assert app.approval_bar.view.approval_id == approval_id and app.approval_bar.view.parked
+        clock.t += 0.5
+        await pilot.press("y")
+        await until(pilot, lambda: app.session.parked() is None)
+        await settled(pilot)
+        assert engine.store.approval(approval_id)["status"] == "allowed"
+        # no demo servers here: the allowed call fails as unavailable, and the turn finishes
+        assert the_call(app).status == FAILED and the_call(app).code == "tool.unavailable"
+
+
+async def test_an_interrupted_turn_is_offered_and_resumed(engine) -> None:
+    session = await engine.open_chat(None, make_app(engine).options)
+    store = engine.store
+    msg = store.add_message(session.chat_id, "user", [{"type": "text", "text": "what time is it?"}], turn_id=None,
+                            parent_id=None)
+    store.start_turn(session.chat_id, msg)  # the process died before the model answered
+    await session.close()
+
+    app = make_app(engine, open_chat=session.chat_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await until(pilot, lambda: any("unfinished turn" in getattr(i, "text", "") for i in app.log_view.items))
+        assert app.approval_bar is None
+        await app.run_action("resume")
+        await until(pilot, lambda: app.session.parked() is None)
+        await settled(pilot)
+        kinds = [type(i).__name__ for i in app.log_view.items]
+        assert "AssistantItem" in kinds[kinds.index("NoteItem"):]

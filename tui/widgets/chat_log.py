@@ -251,14 +251,20 @@ class ChatLog(VerticalScroll):
     async def load(self, items: list[Item]) -> None:
         """Show a chat: every record kept, the last ``WINDOW`` mounted."""
         async with self._lock:
-            old = self.items[self.start:self.end]
+            await self._unmount(self.items[self.start:self.end])
             self.items = list(items)
-            self.end = len(self.items)
-            self.start = max(0, self.end - self.WINDOW)
-            await self._unmount(old)
-            await self._mount(self.items[self.start:self.end], before=self._later)
-            self._update_markers()
+            self.start = self.end = 0
+            await self._mount_tail()
         self.anchor()
+
+    async def _mount_tail(self) -> None:
+        """Mount the last ``WINDOW`` records in place of the window (under the lock)."""
+        old = self.items[self.start:self.end]
+        self.end = len(self.items)
+        self.start = max(0, self.end - self.WINDOW)
+        await self._unmount(old)
+        await self._mount(self.items[self.start:self.end], before=self._later)
+        self._update_markers()
 
     async def clear(self) -> None:
         await self.load([])
@@ -285,55 +291,43 @@ class ChatLog(VerticalScroll):
         """Jump to the end of the chat (a new turn starts there)."""
         async with self._lock:
             if not self.shows_tail:
-                old = self.items[self.start:self.end]
-                self.end = len(self.items)
-                self.start = max(0, self.end - self.WINDOW)
-                await self._unmount(old)
-                await self._mount(self.items[self.start:self.end], before=self._later)
-                self._update_markers()
+                await self._mount_tail()
         self.anchor()
 
     async def load_earlier(self) -> int:
         """Mount the page before the window; returns how many entries were mounted."""
-        async with self._lock:
-            if self.start == 0:
-                return 0
-            first = self.items[self.start].widget if self.start < self.end else None
-            keep = self._position_of(first)
-            new_start = max(0, self.start - self.PAGE)
-            added = self.items[new_start:self.start]
-            self.start = new_start
-            gone: list[Item] = []
-            if self.mounted > self.MAX_MOUNTED:
-                cut = self.mounted - self.MAX_MOUNTED
-                gone = self.items[self.end - cut:self.end]
-                self.end -= cut
-            with self.app.batch_update():
-                await self._mount(added, after=self._earlier)
-                await self._unmount(gone)
-                self._update_markers()
-            self._restore_position(first, keep)
-            return len(added)
+        return await self._page(earlier=True)
 
     async def load_later(self) -> int:
+        """Mount the page after the window; returns how many entries were mounted."""
+        return await self._page(earlier=False)
+
+    async def _page(self, *, earlier: bool) -> int:
+        """Grow the window by a page at one end; past ``MAX_MOUNTED`` the other end gives way.
+        The entry at the growing edge stays where the reader sees it."""
         async with self._lock:
-            if self.shows_tail:
+            if (self.start == 0) if earlier else self.shows_tail:
                 return 0
-            last = self.items[self.end - 1].widget if self.end > self.start else None
-            keep = self._position_of(last)
-            new_end = min(len(self.items), self.end + self.PAGE)
-            added = self.items[self.end:new_end]
-            self.end = new_end
-            gone: list[Item] = []
-            if self.mounted > self.MAX_MOUNTED:
-                cut = self.mounted - self.MAX_MOUNTED
+            edge = self.items[self.start if earlier else self.end - 1].widget if self.mounted else None
+            offset = self._position_of(edge)
+            if earlier:
+                added = self.items[max(0, self.start - self.PAGE):self.start]
+                self.start -= len(added)
+            else:
+                added = self.items[self.end:self.end + self.PAGE]
+                self.end += len(added)
+            cut = max(0, self.mounted - self.MAX_MOUNTED)
+            if earlier:
+                gone = self.items[self.end - cut:self.end]
+                self.end -= cut
+            else:
                 gone = self.items[self.start:self.start + cut]
                 self.start += cut
             with self.app.batch_update():
-                await self._mount(added, before=self._later)
+                await self._mount(added, **({"after": self._earlier} if earlier else {"before": self._later}))
                 await self._unmount(gone)
                 self._update_markers()
-            self._restore_position(last, keep)
+            self._restore_position(edge, offset)
             return len(added)
 
     async def action_load_all_earlier(self) -> None:
