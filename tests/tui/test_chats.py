@@ -139,3 +139,19 @@ async def test_what_if_plans_side_by_side_without_replanning_the_chat(engine) ->
         # the chat's own plan is untouched
         assert app.session.plan is pinned and app.session.chat()["plan_id"] == plan_id
         assert app.roster.plan is pinned
+
+
+async def test_what_if_computes_every_strategy(engine) -> None:
+    from core.roster.models import STRATEGIES
+
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: isinstance(app.screen, WhatIfScreen) and app.screen.result is not None)
+        screen = app.screen
+        for strategy in STRATEGIES:
+            screen.query_one("#whatif-strategy", Select).value = strategy
+            await until(pilot, lambda s=strategy: screen.result.strategy == s)
+            other = str(screen.query_one("#whatif-other").render())
+            assert f"strategy {strategy}" in other and "Defined" in other

@@ -140,3 +140,20 @@ async def test_roster_toggles(engine) -> None:
         assert app.log_view.size.width > 100
         await pilot.press("ctrl+r")
         assert app.roster.display
+
+
+async def test_a_live_mark_keeps_the_list_where_the_reader_left_it(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await opened(pilot)
+        options = app.roster.options
+        options.scroll_to(y=20, animate=False, immediate=True)
+        await pilot.pause(0.05)
+        before = options.scroll_y
+        assert before == 20
+        app.post_message(EngineEvent(ev.ToolRequested(call_id="c", name="mcp.gmail_work.send_message"),
+                                     app.generation))
+        await until(pilot, lambda: CALLED in app.roster.marks.get("mcp.gmail_work.send_message", set()))
+        await pilot.pause(0.05)
+        assert options.scroll_y == before
+        assert MARK_GLYPH[CALLED] in prompt_of(app, "mcp.gmail_work.send_message")

@@ -121,8 +121,13 @@ class RosterPanel(Vertical):
         if mark in have:
             return False
         have.add(mark)
-        if self.plan is not None and self.plan.placement_of(name) is not None:
+        placement = self.plan.placement_of(name) if self.plan is not None else None
+        if placement is None:
+            return True
+        if self.filter.value.strip():  # the mark may change what the filter lets through
             self.render_tools()
+        elif name in self.shown_names():  # one prompt changes; the list keeps its place
+            self.options.replace_option_prompt(name, tool_prompt(placement, have))
         return True
 
     def visible_tools(self) -> dict[Placement, list[ToolPlacement]]:
