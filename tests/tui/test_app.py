@@ -11,7 +11,8 @@ from core.config import Settings
 from core.engine import Engine
 from core.store import Store
 from tests.tui.conftest import make_app, opened, until
-from tui.app import COMMANDS, DeferchatApp
+from core import events as ev
+from tui.app import COMMANDS, DeferchatApp, EngineEvent
 from tui.screens.whatif import WhatIfScreen
 
 
@@ -65,6 +66,10 @@ async def test_header_shows_title_model_and_strategy_with_its_reason(engine) -> 
         assert str(header.badge.render()).strip() == "wrapper"
         reason = app.session.plan.strategy_reason
         assert reason and str(header.reason.render()) == reason and header.badge.tooltip == reason
+        app.post_message(EngineEvent(ev.UsageEvent(input_tokens=4468, output_tokens=80, cache_read_input_tokens=1200,
+                                                   cache_creation_input_tokens=30), app.generation))
+        await until(pilot, lambda: str(header.usage.render()) != "")
+        assert str(header.usage.render()) == "\u21914,468 \u219380 cache r1,200/w30"
 
 
 async def test_works_at_80x24(engine) -> None:

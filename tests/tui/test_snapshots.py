@@ -1,6 +1,7 @@
 """Snapshots of the main states (pytest-textual-snapshot). Deterministic: a private
 DEFERCHAT_HOME, fixed terminal sizes, the demo or script provider without MCP servers, no
-chat ids on screen, fixed timestamps where a list shows them, cursors that do not blink.
+chat ids on screen, fixed timestamps where a list shows them, cursors that do not blink,
+token usage masked.
 
 Update after a deliberate change: ``pytest tests/tui/test_snapshots.py --snapshot-update``.
 """
@@ -30,10 +31,14 @@ def utc(home) -> None:
 
 
 async def steady(pilot: Any) -> None:
-    """No blinking cursors, no toasts: the frame does not depend on timing."""
+    """No blinking cursors, no toasts: the frame does not depend on timing. The token usage
+    in the header is masked: it follows the prompt the engine assembles, which is not the
+    TUI's to pin (test_app checks the usage display)."""
     app = pilot.app
     for widget in app.screen.query("Input, TextArea"):
         widget.cursor_blink = False
+    if str(app.header_bar.usage.render()):
+        app.header_bar.usage.update("\u2191#,### \u2193##")
     app.clear_notifications()
     await pilot.pause(0.05)
 
