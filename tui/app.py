@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -126,6 +127,7 @@ class DeferchatApp(App[int]):
         self.generation = 0
         self.turn_running = False
         self.approval_queue: list[ApprovalView] = []
+        self._switching = asyncio.Lock()
         self.header_bar = ChatHeader(id="header")
         self.log_view = ChatLog(id="log")
         self.status_line = Static("", id="status-line")
@@ -184,8 +186,11 @@ class DeferchatApp(App[int]):
 
     # -- sessions -------------------------------------------------------------------------------
     def open_session(self, chat_id: str | None) -> None:
-        """Close the open chat (if any) and open ``chat_id``, or a new chat when None."""
-        self.run_worker(self._switch(chat_id), group="session", exclusive=True, exit_on_error=False)
+        """Close the open chat (if any) and open ``chat_id``, or a new chat when None.
+
+        Switches run one after another, never cancelled halfway: a chat being opened may
+        already have started MCP servers, and only a finished open hands them back to close."""
+        self.run_worker(self._switch(chat_id), group="session", exit_on_error=False)
 
     def _subscriber(self, generation: int) -> Callable[[Any], None]:
         def deliver(event: Any) -> None:
@@ -194,6 +199,10 @@ class DeferchatApp(App[int]):
         return deliver
 
     async def _switch(self, chat_id: str | None) -> None:
+        async with self._switching:
+            await self._switch_now(chat_id)
+
+    async def _switch_now(self, chat_id: str | None) -> None:
         await self.close_session()
         self.generation += 1
         generation = self.generation
@@ -223,7 +232,8 @@ class DeferchatApp(App[int]):
         self.pinned = chat_id is not None
         await self._present(session)
         self.set_status("")
-        self.run_worker(self._approvals(self.approver, generation), group="approvals", exclusive=True,
+        # a callable, not a coroutine: a worker cancelled before it starts leaves nothing unawaited
+        self.run_worker(partial(self._approvals, self.approver, generation), group="approvals",
                         exit_on_error=False)
 
     async def _reset_view(self) -> None:
@@ -306,16 +316,16 @@ class DeferchatApp(App[int]):
             self.notify("A turn is running; wait for it (or answer its approval).", severity="warning")
             self.composer.text = message.text
             return
-        self._run_turn(self.session.send(message.text))
+        self._run_turn(partial(self.session.send, message.text))
 
-    def _run_turn(self, work: Any) -> None:
+    def _run_turn(self, work: Callable[[], Awaitable[Any]]) -> None:
         self.turn_running = True
         self.set_status("Working\u2026")
-        self.run_worker(self._turn(work), group="turn", exit_on_error=False)
+        self.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)
 
-    async def _turn(self, work: Any) -> None:
+    async def _turn(self, work: Callable[[], Awaitable[Any]]) -> None:
         try:
-            await work
+            await work()
         except UserFacingError as exc:
             self.notify(str(exc), severity="error")
         except asyncio.CancelledError:
@@ -367,7 +377,7 @@ class DeferchatApp(App[int]):
         view, decision = message.view, message.decision
         if view.parked:
             if self.session is not None and not self.turn_running:
-                self._run_turn(self.session.resume(ParkedAnswer(view.approval_id, decision, self.approver)))
+                self._run_turn(partial(self.session.resume, ParkedAnswer(view.approval_id, decision, self.approver)))
         elif not self.approver.answer(view.approval_id, decision):
             self.notify("That approval is no longer waiting.", severity="warning")
         await self._show_next_approval()
@@ -442,7 +452,7 @@ class DeferchatApp(App[int]):
             if self.approval_bar is None:
                 await self._offer_parked()
             return
-        self._run_turn(session.resume(self.approver))
+        self._run_turn(partial(session.resume, self.approver))
 
     def action_rename_current(self) -> None:
         if self.session is not None:

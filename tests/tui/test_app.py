@@ -134,3 +134,17 @@ async def test_a_chat_that_cannot_open_says_why_and_the_app_stays_usable(engine,
         await pilot.press("enter")
         await until(pilot, lambda: any("No chat is open" in n.message for n in app._notifications))
         assert app.composer.text == "hello"
+
+
+async def test_switching_twice_quickly_opens_both_in_turn_and_closes_the_first(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await opened(pilot)
+        first = app.session
+        app.open_session(None)
+        app.open_session(None)
+        await until(pilot, lambda: len(engine.store.chats()) == 3 and app.session is not None
+                    and app.session.chat_id == engine.store.chats()[0]["id"])
+        await opened(pilot)
+        assert first.chat_id != app.session.chat_id
+        assert not any(w.group == "session" and not w.is_finished for w in app.workers)
