@@ -134,13 +134,19 @@ class Engine:
         """A new chat (``chat_id`` None) planned now, or an existing one with its pinned plan."""
         opts = options or ChatOptions()
         session = ChatSession(self, approver or FixedApprover(Decision.PARK), list(subscribers or []), record)
-        if chat_id is None:
-            await session._open_new(opts)
-        else:
-            row = self.store.find_chat(chat_id)
-            if row is None:
-                raise UsageError(f"no chat {chat_id!r}; `deferchat chats list` shows them")
-            await session._reopen(row, opts)
+        try:
+            if chat_id is None:
+                await session._open_new(opts)
+            else:
+                row = self.store.find_chat(chat_id)
+                if row is None:
+                    raise UsageError(f"no chat {chat_id!r}; `deferchat chats list` shows them")
+                await session._reopen(row, opts)
+        except BaseException:
+            # A failed or cancelled open (quitting while servers start) must not leave MCP
+            # servers running: close what was started, even under cancellation.
+            await asyncio.shield(session.close())
+            raise
         return session
 
 
@@ -348,6 +354,7 @@ class ChatSession:
             self._searches = {}
             if self.chat()["title"] in (None, "", "New chat"):
                 self.store.update_chat(self.chat_id, title=_title_from(text))
+                self.emit(ev.ChatTitled(title=_title_from(text)))
             self.emit(ev.TurnStarted(turn_id=turn_id, text=text))
             assert self.strategy is not None
             self.strategy.begin_turn()
@@ -580,6 +587,7 @@ class ChatSession:
         if name == CHAT_TITLE:
             title = str(arguments.get("title", "")).strip()[:80]
             self.store.update_chat(self.chat_id, title=title)
+            self.emit(ev.ChatTitled(title=title))
             return ToolResult.of_text(f"The chat is now titled {title!r}.")
         return _unavailable(f"{name} has no implementation")
 

@@ -164,6 +164,13 @@ class RosterChanged(_Event):
     message: str = ""
 
 
+class ChatTitled(_Event):
+    """The chat's title changed (from the first message, or the model's chat.title)."""
+
+    type: Literal["chat.titled"] = "chat.titled"
+    title: str
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     code: str
@@ -197,6 +204,7 @@ Event = Annotated[
         UsageEvent,
         ServerStatus,
         RosterChanged,
+        ChatTitled,
         ErrorEvent,
         TurnCompleted,
     ],

@@ -153,6 +153,9 @@ class EventRouter:
     async def on_discovered(self, e: Any) -> None:
         await self.log.add(NoteItem(text=f"added to this turn's tools ({e.source}): {', '.join(e.names)}"))
 
+    async def on_chat_titled(self, e: Any) -> None:
+        self.header.set_title(e.title)
+
     # -- servers ------------------------------------------------------------------------------
     async def on_server_status(self, e: Any) -> None:
         self.roster.set_server(e.server, e.status, e.tools, e.message)
@@ -184,4 +187,5 @@ _HANDLERS = {
     "error": EventRouter.on_error,
     "server.status": EventRouter.on_server_status,
     "roster.changed": EventRouter.on_roster_changed,
+    "chat.titled": EventRouter.on_chat_titled,
 }

@@ -67,4 +67,7 @@ async def settled(pilot: Any) -> None:
     """Wait for the turn to end and its events to be handled."""
     app = pilot.app
     await until(pilot, lambda: not app.turn_running)
+    # The turn's worker ends before the app has handled every event it posted: drain them.
+    for _ in range(3):
+        await pilot.pause()
     await pilot.pause(0.05)

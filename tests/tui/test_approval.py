@@ -103,7 +103,7 @@ async def test_mouse_after_the_grace_period(engine, clock) -> None:
         await pilot.click("#deny")
         await settled(pilot)
         assert bar.decided is Decision.DENY
-        assert the_call(app).status == DENIED
+        await until(pilot, lambda: the_call(app).status == DENIED)
 
 
 async def test_a_reopened_chat_shows_its_parked_approval_and_answering_resumes(engine, clock) -> None:

@@ -63,7 +63,7 @@ async def test_a_turn_through_tool_call_in_order_and_the_result_reaches_the_next
     result = await s.send("erase note nope_1")
     assert result.status == "done"
     types = [e.type for e in events if e.type != "model.text.delta"]
-    assert types == ["plan", "turn.started", "model.tool_use", "model.text", "usage", "tool.requested",
+    assert types == ["plan", "chat.titled", "turn.started", "model.tool_use", "model.text", "usage", "tool.requested",
                      "tool.approval_required", "tool.approved", "tool.started", "tool.failed", "model.text", "usage",
                      "turn.completed"]
     use = next(e for e in events if e.type == "model.tool_use")
