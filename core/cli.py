@@ -62,15 +62,13 @@ def _policy_from(args: argparse.Namespace) -> Any:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from core.session import build_plan_input, resolve_strategy_for
     from core.roster.planner import plan_roster
+    from core.session import build_plan_input, resolve_strategy_for, token_estimator
 
     strategy, reason = resolve_strategy_for(args.strategy or "wrapper", args.provider, args.model, args.base_url)
     inp = build_plan_input(roster=args.roster, mcp_config=args.mcp_config, caps=_caps_from(args),
                            policy=_policy_from(args), strategy=strategy, strategy_reason=reason,
                            on_event=_stderr_server_status)
-    from core.session import token_estimator
-
     estimator = token_estimator()
     plan = plan_roster(inp, estimator)
     estimator.cache.flush()  # type: ignore[attr-defined]

@@ -532,8 +532,10 @@ class ChatSession:
         return results, False
 
     def _live_pin(self, name: str) -> str | None:
-        spec = self.live.get(name) or (self.specs.get(name) if self.specs.get(name) and
-                                       self.specs[name].origin is Origin.CONTROL else None)
+        """The pin of ``name`` as it is now; control tools are built in and never change."""
+        spec = self.live.get(name)
+        if spec is None and (pinned := self.specs.get(name)) is not None and pinned.origin is Origin.CONTROL:
+            spec = pinned
         return spec.content_hash() if spec else None
 
     # -- running one tool --------------------------------------------------------------------------
