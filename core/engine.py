@@ -223,10 +223,10 @@ class ChatSession:
     def _live_specs(self, roster: Roster) -> dict[str, ToolSpec]:
         """Tools as they are now: the roster's configured tools, live MCP tools where a server
         answers, the roster's static server tools elsewhere."""
+        from core.session import merge_discovered
+
         live_tools = list(self.mcp.tools()) if self.mcp is not None else []
-        live_servers = {t.server for t in live_tools}
-        static = [t for t in roster.discovered if t.server not in live_servers]
-        return {t.name: t for t in (*roster.configured, *static, *live_tools)}
+        return {t.name: t for t in (*roster.configured, *merge_discovered(roster.discovered, live_tools))}
 
     async def _open_new(self, opts: ChatOptions) -> None:
         eng = self.engine
@@ -500,13 +500,8 @@ class ChatSession:
         """Run a native search the client must execute over the plan's deferred tools; the
         answer is a tool_result of ``tool_reference`` blocks (the adapter expands them)."""
         assert self.strategy is not None
-        queries = search_queries(tool_input)
-        hits = self._search(queries, CLIENT_SEARCH_LIMIT)
-        added = self.strategy.discover(hits)
-        if added:
-            self.emit(ev.ToolDiscovered(names=added, source="search"))
         query = self._searches.setdefault(search_id, search_label(tool_input))
-        self.emit(ev.ModelToolSearch(id=search_id, query=query, references=hits, executor="client"))
+        hits = self._search_and_load(search_queries(tool_input), CLIENT_SEARCH_LIMIT, query, search_id)
         return {"type": "tool_result", "tool_use_id": search_id,
                 "content": [{"type": "tool_reference", "tool_name": n} for n in hits]}
 
@@ -547,16 +542,16 @@ class ChatSession:
 
             fn = get_builtin(spec.name)
             if fn is None:
-                return _unavailable(f"{spec.name} has no implementation in this deferchat; it is listed by the "
-                                    "roster but cannot run here")
+                return ToolResult.failure(codes.UNAVAILABLE, f"{spec.name} has no implementation in this deferchat; "
+                                          "it is listed by the roster but cannot run here")
             settings = self.engine.settings
             tctx = ToolContext(db=self.store.db, chat_id=self.chat_id, call_id=call_id,
                                workspace=settings.workspace_path(), timezone=settings.owner_timezone(),
                                settings=settings.tools.model_dump())
             return await asyncio.wait_for(fn(arguments, tctx), TOOL_TIMEOUT_SECONDS)
         if self.mcp is None or spec.server not in {s.name for s in self.mcp.servers()}:
-            return _unavailable(f"{spec.name}: no MCP server {spec.server!r} is running for this chat (the roster "
-                                "lists it, but no configuration starts it)")
+            return ToolResult.failure(codes.UNAVAILABLE, f"{spec.name}: no MCP server {spec.server!r} is running for "
+                                      "this chat (the roster lists it, but no configuration starts it)")
         return await self.mcp.call(spec, arguments)  # each server's own call_timeout applies
 
     async def _control(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolResult:
@@ -591,7 +586,7 @@ class ChatSession:
             self.store.update_chat(self.chat_id, title=title)
             self.emit(ev.ChatTitled(title=title))
             return ToolResult.of_text(f"The chat is now titled {title!r}.")
-        return _unavailable(f"{name} has no implementation")
+        return ToolResult.failure(codes.UNAVAILABLE, f"{name} has no implementation")
 
     def _search(self, queries: list[str], limit: int) -> list[str]:
         """The deferred tools best matching ``queries``: each query's best first, then each one's
@@ -610,13 +605,20 @@ class ChatSession:
                     hits.append(names[rank])
         return hits[:limit]
 
-    def _tool_search(self, query: str, limit: int) -> ToolResult:
-        assert self.plan is not None and self.strategy is not None
-        hits = self._search([query], max(1, min(limit, 10)))
+    def _search_and_load(self, queries: list[str], limit: int, label: str, search_id: str = "") -> list[str]:
+        """Search the deferred tools, hand the hits to the strategy (active-tools loads them) and
+        report both; the hits, best first."""
+        assert self.strategy is not None
+        hits = self._search(queries, limit)
         added = self.strategy.discover(hits)
         if added:
             self.emit(ev.ToolDiscovered(names=added, source="search"))
-        self.emit(ev.ModelToolSearch(query=query, references=hits, executor="client"))
+        self.emit(ev.ModelToolSearch(id=search_id, query=label, references=hits, executor="client"))
+        return hits
+
+    def _tool_search(self, query: str, limit: int) -> ToolResult:
+        assert self.plan is not None and self.strategy is not None
+        hits = self._search_and_load([query], max(1, min(limit, 10)), query)
         if not hits:
             return ToolResult.of_text(f"No tool matches {query!r}. No such tool exists here; do not search again "
                                       "for the same thing.")
@@ -666,12 +668,6 @@ def pending_client_searches(content: list[dict[str, Any]]) -> list[ServerToolUse
             found.append(ServerToolUse(id=item.get("call_id") or item.get("id") or "", name="tool_search",
                                        input=item.get("arguments"), executor="client"))
     return found
-
-
-def _unavailable(message: str) -> ToolResult:
-    r = ToolResult.of_text(message, is_error=True)
-    r.error_code = codes.UNAVAILABLE
-    return r
 
 
 def _title_from(text: str) -> str:

@@ -3,13 +3,14 @@ resolved strategy and the token estimator. Everything here is cheap to import.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.errors import UsageError
 from core.roster.loader import Roster, load_roster
 from core.roster.models import Caps, PlanInput, PolicyConfig
 from core.tokens import TokenEstimator
+from core.tools import ToolSpec
 
 DEFAULT_ROSTER = "production"
 CHOSEN_STRATEGIES = ("wrapper", "anthropic", "openai", "active-tools")
@@ -39,6 +40,13 @@ def token_estimator() -> TokenEstimator:
     return TokenEstimator(open_token_cache())
 
 
+def merge_discovered(static: Sequence[ToolSpec], live: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """A live server's tools replace the roster's static tools for a server of the same name;
+    servers that did not answer keep their static tools."""
+    live_servers = {t.server for t in live}
+    return [t for t in static if t.server not in live_servers] + list(live)
+
+
 def build_plan_input(*, roster: str | Roster | None, mcp_config: str | None, caps: Caps | None = None,
                      policy: PolicyConfig | None = None, strategy: str = "wrapper", strategy_reason: str = "",
                      on_event: Callable[[Any], None] | None = None) -> PlanInput:
@@ -51,9 +59,7 @@ def build_plan_input(*, roster: str | Roster | None, mcp_config: str | None, cap
     if mcp_config:
         from core.mcp.discovery import discover_once
 
-        live = discover_once(mcp_config, on_event=on_event)
-        live_servers = {t.server for t in live}
-        discovered = [t for t in discovered if t.server not in live_servers] + list(live)
+        discovered = merge_discovered(discovered, discover_once(mcp_config, on_event=on_event))
     return PlanInput(agent=r.agent, configured=r.configured, discovered=tuple(discovered),
                      caps=caps or Caps(), policy=policy or PolicyConfig(), strategy=strategy,
                      strategy_reason=strategy_reason)

@@ -189,6 +189,11 @@ class ToolResult(BaseModel):
         return cls(content=[{"type": "text", "text": text}], is_error=is_error)
 
     @classmethod
+    def failure(cls, code: str, message: str) -> ToolResult:
+        """A failure on deferchat's side (no implementation, a server down, a crash): ``code`` says which."""
+        return cls(content=[{"type": "text", "text": message}], is_error=True, error_code=code)
+
+    @classmethod
     def of_json(cls, value: Any) -> ToolResult:
         return cls(content=[{"type": "text", "text": json.dumps(value, ensure_ascii=False, indent=1)}], structured=value)
 

@@ -82,4 +82,4 @@ def tool_result(result: Mapping[str, Any]) -> ToolResult:
 
 def error_result(code: str, message: str) -> ToolResult:
     """A failure that happened on deferchat's side of the wire (the server never answered)."""
-    return ToolResult(content=[{"type": "text", "text": message}], is_error=True, error_code=code)
+    return ToolResult.failure(code, message)

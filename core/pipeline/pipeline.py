@@ -279,8 +279,7 @@ class Pipeline:
             try:
                 result = await ctx.runner(spec, arguments, call_id)
             except Exception as exc:  # the tool's failure, never the chat's
-                result = ToolResult.of_text(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
-                result.error_code = codes.EXECUTION_FAILED
+                result = ToolResult.failure(codes.EXECUTION_FAILED, f"{name} failed: {type(exc).__name__}: {exc}")
             text, truncated = self.model_text(spec, result, call_id)
             status = "failed" if result.is_error else "completed"
             code = (result.error_code or codes.EXECUTION_FAILED) if result.is_error else None
