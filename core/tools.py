@@ -120,6 +120,14 @@ class ToolSpec(BaseModel):
     def is_mcp(self) -> bool:
         return self.origin is Origin.DISCOVERED
 
+    @property
+    def envelope_source(self) -> str | None:
+        """The envelope this tool's text travels in (``mcp.<server>``, ``device.<server>``), or
+        None for trusted configuration. The one place this is derived."""
+        if not self.untrusted:
+            return None
+        return f"{'mcp' if self.is_mcp else 'device'}.{self.server or 'unknown'}"
+
     def definition(self) -> dict[str, Any]:
         """The tool definition a provider receives (internal name; providers map it to wire form)."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}

@@ -74,6 +74,12 @@ def wrap(text: str, source: str) -> str:
     return f"{open_marker(source, eid)}\n{body}\n{close_marker(eid)}"
 
 
+def fence(text: str, source: str | None) -> str:
+    """``text`` as a prompt may carry it: inside an envelope when it has an untrusted
+    ``source`` (see :attr:`core.tools.ToolSpec.envelope_source`), as it is when trusted."""
+    return text if source is None else wrap(text, source)
+
+
 def wrap_lines(lines: list[str], source: str) -> list[str]:
     """Fence several lines as one envelope; returns the lines including both markers."""
     body = [escape(line) for line in lines]

@@ -12,12 +12,13 @@ call has one row, one policy evaluation, one approval and one result.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
 from core import events as ev
+from core.events import Event
 from core.context import envelope
 from core.pipeline import codes
 from core.pipeline.approvals import ApprovalRequest, Approver, Decision
@@ -30,8 +31,13 @@ from core.tools import Origin, SideEffect, ToolResult, ToolSpec, canonical_json
 MAX_MODEL_RESULT_CHARS = 16_000
 
 
-class ToolRunner(Protocol):
-    async def __call__(self, spec: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult: ...
+class ToolHost(Protocol):
+    """What the pipeline needs from the chat it runs in: run a judged tool, and tell a tool's pin
+    as it is now (the live listing, for resumes)."""
+
+    async def run(self, spec: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult: ...
+
+    def live_pin(self, name: str) -> str | None: ...
 
 
 @dataclass
@@ -47,16 +53,17 @@ class Outcome:
 
 @dataclass
 class RunContext:
+    """One turn's view of its chat: the pins, the rules, who approves, where tools run and where
+    events go. Nothing else of the chat reaches the pipeline."""
+
     chat_id: str
     turn_id: str
     store: Store
     plan: RosterPlan
     policy: Policy
     approver: Approver
-    runner: ToolRunner
-    emit: Callable[[Any], None]
-    # The pin of a tool as it is *now* (live MCP listing, current roster), for resumes.
-    live_pin: Callable[[str], str | None] = lambda name: None
+    tools: ToolHost
+    emit: Callable[[Event], None]
     specs: dict[str, ToolSpec] = field(default_factory=dict)
     max_result_chars: int = MAX_MODEL_RESULT_CHARS
 
@@ -138,10 +145,7 @@ def validation_error(spec: ToolSpec, arguments: Any) -> str | None:
 
 def schema_for_model(spec: ToolSpec) -> str:
     """The input schema returned with an invalid call (decision 10): untrusted data stays enveloped."""
-    text = json.dumps(spec.input_schema, indent=1, ensure_ascii=False)
-    if spec.untrusted:
-        return envelope.wrap(text, f"mcp.{spec.server}" if spec.is_mcp else f"device.{spec.server}")
-    return text
+    return envelope.fence(json.dumps(spec.input_schema, indent=1, ensure_ascii=False), spec.envelope_source)
 
 
 def effective_side_effect(spec: ToolSpec, policy: Policy) -> SideEffect:
@@ -156,7 +160,7 @@ class Pipeline:
         self.ctx = ctx
 
     # -- helpers ---------------------------------------------------------------------------
-    def _emit(self, event: Any) -> None:
+    def _emit(self, event: Event) -> None:
         event.chat_id = self.ctx.chat_id
         self.ctx.emit(event)
 
@@ -176,8 +180,8 @@ class Pipeline:
                     if TOOL_RESULT in self.ctx.plan.defined_tool_names else "the full result is kept in the chat")
             text = text[:limit] + f"\n[result cut at {limit:,} of {len(result.text()):,} characters; {more}]"
             truncated = True
-        if spec is not None and spec.untrusted:
-            text = envelope.wrap(text, f"mcp.{spec.server}" if spec.is_mcp else f"device.{spec.server}")
+        if spec is not None:
+            text = envelope.fence(text, spec.envelope_source)
         return text, truncated
 
     # -- the pipeline ----------------------------------------------------------------------
@@ -250,7 +254,7 @@ class Pipeline:
 
             # Resuming a parked run: the tool must still be what was pinned.
             if resuming and inv and inv["status"] == "awaiting_approval":
-                live = ctx.live_pin(name)
+                live = ctx.tools.live_pin(name)
                 if live != spec.content_hash():
                     state = "is no longer offered" if live is None else "has changed since the chat pinned it"
                     raise _Stop(codes.PIN_MISMATCH, f"{name} {state}; the parked call cannot run. Start a new chat "
@@ -277,7 +281,7 @@ class Pipeline:
             ensure_row("running", started_at=now())
             self._emit(ev.ToolStarted(call_id=call_id, name=name, via=via))
             try:
-                result = await ctx.runner(spec, arguments, call_id)
+                result = await ctx.tools.run(spec, arguments, call_id)
             except Exception as exc:  # the tool's failure, never the chat's
                 result = ToolResult.failure(codes.EXECUTION_FAILED, f"{name} failed: {type(exc).__name__}: {exc}")
             text, truncated = self.model_text(spec, result, call_id)
@@ -365,5 +369,3 @@ class Pipeline:
         text = result.text()
         return text if len(text) <= 4000 else text[:4000] + "\u2026"
 
-
-ToolRunnerFn = Callable[[ToolSpec, dict[str, Any], str], Awaitable[ToolResult]]

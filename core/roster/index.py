@@ -81,14 +81,6 @@ def entry_text(spec: ToolSpec) -> str:
     return text
 
 
-def envelope_source(spec: ToolSpec) -> str | None:
-    """The envelope an entry belongs in, or None for trusted configuration."""
-    if not spec.untrusted:
-        return None
-    prefix = "mcp" if spec.is_mcp else "device"
-    return f"{prefix}.{spec.server or 'unknown'}"
-
-
 @dataclass(frozen=True)
 class Line:
     text: str

@@ -139,7 +139,7 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
 
     def cand(spec: ToolSpec, rank: int) -> _Cand:
         entry = idx.entry_text(spec)
-        return _Cand(spec, rank, est.definition(spec), entry, idx.envelope_source(spec), est.entry(entry))
+        return _Cand(spec, rank, est.definition(spec), entry, spec.envelope_source, est.entry(entry))
 
     # Optional controls the agent carries always take the first slots.
     optional = [CONTROL_TOOLS[n] for n in sorted(set(inp.agent.controls) & OPTIONAL_CONTROLS)]

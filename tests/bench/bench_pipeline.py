@@ -38,11 +38,15 @@ async def measure(calls: int, name: str, arguments: dict, via_wrapper: bool) -> 
         chat = store.create_chat(title="bench", provider="demo", model="demo", strategy="wrapper")
         result = ToolResult.of_json({"ok": True})
 
-        async def runner(spec, args, call_id):
-            return result
+        class Host:  # the pipeline's ToolHost: a no-op tool
+            async def run(self, spec, args, call_id):
+                return result
+
+            def live_pin(self, name):
+                return None
 
         ctx = RunContext(chat_id=chat, turn_id="turn", store=store, plan=plan, policy=default_policy(),
-                         approver=FixedApprover(Decision.ALLOW_ONCE), runner=runner, emit=lambda e: None)
+                         approver=FixedApprover(Decision.ALLOW_ONCE), tools=Host(), emit=lambda e: None)
         pipe = Pipeline(ctx)
         samples = []
         for i in range(calls):

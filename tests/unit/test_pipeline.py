@@ -36,6 +36,16 @@ def the_plan():
     return plan(CFG, DISC, deferred=["notes.write"], caps=Caps(max_definitions=2))
 
 
+class Host:
+    """The pipeline's ToolHost for these tests: a runner and a live-pin lookup."""
+
+    def __init__(self, runner, live_pin):
+        self.runner, self.live_pin = runner, live_pin
+
+    async def run(self, spec, arguments, call_id):
+        return await self.runner(spec, arguments, call_id)
+
+
 class Harness:
     def __init__(self, decision: Decision = Decision.ALLOW_ONCE, policy=None, live_pin=None):
         self.store = Store(":memory:")
@@ -46,8 +56,9 @@ class Harness:
         self.approver = FixedApprover(decision)
         self.result = ToolResult.of_json({"ok": True})
         self.ctx = RunContext(chat_id=self.chat_id, turn_id="turn_1", store=self.store, plan=self.plan,
-                              policy=policy or default_policy(), approver=self.approver, runner=self.runner,
-                              emit=self.events.append, live_pin=live_pin or (lambda n: self.plan.placement_of(n).pin))
+                              policy=policy or default_policy(), approver=self.approver,
+                              tools=Host(self.runner, live_pin or (lambda n: self.plan.placement_of(n).pin)),
+                              emit=self.events.append)
 
     async def runner(self, spec, arguments, call_id):
         self.calls.append((spec.name, arguments))
@@ -285,7 +296,7 @@ async def test_tool_errors_and_exceptions_become_failed_results_not_crashes():
     async def boom(spec, arguments, call_id):
         raise RuntimeError("kaput")
 
-    h.ctx.runner = boom
+    h.ctx.tools.runner = boom
     out = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "y"}}, call_id="c2")
     assert "kaput" in out.result_block["content"] and h.last("tool.failed").code == codes.EXECUTION_FAILED
 

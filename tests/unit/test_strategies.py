@@ -94,7 +94,7 @@ async def test_cross_turn_trap_history_never_names_a_tool_missing_from_the_array
 
 
 async def test_without_the_seeding_the_trap_is_real(tmp_path, monkeypatch):
-    monkeypatch.setattr(strategies.Strategy, "seed", lambda self, messages: [])
+    monkeypatch.setattr(strategies.ActiveToolsStrategy, "seed", lambda self, messages: [])
     requests = await run_two_turns(tmp_path, monkeypatch)
     with pytest.raises(AssertionError, match="absent from the tools array"):
         every_history_reference_is_declared(requests)

@@ -1,0 +1,138 @@
+"""Opening a chat: plan once and pin it (ADR-0123 decisions 2 and 19), start its servers, or
+reopen a pinned plan.
+
+A new chat is planned from the roster and the live MCP listings, and the plan is stored with
+the chat. Reopening never re-plans: the stored plan runs even when the servers now offer more
+tools, and a plan built by an older builder is kept as pinned.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from core import events as ev
+from core.chat.eventlog import EventLog
+from core.chat.options import ChatOptions
+from core.chat.servers import ChatServers
+from core.config import Settings
+from core.errors import UserFacingError
+from core.providers.base import Provider
+from core.roster.loader import Roster, load_roster
+from core.roster.models import AgentConfig, PlanInput, RosterPlan
+from core.roster.planner import plan_is_current, plan_roster
+from core.store import Store
+from core.tokens import TokenEstimator
+from core.tools import ToolSpec
+
+# The native search flavour of chats opened before it was a setting (and pinned in ``sources``).
+DEFAULT_TOOL_SEARCH = {"anthropic": "bm25", "openai": "hosted"}
+
+
+class ProviderMaker(Protocol):
+    def __call__(self, name: str, model: str, base_url: str | None, extra: dict[str, Any]) -> Provider: ...
+
+
+class OpeningContext(Protocol):
+    """What opening a chat needs from the process that opens it (the engine)."""
+
+    settings: Settings
+    store: Store
+    estimator: TokenEstimator
+    provider_factory: ProviderMaker
+    demo_delay: float
+
+    def resolve_provider(self, opts: ChatOptions) -> tuple[str, str, str | None]: ...
+
+
+@dataclass
+class OpenedChat:
+    """A chat ready to run: its pinned plan, where it came from, and its provider."""
+
+    chat_id: str
+    plan: RosterPlan
+    roster: Roster
+    sources: dict[str, Any]
+    provider_name: str
+    provider: Provider
+    live: dict[str, ToolSpec]  # the tools as they are now, for the pin check on resume
+    pinned: bool  # reopened with its stored plan
+
+    @property
+    def tool_search(self) -> dict[str, str]:
+        return {**DEFAULT_TOOL_SEARCH, **(self.sources.get("tool_search") or {})}
+
+
+def _resolved_path(value: str | None) -> str | None:
+    return str(Path(value).resolve()) if value else None
+
+
+async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, servers: ChatServers) -> OpenedChat:
+    """Plan a new chat now and pin it."""
+    from core.session import resolve_strategy_for
+
+    settings = env.settings
+    provider, model, base_url = env.resolve_provider(opts)
+    strategy, reason = resolve_strategy_for(opts.strategy or settings.strategy, provider, model, base_url,
+                                            settings=settings)
+    if strategy == "openai" and settings.openai_tool_search == "client":
+        reason += "; tool_search runs client-side (openai_tool_search = \"client\"): deferchat's own index answers it"
+    elif strategy == "anthropic" and settings.anthropic_tool_search == "regex":
+        reason += "; the server tool search is the regex variant (anthropic_tool_search = \"regex\")"
+    roster_name = opts.roster or settings.roster
+    roster = load_roster(roster_name)
+    script = _resolved_path(opts.script)
+    made = env.provider_factory(provider, model, base_url, {"script": script, "demo_delay": env.demo_delay})
+    await servers.start(roster, opts.mcp_config, opts.start_demo_servers)
+    live = servers.live_specs(roster)
+    inp = PlanInput(agent=roster.agent, configured=roster.configured, discovered=servers.discovered(roster),
+                    caps=opts.caps, policy=opts.policy, strategy=strategy, strategy_reason=reason)
+    plan = plan_roster(inp, env.estimator)
+    env.store.token_cache.flush()
+    plan_id = env.store.save_plan(plan.to_json(), plan.builder)
+    sources = {"roster": roster_name if not Path(roster_name).exists() else str(Path(roster_name).resolve()),
+               "mcp_config": _resolved_path(opts.mcp_config), "script": script,
+               "start_demo_servers": opts.start_demo_servers,
+               # pinned: a later change of settings must not change this chat's tools array
+               "tool_search": {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search}}
+    chat_id = env.store.create_chat(
+        title=opts.title or "New chat", agent_name=roster.agent.name, agent_version=roster.agent.version,
+        roster=sources["roster"], plan_id=plan_id, builder=plan.builder, strategy=strategy,
+        strategy_reason=reason, policy=opts.policy.name, provider=provider, model=model, base_url=base_url,
+        sources=json.dumps(sources))
+    events.chat_id = chat_id
+    for status in servers.status.values():  # subscribers saw them before the chat had an id
+        events.store_only(status)
+    return OpenedChat(chat_id=chat_id, plan=plan, roster=roster, sources=sources, provider_name=provider,
+                      provider=made, live=live, pinned=False)
+
+
+async def reopen(env: OpeningContext, row: dict[str, Any], opts: ChatOptions, events: EventLog,
+                 servers: ChatServers) -> OpenedChat:
+    """An existing chat with its stored plan; never re-planned."""
+    events.chat_id = row["id"]
+    plan_json = env.store.plan_json(row["plan_id"])
+    if plan_json is None:
+        raise UserFacingError(f"chat {row['id']} has lost its plan; it cannot be reopened")
+    plan = RosterPlan.model_validate_json(plan_json)
+    sources = json.loads(row.get("sources") or "{}")
+    try:
+        roster = load_roster(sources.get("roster") or row.get("roster") or env.settings.roster)
+    except UserFacingError as exc:
+        # The roster is gone: the pinned plan still runs; nothing counts as live for resumes.
+        events.emit(ev.ErrorEvent(code="roster.missing", message=str(exc)))
+        roster = Roster(name="(missing)", agent=AgentConfig(name=plan.agent.get("name", "chat"),
+                                                            version=plan.agent.get("version", "?")),
+                        configured=(), discovered=())
+    extra = {"script": opts.script or sources.get("script"), "demo_delay": env.demo_delay}
+    made = env.provider_factory(row["provider"], row["model"], row.get("base_url"), extra)
+    await servers.start(roster, sources.get("mcp_config"), bool(sources.get("start_demo_servers", True)))
+    opened = OpenedChat(chat_id=row["id"], plan=plan, roster=roster, sources=sources, provider_name=row["provider"],
+                        provider=made, live=servers.live_specs(roster), pinned=True)
+    if not plan_is_current(plan):
+        events.emit(ev.ErrorEvent(code="plan.not_current",
+                                  message=f"this chat's plan was built by {plan.builder}, which this version "
+                                          "cannot render byte for byte; it is kept as pinned (never re-planned)"))
+    return opened

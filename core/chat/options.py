@@ -1,0 +1,35 @@
+"""How a chat is opened and what a turn gives back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core.roster.models import Caps, PolicyConfig
+
+TurnStatus = Literal["done", "parked", "failed"]
+
+
+@dataclass
+class ChatOptions:
+    """How to open a new chat. Everything else comes from settings."""
+
+    roster: str | None = None
+    mcp_config: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    script: str | None = None
+    strategy: str | None = None  # a name from core.deferral.names.STRATEGY_CHOICES
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    caps: Caps = field(default_factory=Caps)
+    title: str | None = None
+    start_demo_servers: bool = True
+
+
+@dataclass
+class TurnResult:
+    status: TurnStatus
+    turn_id: str
+    text: str = ""
+    error: str | None = None

@@ -1,0 +1,79 @@
+"""A chat's live MCP servers: which to start, their status, and the tools as they are now.
+
+The user's and the project's configs, ``--mcp-config``, and the embedded demo servers for any
+roster server that no config provides. A server that changes its tools is noted; the chat
+keeps its pinned plan (ADR-0123 decision 19).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core import events as ev
+from core.chat.eventlog import EventSink
+from core.roster.loader import Roster
+from core.session import merge_discovered
+from core.tools import Origin, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from core.mcp.client import McpManager
+
+
+class ChatServers:
+    """The MCP servers one chat runs, and what they report."""
+
+    def __init__(self, emit: EventSink):
+        self._emit = emit
+        self.manager: McpManager | None = None
+        self.status: dict[str, ev.ServerStatus] = {}
+        self.changed: list[str] = []
+
+    def _on_event(self, event: ev.ServerStatus | ev.RosterChanged) -> None:
+        if isinstance(event, ev.ServerStatus):
+            self.status[event.server] = event
+        else:
+            self.changed.append(event.server)
+            event.message = event.message or (f"server {event.server} changed its tools; this chat keeps its pinned "
+                                              "plan, a new chat will pick the change up")
+        self._emit(event)
+
+    async def start(self, roster: Roster, mcp_config: str | None, start_demo: bool) -> None:
+        from core.mcp.config import McpConfig, load_mcp_config
+
+        config = load_mcp_config([mcp_config] if mcp_config else [])
+        configured = {s.name for s in config.servers}
+        if start_demo:
+            from core.demo import DEMO_SERVERS, demo_config
+
+            wanted = [s for s in roster.servers() if s in DEMO_SERVERS and s not in configured]
+            if wanted:
+                demo = demo_config()
+                config = McpConfig(servers=tuple(s for s in demo.servers if s.name in wanted)).merged(config)
+        if not config.servers:
+            return
+        from core.mcp.client import McpManager
+
+        self.manager = McpManager(config, on_event=self._on_event)
+        await self.manager.start()
+
+    def live_specs(self, roster: Roster) -> dict[str, ToolSpec]:
+        """Tools as they are now: the roster's configured tools, live MCP tools where a server
+        answers, the roster's static server tools elsewhere."""
+        live_tools = self.manager.tools() if self.manager is not None else []
+        return {t.name: t for t in (*roster.configured, *merge_discovered(roster.discovered, live_tools))}
+
+    def discovered(self, roster: Roster) -> tuple[ToolSpec, ...]:
+        return tuple(t for t in self.live_specs(roster).values() if t.origin is not Origin.CONFIGURED)
+
+    async def call(self, spec: ToolSpec, arguments: dict[str, object]) -> ToolResult:
+        from core.pipeline import codes
+
+        if self.manager is None or spec.server not in {s.name for s in self.manager.servers()}:
+            return ToolResult.failure(codes.UNAVAILABLE, f"{spec.name}: no MCP server {spec.server!r} is running for "
+                                      "this chat (the roster lists it, but no configuration starts it)")
+        return await self.manager.call(spec, arguments)  # each server's own call_timeout applies
+
+    async def close(self) -> None:
+        if self.manager is not None:
+            await self.manager.close()
+            self.manager = None

@@ -1,0 +1,228 @@
+"""The turn loop: one user message (or a resumed turn) through model steps until the model stops
+calling tools, parks on an approval, fails, or runs out of steps.
+
+Each step compacts the history to its budget, asks the strategy for the request's surface,
+streams the response (emitting its events), stores it, and answers every tool use through the
+pipeline and every search the client must run. A turn that parks is resumed later, here or in
+another process, from what the store holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from core import events as ev
+from core.chat.eventlog import EventLog
+from core.chat.options import TurnResult, TurnStatus
+from core.context.prompt import compact
+from core.controls.search import DeferredSearch
+from core.deferral.strategies import Strategy
+from core.errors import UsageError
+from core.pipeline.approvals import Approver
+from core.pipeline.pipeline import Pipeline, RunContext, ToolHost
+from core.pipeline.policy import Policy
+from core.providers.base import (
+    ModelRequest, Provider, ProviderError, ResponseDone, ServerToolUse, TextDelta, ToolSearchResult, ToolUse,
+)
+from core.roster.models import RosterPlan
+from core.store import Store
+from core.tokens import TokenEstimator
+from core.tools import ToolSpec
+
+log = logging.getLogger("deferchat.turn")
+
+HISTORY_BUDGET_TOKENS = 120_000
+TITLE_CHARS = 60
+UNTITLED = (None, "", "New chat")
+
+
+def title_from(text: str) -> str:
+    """A chat title from the owner's first message: one line, at most 60 characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rstrip() + "\u2026"
+
+
+class TurnLoop:
+    """Runs one chat's turns, one at a time."""
+
+    def __init__(self, *, chat_id: str, store: Store, events: EventLog, plan: RosterPlan,
+                 specs: Mapping[str, ToolSpec], strategy: Strategy, provider: Provider, search: DeferredSearch,
+                 tools: ToolHost, policy: Policy, approver: Approver, estimator: TokenEstimator, max_steps: int,
+                 record: str | None = None):
+        self.chat_id = chat_id
+        self.store = store
+        self.events = events
+        self.plan = plan
+        self.specs = dict(specs)
+        self.strategy = strategy
+        self.provider = provider
+        self.search = search
+        self.tools = tools
+        self.policy = policy
+        self.approver = approver
+        self.estimator = estimator
+        self.max_steps = max_steps
+        self.record_path = record
+        self._busy = asyncio.Lock()
+
+    # -- the turn's bounds -------------------------------------------------------------------------
+    def open_turn(self) -> dict[str, Any] | None:
+        """The chat's unfinished turn (parked on an approval, or interrupted), if any."""
+        return self.store.open_turn(self.chat_id)
+
+    def _begin(self, turn_id: str) -> None:
+        self.events.turn_id = turn_id
+        self.search.begin_turn()
+        self.strategy.begin_turn()
+
+    def _end(self, turn_id: str, status: TurnStatus, error: str | None = None, text: str = "",
+             stop_reason: str | None = None) -> TurnResult:
+        self.store.end_turn(turn_id, self.chat_id, status, error)
+        self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
+        return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
+
+    async def send(self, text: str) -> TurnResult:
+        async with self._busy:
+            open_turn = self.open_turn()
+            if open_turn is not None:
+                raise UsageError(f"chat {self.chat_id} has an unfinished turn ({open_turn['status']}); answer its "
+                                 f"approval or run `deferchat resume {self.chat_id}` first")
+            parent = self.store.last_message_id(self.chat_id)
+            msg_id = self.store.add_message(self.chat_id, "user", [{"type": "text", "text": text}], turn_id=None,
+                                            parent_id=parent)
+            turn_id = self.store.start_turn(self.chat_id, msg_id)
+            self.store.db["messages"].update(msg_id, {"turn_id": turn_id})
+            self._begin(turn_id)
+            chat = self.store.chat(self.chat_id)
+            if chat is not None and chat["title"] in UNTITLED:
+                self.store.update_chat(self.chat_id, title=title_from(text))
+                self.events.emit(ev.ChatTitled(title=title_from(text)))
+            self.events.emit(ev.TurnStarted(turn_id=turn_id, text=text))
+            return await self._loop(turn_id)
+
+    async def resume(self, approver: Approver | None = None) -> TurnResult:
+        """Continue the chat's parked or interrupted turn, answering its approval with ``approver``."""
+        async with self._busy:
+            turn = self.open_turn()
+            if turn is None:
+                raise UsageError(f"chat {self.chat_id} has nothing to resume")
+            if approver is not None:
+                self.approver = approver
+            turn_id = turn["id"]
+            self.store.update_turn(turn_id, status="running")
+            self._begin(turn_id)
+            self.events.emit(ev.TurnStarted(turn_id=turn_id, resumed=True))
+            history = self._history()
+            if history and history[-1]["role"] == "assistant":
+                content = history[-1]["content"]
+                uses = [b for b in content if b.get("type") == "tool_use"]
+                searches = self.provider.pending_client_searches(content)
+                if not uses and not searches:
+                    return self._end(turn_id, "done")
+                if await self._answer(turn_id, uses, searches, resuming=True):
+                    return self._end(turn_id, "parked")
+            return await self._loop(turn_id)
+
+    # -- steps -------------------------------------------------------------------------------------
+    def _history(self) -> list[dict[str, Any]]:
+        return [{"role": m["role"], "content": m["content"]} for m in self.store.messages(self.chat_id)]
+
+    def _add(self, role: str, content: list[dict[str, Any]], turn_id: str) -> str:
+        return self.store.add_message(self.chat_id, role, content, turn_id=turn_id,
+                                      parent_id=self.store.last_message_id(self.chat_id))
+
+    async def _loop(self, turn_id: str) -> TurnResult:
+        text_out = ""
+        for step in range(self.max_steps):
+            sent = compact(self._history(), HISTORY_BUDGET_TOKENS, self.estimator)
+            surface = self.strategy.surface(sent)
+            if surface.seeded:
+                self.events.emit(ev.ToolDiscovered(names=surface.seeded, source="history"))
+            request = ModelRequest(model=self.provider.model, system=surface.system, tools=surface.tools,
+                                   messages=sent, cache_prefix_tools=surface.cache_prefix_tools)
+            self._record(request)
+            self.store.update_turn(turn_id, steps=step + 1)
+            try:
+                done, searches = await self._stream(request)
+            except ProviderError as exc:
+                self.events.emit(ev.ErrorEvent(code=exc.code, message=exc.message, retryable=exc.retryable))
+                return self._end(turn_id, "failed", exc.message, stop_reason="error")
+            except Exception as exc:  # an adapter bug must not lose the chat
+                log.exception("provider failed")
+                msg = f"{type(exc).__name__}: {exc}"
+                self.events.emit(ev.ErrorEvent(code="provider.unexpected", message=msg))
+                return self._end(turn_id, "failed", msg, stop_reason="error")
+            content = done.content
+            self._add("assistant", content, turn_id)
+            text = "\n\n".join(b["text"] for b in content if b.get("type") == "text" and b.get("text"))
+            if text:
+                text_out = text
+                self.events.emit(ev.ModelText(text=text))
+            u = done.usage
+            self.events.emit(ev.UsageEvent(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                                           cache_read_input_tokens=u.cache_read_input_tokens,
+                                           cache_creation_input_tokens=u.cache_creation_input_tokens))
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            if not uses and not searches:
+                return self._end(turn_id, "done", text=text_out, stop_reason=done.stop_reason)
+            if await self._answer(turn_id, uses, searches):
+                return self._end(turn_id, "parked", text=text_out, stop_reason="tool_use")
+        msg = f"the model called tools {self.max_steps} times in a row without answering; stopped"
+        self.events.emit(ev.ErrorEvent(code="engine.max_steps", message=msg))
+        return self._end(turn_id, "failed", msg, stop_reason="max_steps")
+
+    async def _stream(self, request: ModelRequest) -> tuple[ResponseDone, list[ServerToolUse]]:
+        """Stream one response, emitting its events. Returns the response and the searches the
+        client must run (OpenAI's client-executed tool_search)."""
+        done: ResponseDone | None = None
+        client_searches: list[ServerToolUse] = []
+        emit = self.events.emit
+        async for item in self.provider.stream(request):
+            if isinstance(item, TextDelta):
+                emit(ev.ModelTextDelta(text=item.text))
+            elif isinstance(item, ToolUse):
+                emit(ev.ModelToolUse(id=item.id, name=item.name, input=item.input))
+            elif isinstance(item, ServerToolUse):
+                query = self.search.asked(item.id, item.input)
+                emit(ev.ModelToolSearch(id=item.id, query=query, executor=item.executor))
+                if item.executor == "client":
+                    client_searches.append(item)
+            elif isinstance(item, ToolSearchResult):
+                self.strategy.discover(item.references)
+                emit(ev.ModelToolSearch(id=item.tool_use_id, references=item.references,
+                                        query=self.search.query_of(item.tool_use_id, request.messages)))
+            elif isinstance(item, ResponseDone):
+                done = item
+        if done is None:
+            raise ProviderError("provider.incomplete", "the model's response ended before it was complete",
+                                retryable=True)
+        return done, client_searches
+
+    async def _answer(self, turn_id: str, uses: list[dict[str, Any]], searches: list[ServerToolUse], *,
+                      resuming: bool = False) -> bool:
+        """Answer one response: every tool use through the pipeline, then every search the client
+        must run; append the results as the next user message. True when a tool parked (the
+        searches are then answered on resume, from the stored response)."""
+        results: list[dict[str, Any]] = []
+        if uses:
+            pipeline = Pipeline(RunContext(chat_id=self.chat_id, turn_id=turn_id, store=self.store, plan=self.plan,
+                                           policy=self.policy, approver=self.approver, tools=self.tools,
+                                           emit=self.events.emit, specs=self.specs))
+            for block in uses:
+                outcome = await pipeline.run(block, resuming=resuming)
+                if outcome.parked:
+                    return True
+                assert outcome.result_block is not None
+                results.append(outcome.result_block)
+        answers = [self.search.answer_client_search(s.id, s.input) for s in searches]
+        self._add("user", answers + results, turn_id)
+        return False
+
+    def _record(self, request: ModelRequest) -> None:
+        if self.record_path:
+            with open(self.record_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(request.record(), ensure_ascii=False) + "\n")

@@ -1,0 +1,50 @@
+"""How deferred tools surface in each request: one class per strategy (seed 004; ADR-0123 for
+the wrapper), all behind the small :class:`~core.deferral.strategies.base.Strategy` protocol.
+
+``make_strategy`` builds one whole from the chat's pinned plan; the registry below is the only
+place a strategy name meets its class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from core.deferral.names import StrategyName
+from core.deferral.strategies.active_tools import (
+    ActiveToolsStrategy, DiscoveryPool, referenced_deferred_tool_names,
+)
+from core.deferral.strategies.base import BaseStrategy, Strategy, Surface, SystemBuilder
+from core.deferral.strategies.native import (
+    ANTHROPIC_SEARCH_TOOLS, OPENAI_CLIENT_SEARCH_TOOL, OPENAI_SEARCH_TOOL, OPENAI_SEARCH_TOOLS,
+    AnthropicNativeStrategy, AnthropicSearch, OpenAINativeStrategy, OpenAISearch,
+)
+from core.deferral.strategies.wrapper import WrapperStrategy
+from core.roster.models import RosterPlan
+from core.tools import ToolSpec
+
+STRATEGY_CLASSES: dict[StrategyName, type[BaseStrategy]] = {
+    cls.name: cls for cls in (WrapperStrategy, AnthropicNativeStrategy, OpenAINativeStrategy, ActiveToolsStrategy)
+}
+
+
+def make_strategy(name: str, plan: RosterPlan, system: str | SystemBuilder, specs: dict[str, ToolSpec], *,
+                  anthropic_search: AnthropicSearch = "bm25", openai_search: OpenAISearch = "hosted",
+                  loaded: Iterable[str] = ()) -> BaseStrategy:
+    """The strategy ``name`` for a pinned plan, built whole. ``system`` is the system prompt, or a
+    function that builds it around the strategy's note; ``loaded`` names the tools surfaced in
+    earlier sessions of the chat."""
+    cls = STRATEGY_CLASSES.get(name)  # type: ignore[call-overload]
+    if cls is None:
+        raise ValueError(f"unknown strategy {name!r}")
+    build: SystemBuilder = system if callable(system) else (lambda note: system)  # type: ignore[assignment,return-value]
+    flavours: dict[type[BaseStrategy], dict[str, str]] = {AnthropicNativeStrategy: {"search": anthropic_search},
+                                                          OpenAINativeStrategy: {"search": openai_search}}
+    return cls(plan, specs, build, loaded, **flavours.get(cls, {}))
+
+
+__all__ = [
+    "ANTHROPIC_SEARCH_TOOLS", "OPENAI_CLIENT_SEARCH_TOOL", "OPENAI_SEARCH_TOOL", "OPENAI_SEARCH_TOOLS",
+    "ActiveToolsStrategy", "AnthropicNativeStrategy", "BaseStrategy", "DiscoveryPool", "OpenAINativeStrategy",
+    "STRATEGY_CLASSES", "Strategy", "Surface", "SystemBuilder", "WrapperStrategy", "make_strategy",
+    "referenced_deferred_tool_names",
+]

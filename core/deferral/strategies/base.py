@@ -1,0 +1,98 @@
+"""What every deferral strategy is: a small protocol, and the state all four share.
+
+A strategy turns a chat's pinned plan into what one model request carries (the tools array,
+the system prompt, where the cacheable prefix ends). It is built whole, once per chat, from
+the plan, the pinned specs, the system prompt and the tools already loaded in earlier
+sessions; nothing patches it afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from core.deferral.names import StrategyName
+from core.roster.models import RosterPlan
+from core.tools import ToolSpec
+
+
+@dataclass
+class Surface:
+    """What one request carries."""
+
+    system: str
+    tools: list[dict[str, Any]]
+    cache_prefix_tools: int | None  # index of the last tool in the cacheable prefix
+    # active-tools: deferred tools this step added to the pool because the sent history names them.
+    seeded: list[str] = field(default_factory=list)
+
+
+class Strategy(Protocol):
+    """One way for the model to reach deferred tools."""
+
+    name: ClassVar[StrategyName]
+
+    @property
+    def loaded(self) -> list[str]:
+        """Deferred tools surfaced so far in this chat (searched, discovered, native-loaded), for the UI."""
+        ...
+
+    def begin_turn(self) -> None:
+        """A new turn starts (active-tools empties its discovery pool)."""
+        ...
+
+    def surface(self, messages: list[dict[str, Any]]) -> Surface:
+        """What the next request carries, given the history that will be sent with it."""
+        ...
+
+    def discover(self, names: list[str]) -> list[str]:
+        """A search found ``names``; returns the ones that joined the tools array (active-tools)."""
+        ...
+
+
+SystemBuilder = Callable[[str], str]
+"""Builds the chat's system prompt around a strategy's note (its line in Region A)."""
+
+
+class BaseStrategy:
+    """The state every strategy shares: the plan's defined definitions, its deferred names, and
+    the tools loaded so far."""
+
+    name: ClassVar[StrategyName]
+
+    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
+                 loaded: Iterable[str] = ()):
+        self.plan = plan
+        self.specs = specs
+        self._defined = [specs[n].definition() for n in plan.defined_tool_names if n in specs]
+        self._deferred = [n for n in plan.deferred_tool_names if n in specs]
+        self.system = system(self.note())
+        self._loaded: list[str] = []
+        self._mark_loaded(loaded)
+
+    # -- the protocol's shared half ---------------------------------------------------------------
+    @property
+    def loaded(self) -> list[str]:
+        return list(self._loaded)
+
+    def begin_turn(self) -> None:
+        return None
+
+    def discover(self, names: list[str]) -> list[str]:
+        self._mark_loaded(names)
+        return []
+
+    def note(self) -> str:
+        """The strategy's line in Region A (constant for the chat); none by default."""
+        return ""
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _mark_loaded(self, names: Iterable[str]) -> None:
+        for n in names:
+            if n in self.specs and n not in self._loaded:
+                self._loaded.append(n)
+
+    @staticmethod
+    def _prefix_end(tools: list[dict[str, Any]]) -> int | None:
+        return len(tools) - 1 if tools else None

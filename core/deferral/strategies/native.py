@@ -1,0 +1,89 @@
+"""The native strategies (seed 004): every pinned tool declared on every request, the deferred
+ones with ``defer_loading``, plus the provider's own tool search tool. Constant array.
+
+* ``anthropic``: Anthropic's server tool search, the BM25 or the regex variant.
+* ``openai``: the Responses API's ``{"type": "tool_search"}``, hosted (OpenAI runs the search)
+  or client-executed (the model writes queries and deferchat answers them with its own index).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any, ClassVar, Literal
+
+from core.deferral.names import ANTHROPIC, OPENAI, StrategyName
+from core.deferral.strategies.base import BaseStrategy, Surface, SystemBuilder
+from core.roster.models import RosterPlan
+from core.tools import ToolSpec
+
+AnthropicSearch = Literal["bm25", "regex"]
+OpenAISearch = Literal["hosted", "client"]
+
+ANTHROPIC_SEARCH_TOOLS: dict[str, dict[str, Any]] = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+OPENAI_SEARCH_TOOL: dict[str, Any] = {"type": "tool_search"}
+# Client-executed: the model's tool_search_call carries these arguments and deferchat runs the
+# search (core.deferral.search) and answers with the matching tools' definitions.
+OPENAI_CLIENT_SEARCH_TOOL: dict[str, Any] = {
+    "type": "tool_search",
+    "execution": "client",
+    "description": ("Search the tools that are available but not loaded yet. Give one or more short queries "
+                    "naming the capability you need; the matching tools are loaded and can be called next. "
+                    "If nothing matches, no such tool exists here: do not search again for the same thing."),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "queries": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Search queries, a few words each; the results of all queries are combined.",
+            },
+        },
+        "required": ["queries"],
+        "additionalProperties": False,
+    },
+}
+OPENAI_SEARCH_TOOLS: dict[str, dict[str, Any]] = {"hosted": OPENAI_SEARCH_TOOL, "client": OPENAI_CLIENT_SEARCH_TOOL}
+
+
+class NativeStrategy(BaseStrategy):
+    """Shared by both native strategies: the array is built once and copied out per request."""
+
+    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
+                 loaded: Iterable[str] = (), *, search_tool: dict[str, Any]):
+        super().__init__(plan, specs, system, loaded)
+        deferred = [dict(specs[n].definition(), defer_loading=True) for n in self._deferred]
+        self._tools = list(self._defined) + deferred + ([copy.deepcopy(search_tool)] if deferred else [])
+
+    def surface(self, messages: list[dict[str, Any]]) -> Surface:
+        tools = copy.deepcopy(self._tools)  # a caller changing what it got changes nothing later
+        return Surface(self.system, tools, self._prefix_end(tools))
+
+    def note(self) -> str:
+        if not self._deferred:
+            return ""
+        return (f"{len(self._deferred)} more tools are available through tool search; search for a capability "
+                "before saying you cannot do something.")
+
+
+class AnthropicNativeStrategy(NativeStrategy):
+    name: ClassVar[StrategyName] = ANTHROPIC
+
+    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
+                 loaded: Iterable[str] = (), *, search: AnthropicSearch = "bm25"):
+        if search not in ANTHROPIC_SEARCH_TOOLS:
+            raise ValueError(f"unknown Anthropic tool search {search!r}: bm25 or regex")
+        super().__init__(plan, specs, system, loaded, search_tool=ANTHROPIC_SEARCH_TOOLS[search])
+
+
+class OpenAINativeStrategy(NativeStrategy):
+    name: ClassVar[StrategyName] = OPENAI
+
+    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
+                 loaded: Iterable[str] = (), *, search: OpenAISearch = "hosted"):
+        if search not in OPENAI_SEARCH_TOOLS:
+            raise ValueError(f"unknown OpenAI tool search {search!r}: hosted or client")
+        super().__init__(plan, specs, system, loaded, search_tool=OPENAI_SEARCH_TOOLS[search])
