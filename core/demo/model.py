@@ -1,4 +1,4 @@
-"""The ``demo`` provider: an offline, deterministic model that behaves like a small agent.
+"""The demo model (provider ``demo``): an offline, deterministic model that behaves like a small agent.
 
 It sees exactly what a real model would see (the system prompt with any deferred tool index,
 the tools array, the history) and nothing else. For the owner's latest message it:
