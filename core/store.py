@@ -3,7 +3,8 @@
 It holds chats (with the pinned agent, plan, builder, strategy, provider and model),
 messages (each with its parent), plans, invocations (one row per call), events, approvals,
 per-chat grants and the token-estimate cache. Built-in tools keep their own tables in the
-same file under their own migration set (:mod:`core.builtins.data`).
+same file under their own migration set (:mod:`core.builtins.data`). The offline demo's data
+is never written here: it lives in its own file, ``demo.sqlite`` (:mod:`core.demo.dataset`).
 
 Location: ``$DEFERCHAT_HOME/deferchat.db`` if set, else ``$XDG_DATA_HOME/deferchat/`` (by
 default ``~/.local/share/deferchat/``).

@@ -1,17 +1,28 @@
-"""Offline demo MCP servers that back the production roster: ``bland_read``, ``bland_call``,
-``gmail_personal`` and ``gmail_work``.
+"""The offline demo, in one place: the model, the MCP servers and the dataset.
 
-They are real MCP servers (the SDK's ``MCPServer``, stdio) started as subprocesses with
+- :mod:`core.demo.model`: the ``demo`` provider, an offline, deterministic model
+  (:class:`~core.demo.model.DemoProvider`).
+- :mod:`core.demo.servers` (with :mod:`~core.demo.gmail` and :mod:`~core.demo.bland`): the
+  demo MCP servers that back the production roster, ``bland_read``, ``bland_call``,
+  ``gmail_personal`` and ``gmail_work``.
+- :mod:`core.demo.dataset`: the demo's data for the built-in tools (a "Team standup",
+  contacts, calendar, tasks, notes, newsletters), and :func:`~core.demo.dataset.tool_database`,
+  which gives a chat on the demo model that data and every other chat the user's own.
+- :mod:`core.demo.db`: the one SQLite file all of it lives in, ``demo.sqlite`` in deferchat's
+  data directory (:func:`demo_db_path`), seeded on first use. Deleting it removes every trace
+  of the demo; the next use seeds it again. The user's real database never holds demo rows.
+
+The servers are real MCP servers (the SDK's ``MCPServer``, stdio) started as subprocesses with
 ``python -m core.demo <server>``. Their tool names, descriptions, input schemas and
 annotations are read from the production roster (``core/roster/rosters/production.json``,
 section ``servers``): that file is the one source of truth, and the tests check that what
-the servers list over the wire is exactly what it says. Their state is one SQLite file,
-seeded with plausible mail and calls on first start, so a later read sees what a write did.
-Nothing leaves the machine: ``start_call`` records a simulated call, ``send_message``
-delivers to the simulated mailbox.
+the servers list over the wire is exactly what it says. Their state is seeded with plausible
+mail and calls on first start, so a later read sees what a write did. Nothing leaves the
+machine: ``start_call`` records a simulated call, ``send_message`` delivers to the simulated
+mailbox.
 
 :func:`demo_mcp_config` is the ``mcpServers`` config deferchat uses when it runs with no API
-key. Importing this package is cheap (no MCP SDK).
+key. Importing this package is cheap (no MCP SDK, no provider SDK).
 """
 
 from __future__ import annotations

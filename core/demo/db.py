@@ -1,7 +1,9 @@
-"""The demo servers' SQLite file: one connection per server process, schema and seed once.
+"""The demo's SQLite file (``demo.sqlite``): one connection per process, schema and seed once.
 
-Four processes may open a new file at the same moment; the schema and each seed run inside
-one ``BEGIN IMMEDIATE`` transaction, so exactly one of them seeds and the rest wait and see.
+The demo servers keep their mail and calls here, and the built-in tools of a chat on the
+demo model keep theirs here too (:mod:`core.demo.dataset`). Several processes may open a new
+file at the same moment; the schema and each seed run inside one ``BEGIN IMMEDIATE``
+transaction, so exactly one of them seeds and the rest wait and see.
 """
 
 from __future__ import annotations
@@ -46,12 +48,18 @@ def connect(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
-def seed_once(conn: sqlite3.Connection, key: str, seed: Callable[[sqlite3.Connection, float], None]) -> bool:
-    """Create the schema and run ``seed(conn, now)`` unless ``key`` was seeded. True if it ran."""
+def seed_once(conn: sqlite3.Connection, key: str, seed: Callable[[sqlite3.Connection, float], None], *,
+              prepare: Callable[[], None] | None = None) -> bool:
+    """Create the schema and run ``seed(conn, now)`` unless ``key`` was seeded. True if it ran.
+
+    ``prepare()`` runs first, every time, in the same transaction (the built-in tools' own
+    migrations, for :mod:`core.demo.dataset`)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in filter(str.strip, SCHEMA.split(";")):  # executescript would COMMIT
             conn.execute(statement)
+        if prepare is not None:
+            prepare()
         done = conn.execute("SELECT 1 FROM meta WHERE key = ?", (f"seeded:{key}",)).fetchone()
         if not done:
             seed(conn, time.time())

@@ -13,11 +13,10 @@ import jsonschema
 import pytest
 
 from core.builtins import ToolContext, builtin_names, get_builtin
-from core.builtins.data import BUILTIN_SCHEMA
 from core.builtins.html_text import html_to_text
 from core.builtins.tools import ARG_MODELS, NO_SEARCH_BACKEND
+from core.demo.dataset import open_demo_dataset
 from core.roster.loader import load_roster
-from core.store import open_db
 from core.tools import ToolResult
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -27,8 +26,9 @@ BERLIN = ZoneInfo("Europe/Berlin")
 
 
 @pytest.fixture
-def db():
-    return open_db(":memory:")
+def db(tmp_path):
+    """A demo database (the built-ins' tables and the demo dataset): the tools work on its rows."""
+    return open_demo_dataset(tmp_path / "demo.sqlite")
 
 
 @pytest.fixture
@@ -121,43 +121,6 @@ async def test_every_builtin_rejects_an_unknown_argument_by_name(ctx, name):
     assert "unexpected argument 'bogus_argument'" in text
     for req in CONFIGURED[name].input_schema.get("required", []):
         assert f"missing required argument '{req}'" in text
-
-
-# --- store and migrations ---------------------------------------------------------------------------
-
-
-def test_migrations_create_and_seed_once(tmp_path):
-    path = tmp_path / "deferchat.db"
-    db = open_db(path)
-    assert [m.name for m in BUILTIN_SCHEMA.applied(db)] == ["0001_tables", "0002_demo_seed"]
-    counts = {t: db[t].count for t in ("schedules", "people", "calendar_events", "tasks", "notes", "memory_facts",
-                                       "email_subscriptions")}
-    assert all(counts.values()), counts
-    db.close()
-    again = open_db(path)  # reopening applies nothing twice
-    assert {t: again[t].count for t in counts} == counts
-    assert not BUILTIN_SCHEMA.pending(again)
-
-
-def test_seed_applies_on_top_of_the_previous_version():
-    from sqlite_utils import Database
-
-    db = Database(memory=True)
-    BUILTIN_SCHEMA.apply(db, stop_before="0002_demo_seed")
-    assert db["schedules"].count == 0
-    BUILTIN_SCHEMA.apply(db)
-    assert db["schedules"].count == 5
-
-
-def test_demo_seed_has_the_standup_and_newsletters(db):
-    standup = list(db["schedules"].rows_where("title = 'Team standup'"))
-    assert len(standup) == 1
-    assert (standup[0]["time"], json.loads(standup[0]["days"]), standup[0]["status"]) == (
-        "09:00", ["mon", "tue", "wed", "thu", "fri"], "active")
-    subs = list(db["email_subscriptions"].rows)
-    assert 8 <= len(subs) <= 12
-    assert {s["account"] for s in subs} == {"work", "personal"}
-    assert all(s["demo"] == 1 for s in subs)
 
 
 # --- time.now ---------------------------------------------------------------------------------------

@@ -185,8 +185,10 @@ async def test_demo_model_moves_the_standup_through_tool_call(env):
     assert uses[1].input == {"name": "schedule.update", "arguments": {"schedule_id": "sch_1", "time": "10:00"}}
     done = [e for e in events if e.type == "tool.completed" and e.name == "schedule.update"]
     assert done and done[0].via == "tool.call" and done[0].call_id == uses[1].id
-    row = next(s.store.db.query("select time from schedules where id = 1"))
-    assert row["time"] == "10:00"
+    from core.demo.dataset import demo_tool_database
+
+    row = next(demo_tool_database().query("select time from schedules where id = 1"))  # the demo's dataset
+    assert row["time"] == "10:00" and s.store.db["schedules"].count == 0  # never the real database
     await s.close()
 
 
