@@ -141,7 +141,8 @@ class Calls:
         now = time.time()
         call_id = f"call_{uuid.uuid4().hex[:12]}"
         seconds = min(max_duration_minutes * 60, 45 + len(task) // 3)
-        summary = f"Reached the recipient and covered the task: {task.strip()[:160].rstrip('.')}. They confirmed it is noted."
+        summary = (f"Reached the recipient and covered the task: {task.strip()[:160].rstrip('.')}. "
+                   "They confirmed it is noted.")
         self.conn.execute(
             "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (call_id, number, task, first_sentence, voice, max_duration_minutes, now, now + self.call_seconds,

@@ -103,7 +103,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
         return f"{day(offset).isoformat()}T{hhmm}"
 
     weekdays = json.dumps(list(WEEKDAYS[:5]))
-    db["schedules"].insert_all(_with(
+    db.table("schedules").insert_all(_with(
         {"timezone": None, "status": "active", "created_at": stamp, "updated_at": stamp, "demo": 1},
         [
             {"title": "Team standup", "time": "09:00", "days": weekdays},
@@ -113,7 +113,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
             {"title": "Gym session", "time": "07:00", "days": json.dumps(["tue", "thu", "sat"]), "status": "paused"},
         ]))
 
-    db["people"].insert_all(_with(
+    db.table("people").insert_all(_with(
         {"created_at": stamp, "updated_at": stamp, "demo": 1, "other_emails": "[]", "other_phones": "[]",
          "birthday": None, "company": None},
         [
@@ -136,7 +136,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
              "phone": "+12025550155", "relationship": "Landlord", "notes": "Call for repairs, not email."},
         ]))
 
-    db["calendar_events"].insert_all(_with(
+    db.table("calendar_events").insert_all(_with(
         {"timezone": None, "created_at": stamp, "demo": 1, "location": None},
         [
             {"title": "Interview: backend candidate", "start_local": at(-1, "16:00"), "duration_minutes": 45,
@@ -154,7 +154,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
              "location": "Trattoria Sole", "attendees": json.dumps(["lena.fischer@mail.example"])},
         ]))
 
-    db["tasks"].insert_all(_with(
+    db.table("tasks").insert_all(_with(
         {"status": "open", "created_at": stamp, "completed_at": None, "demo": 1},
         [
             {"title": "Send Q3 budget draft to Priya", "due": day(1).isoformat(), "notes": "Use the finance template."},
@@ -167,7 +167,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
              "status": "done", "completed_at": stamp},
         ]))
 
-    db["notes"].insert_all(_with(
+    db.table("notes").insert_all(_with(
         {"created_at": stamp, "updated_at": stamp, "demo": 1},
         [
             {"title": "Lisbon offsite ideas", "tags": json.dumps(["travel", "work"]),
@@ -182,7 +182,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
              "body": "The Pragmatic Programmer; Piranesi; A Psalm for the Wild-Built."},
         ]))
 
-    db["memory_facts"].insert_all(_with(
+    db.table("memory_facts").insert_all(_with(
         {"created_at": stamp, "demo": 1},
         [
             {"fact": "My coffee order is an oat milk flat white.", "topic": "food"},
@@ -198,7 +198,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
                 "last_message_on": day(-last).isoformat(), "messages_in_inbox": inbox,
                 "list_unsubscribe": unsub, "one_click": int(one_click)}
 
-    db["email_subscriptions"].insert_all(_with(
+    db.table("email_subscriptions").insert_all(_with(
         {"status": "subscribed", "demo": 1, "archive_existing": 0, "archived_messages": 0},
         [
             sub("work", "Engineering Leadership Weekly", "news@eng-leadership.example", 4, 2, 37,

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ def seed_once(conn: sqlite3.Connection, key: str, seed: Callable[[sqlite3.Connec
 
 def iso(ts: float) -> str:
     """A timestamp as ISO 8601 UTC with a Z, to the second."""
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(text: str) -> float:
@@ -81,7 +81,7 @@ def parse_time(text: str) -> float:
     value = text.strip().replace("/", "-")
     dt = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 

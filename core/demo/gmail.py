@@ -195,7 +195,8 @@ class Mailbox:
         row = self.conn.execute("SELECT * FROM gmail_threads WHERE id = ? AND account = ?",
                                 (thread_id, self.account)).fetchone()
         if row is None:
-            raise LookupError(f"no thread with id {thread_id!r} in the {self.account} mailbox; search_threads shows ids")
+            raise LookupError(f"no thread with id {thread_id!r} in the {self.account} mailbox; "
+                              "search_threads shows ids")
         messages = self.conn.execute("SELECT * FROM gmail_messages WHERE thread_id = ? ORDER BY date, id",
                                      (thread_id,)).fetchall()
         return row, messages

@@ -33,7 +33,7 @@ from core.providers.base import (
 )
 
 STOP = set("""a an the my me i to of for on in at by with and or please can could would you your it its this that
-these those is are be do does did from into about up out as so just now then than some any all new get""".split())
+these those is are be do does did from into about up out as so just now then than some any all new get""".split())  # noqa: SIM905
 # Words people use for what tools call otherwise. Applied to the owner's words only.
 SYNONYMS = {
     "move": "update", "change": "update", "reschedule": "update", "rename": "update", "shift": "update",
@@ -220,7 +220,8 @@ def _keywords(text: str, limit: int = 3) -> str:
     return " ".join(kept[:limit]) or text.strip()
 
 
-def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: str, known: dict[str, Any]) -> dict[str, Any]:
+def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: str,
+         known: dict[str, Any]) -> dict[str, Any]:
     """Arguments the owner's words (and what earlier steps found) can give."""
     props = (schema or {}).get("properties") or {}
     args: dict[str, Any] = {}
@@ -239,11 +240,11 @@ def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: st
         elif "phone" in key or (key == "to" and _phone(text) and not emails):
             value = _phone(text)
         elif key in ("to", "cc", "email", "recipients", "attendees") and emails:
-            value = emails if kind == "array" or key in ("to", "cc", "attendees") and not schema else emails[0]
+            value = emails if kind == "array" or (key in ("to", "cc", "attendees") and not schema) else emails[0]
         elif key == "time" and times:
             value = times[-1]
-        elif key in ("start", "due", "until", "date") and _DATE.search(text):
-            value = _DATE.search(text).group(1)
+        elif key in ("start", "due", "until", "date") and (date := _DATE.search(text)):
+            value = date.group(1)
         elif key == "days":
             if "weekday" in lower:
                 value = _WEEKDAYS[:5]
@@ -258,8 +259,8 @@ def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: st
         elif key in ("query", "pattern"):
             value = _keywords(text)
         elif key in ("title", "name"):
-            quoted = re.search(r"[\"\u201c']([^\"\u201d']{2,80})[\"\u201d']|\b(?:called|titled|named)\s+(.+?)(?:[.,!?]|$)",
-                               text, re.I)
+            quoted = re.search(r"[\"\u201c']([^\"\u201d']{2,80})[\"\u201d']"
+                               r"|\b(?:called|titled|named)\s+(.+?)(?:[.,!?]|$)", text, re.I)
             value = (quoted.group(1) or quoted.group(2)).strip() if quoted else (_keywords(text) if required else None)
         elif key in ("body", "message", "fact", "content", "notes", "first_sentence"):
             value = text.strip() if required or key in ("body", "message", "fact", "content") else None
@@ -302,7 +303,7 @@ def pick_item_id(result_text: str, message: str) -> str | None:
 
     def item_score(item: dict[str, Any]) -> float:
         s = 0.0
-        for k, v in item.items():
+        for v in item.values():
             if isinstance(v, str):
                 s += len(mwords & set(words(v)))
                 if v in times:
@@ -351,8 +352,8 @@ def summarize(name: str, result_text: str, is_error: bool) -> str:
 
 
 def _call_id(request: ModelRequest, salt: str) -> str:
-    h = hashlib.sha256(f"{len(request.messages)}|{salt}|{_block_text(request.messages[0].get('content')) if request.messages else ''}"
-                       .encode()).hexdigest()[:12]
+    first = _block_text(request.messages[0].get("content")) if request.messages else ""
+    h = hashlib.sha256(f"{len(request.messages)}|{salt}|{first}".encode()).hexdigest()[:12]
     return f"toolu_demo_{len(request.messages):03d}_{h}"
 
 

@@ -47,8 +47,9 @@ def _norm(schema: dict) -> dict:
 
 @pytest.mark.parametrize("server", DEMO_SERVERS)
 def test_implementations_validate_what_the_schema_says(server, tmp_path):
-    from core.demo.db import connect
     from mcp.server.mcpserver.tools.base import Tool
+
+    from core.demo.db import connect
 
     impls = implementations(server, connect(tmp_path / "demo.sqlite"), call_seconds=0)
     for spec in roster_servers()[server]:
@@ -92,7 +93,8 @@ def _rows(db: Path, sql: str) -> list[tuple]:
 async def test_all_ready_and_listed_exactly_over_stdio(demo):
     manager, db = demo
     assert {r.name: (r.status, r.tools) for r in manager.servers()} == {
-        "bland_call": ("ready", 1), "bland_read": ("ready", 2), "gmail_personal": ("ready", 8), "gmail_work": ("ready", 8)}
+        "bland_call": ("ready", 1), "bland_read": ("ready", 2), "gmail_personal": ("ready", 8),
+        "gmail_work": ("ready", 8)}
     for server in DEMO_SERVERS:
         assert manager.listing(server) == roster_servers()[server]
     # seeded exactly once although four processes raced for it
@@ -173,7 +175,8 @@ async def test_reply_draft_labels_trash(demo):
     sent = (await call("mcp.gmail_work.send_draft", {"draft_id": draft["draft_id"]})).structured
     assert sent["status"] == "sent"
     assert (await call("mcp.gmail_work.search_threads", {"query": "in:drafts renewal"})).structured["total"] == 0
-    assert (await call("mcp.gmail_work.search_threads", {"query": "in:sent \"renewal terms\""})).structured["total"] == 1
+    sent = await call("mcp.gmail_work.search_threads", {"query": "in:sent \"renewal terms\""})
+    assert sent.structured["total"] == 1
     again = await call("mcp.gmail_work.send_draft", {"draft_id": draft["draft_id"]})
     assert again.is_error
 
@@ -189,7 +192,8 @@ async def test_reply_draft_labels_trash(demo):
     assert unknown.is_error and "NoSuchLabel" in unknown.text()
 
     await call("mcp.gmail_work.trash_thread", {"thread_id": tid})
-    assert (await call("mcp.gmail_work.search_threads", {"query": "INV-2291"})).structured["total"] == 1  # the remittance
+    invoice = await call("mcp.gmail_work.search_threads", {"query": "INV-2291"})
+    assert invoice.structured["total"] == 1  # the remittance
     assert tid in [t["thread_id"] for t in
                    (await call("mcp.gmail_work.search_threads", {"query": "in:trash"})).structured["threads"]]
 
@@ -201,7 +205,8 @@ async def test_state_outlives_the_servers(demo, tmp_path):
                                                            "subject": "Cake ordered", "body": "Chocolate."})
     only_personal = [s for s in demo_config(db).servers if s.name == "gmail_personal"]
     async with McpManager(only_personal) as fresh:
-        found = (await fresh.call("mcp.gmail_personal.search_threads", {"query": "subject:\"cake ordered\""})).structured
+        found = (await fresh.call("mcp.gmail_personal.search_threads",
+                                  {"query": "subject:\"cake ordered\""})).structured
         assert found["total"] == 1
     assert _rows(db, "SELECT count(*) FROM meta") == [(3,)]  # no second seed
 
