@@ -1,18 +1,28 @@
 """Local implementations of the configured tools (the production roster's built-ins).
 
 A built-in is an async function ``(arguments, ctx) -> ToolResult`` registered under the
-configured tool's name. The pipeline looks the name up here; a configured tool with no
-implementation fails its call with ``tool.unavailable`` and a clear message.
+configured tool's name, with its description and the pydantic model its arguments are parsed
+with; the tool's input schema is generated from that model (:mod:`core.builtins.schema`). The
+pipeline looks the name up here; a configured tool with no implementation fails its call with
+``tool.unavailable`` and a clear message. The roster loader takes a configured tool's
+description and input schema from here when the roster entry gives none.
+
+One module per domain registers its tools (:data:`DOMAINS`); they are imported on the first
+look-up, not when this package is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.tools import ToolResult
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 @dataclass
@@ -29,22 +39,45 @@ class ToolContext:
 
 Builtin = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
 
-_REGISTRY: dict[str, Builtin] = {}
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    """One registered built-in: its implementation, its description and its argument model."""
+
+    name: str
+    description: str
+    args: type[BaseModel]
+    run: Builtin
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema the tool is offered with, generated from :attr:`args` (a fresh copy)."""
+        from core.builtins.schema import input_schema
+
+        return input_schema(self.args)
 
 
-def builtin(name: str) -> Callable[[Builtin], Builtin]:
-    def register(fn: Builtin) -> Builtin:
-        if name in _REGISTRY:
-            raise ValueError(f"built-in {name} registered twice")
-        _REGISTRY[name] = fn
-        return fn
+# The modules that register built-ins, one per domain (core/builtins/<module>.py).
+DOMAINS = ("clock", "memory", "people", "calendar_events", "schedule", "tasks", "notes", "mail", "web",
+           "workspace", "notify")
 
-    return register
+_REGISTRY: dict[str, BuiltinTool] = {}
+
+
+def register(tool: BuiltinTool) -> None:
+    if tool.name in _REGISTRY:
+        raise ValueError(f"built-in {tool.name} registered twice")
+    _REGISTRY[tool.name] = tool
+
+
+def builtin_tool(name: str) -> BuiltinTool | None:
+    _load_all()
+    return _REGISTRY.get(name)
 
 
 def get_builtin(name: str) -> Builtin | None:
-    _load_all()
-    return _REGISTRY.get(name)
+    tool = builtin_tool(name)
+    return tool.run if tool else None
 
 
 def builtin_names() -> list[str]:
@@ -58,6 +91,6 @@ _loaded = False
 def _load_all() -> None:
     global _loaded
     if not _loaded:
-        from core.builtins import tools  # noqa: F401  (registers every built-in)
-
+        for module in DOMAINS:
+            import_module(f"{__name__}.{module}")  # each registers its built-ins
         _loaded = True

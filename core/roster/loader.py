@@ -3,11 +3,17 @@
 A roster file::
 
     {"agent": {"name", "version", "deferred": [names], "controls"?: [...], "can_defer"?: bool},
-     "configured": [{"name", "description", "input_schema", "side_effect"?, "scopes"?,
+     "configured": [{"name", "description"?, "input_schema"?, "side_effect"?, "scopes"?,
                      "requires_approval"?}],
      "servers": [{"name", "tools": [{"name", "description", "input_schema" | "inputSchema",
                                      "annotations"?}]}],
      "devices"?: [{"name", "tools": [...]}]}
+
+A configured tool that names a built-in (:mod:`core.builtins`) and gives no ``description`` or
+no ``input_schema`` takes it from the built-in: its description, and the schema generated from
+its argument model. What the entry gives wins. Any other configured tool without them has an
+empty description and takes any object. The built-ins are imported only for a roster that
+leaves something out.
 
 Server tools become ``mcp.<server>.<tool>``, classified from their annotations.
 """
@@ -37,8 +43,8 @@ class _ConfiguredTool(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     name: str
-    description: str = ""
-    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    description: str | None = None  # None: the built-in's, else ""
+    input_schema: dict[str, Any] | None = None  # None: the built-in's, else any object
     side_effect: SideEffect = SideEffect.WORKSPACE_WRITE
     scopes: list[str] = Field(default_factory=list)
     requires_approval: bool | None = None
@@ -118,15 +124,26 @@ def server_tool_spec(server: str, tool: _ServerTool | dict[str, Any], origin: Or
                     origin=origin, server=server, side_effect=side_effect, hints=hints, remote_name=t.name)
 
 
+def _configured_spec(tool: _ConfiguredTool) -> ToolSpec:
+    """A configured tool as the planner sees it; what the entry leaves out comes from its built-in."""
+    description, schema = tool.description, tool.input_schema
+    if description is None or schema is None:
+        from core.builtins import builtin_tool
+
+        implementation = builtin_tool(tool.name)
+        if implementation is not None:
+            description = implementation.description if description is None else description
+            schema = implementation.input_schema if schema is None else schema
+    return ToolSpec(name=tool.name, description=description or "",
+                    input_schema={"type": "object", "properties": {}} if schema is None else schema,
+                    origin=Origin.CONFIGURED, side_effect=tool.side_effect, scopes=tuple(tool.scopes),
+                    requires_approval=tool.requires_approval)
+
+
 def parse_roster(data: dict[str, Any], name: str = "roster") -> Roster:
     try:
         rf = RosterFile.model_validate(data)
-        configured = tuple(
-            ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema,
-                     origin=Origin.CONFIGURED, side_effect=t.side_effect, scopes=tuple(t.scopes),
-                     requires_approval=t.requires_approval)
-            for t in rf.configured
-        )
+        configured = tuple(_configured_spec(t) for t in rf.configured)
         discovered = tuple(server_tool_spec(s.name, t) for s in rf.servers for t in s.tools)
         devices = tuple(server_tool_spec(d.name, t, Origin.DEVICE) for d in rf.devices for t in d.tools)
     except ValidationError as exc:

@@ -1,0 +1,132 @@
+"""``calendar.list_events`` and ``calendar.create_event``: the owner's local calendar (table
+``calendar_events``; starts are stored as local wall times with the zone they were made in).
+
+(Not named ``calendar``, so it never stands in for the standard library's module.)"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic import Field
+
+from core.builtins import ToolContext
+from core.builtins.shared import (
+    UTC,
+    Args,
+    Text,
+    ToolError,
+    check_email,
+    current_time,
+    format_id,
+    json_list,
+    now_stamp,
+    owner_zone,
+    parse_moment,
+    tool,
+    words_of,
+)
+from core.tools import ToolResult
+
+
+class CalendarListArgs(Args):
+    start: Text = Field(description="Start of the range, ISO 8601 date or date-time.")
+    end: str | None = Field(
+        None,
+        description="End of the range, ISO 8601 date or date-time; defaults to the end of the start day.")
+    query: str | None = Field(None, description="Only events whose title contains these words.")
+
+
+class CalendarCreateArgs(Args):
+    title: Text = Field(description="Event title.")
+    start: Text = Field(description="Start, ISO 8601 date-time in the owner's timezone.")
+    duration_minutes: int = Field(30, ge=5, le=1440, description="Length in minutes.")
+    location: str | None = Field(None, description="Place or meeting link.")
+    attendees: list[str] | None = Field(None, description="Email addresses to invite.")
+
+
+def _event_bounds(row: dict[str, Any], owner: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    tz = ZoneInfo(row["timezone"]) if row["timezone"] else owner
+    start = dt.datetime.fromisoformat(row["start_local"]).replace(tzinfo=tz)
+    end = (start.astimezone(UTC) + dt.timedelta(minutes=row["duration_minutes"])).astimezone(tz)
+    return start, end
+
+
+def _event_view(row: dict[str, Any], owner: ZoneInfo) -> dict[str, Any]:
+    start, end = _event_bounds(row, owner)
+    return {"id": format_id("calendar_events", row["id"]), "title": row["title"],
+            "start": start.astimezone(owner).isoformat(timespec="minutes"),
+            "end": end.astimezone(owner).isoformat(timespec="minutes"),
+            "duration_minutes": row["duration_minutes"], "location": row["location"],
+            "attendees": json_list(row["attendees"])}
+
+
+def _events_between(ctx: ToolContext, start: dt.datetime, end: dt.datetime, owner: ZoneInfo,
+                    words: list[str] | None = None) -> list[dict[str, Any]]:
+    """Events overlapping [start, end), earliest first."""
+    # Stored starts are local wall times; widen the SQL window by more than any UTC offset plus
+    # the longest event, then compare exact moments.
+    low = (start.astimezone(owner) - dt.timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
+    high = (end.astimezone(owner) + dt.timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
+    found = []
+    for row in ctx.db["calendar_events"].rows_where("start_local >= ? and start_local < ?", [low, high]):
+        ev_start, ev_end = _event_bounds(row, owner)
+        title = row["title"].lower()
+        if ev_start < end and ev_end > start and all(w in title for w in words or []):
+            found.append((ev_start.astimezone(UTC), row["id"], row))
+    return [_event_view(row, owner) for _, _, row in sorted(found, key=lambda f: (f[0], f[1]))]
+
+
+@tool("calendar.list_events", CalendarListArgs,
+      "List events on the owner's calendar between two moments, optionally filtered by words in the title. Times "
+      "are ISO 8601 in the owner's timezone.")
+async def calendar_list_events(args: CalendarListArgs, ctx: ToolContext) -> ToolResult:
+    owner = owner_zone(ctx)
+    start, _ = parse_moment(args.start, owner, "start")
+    if args.end is None or not args.end.strip():
+        end = dt.datetime.combine(start.date() + dt.timedelta(days=1), dt.time(0), owner)
+    else:
+        end, end_is_date = parse_moment(args.end, owner, "end")
+        if end_is_date:  # a bare end date includes that whole day
+            end = dt.datetime.combine(end.date() + dt.timedelta(days=1), dt.time(0), owner)
+    if end <= start:
+        raise ToolError(f"The range is empty: end {end.isoformat(timespec='minutes')} is not after "
+                        f"start {start.isoformat(timespec='minutes')}.")
+    if end - start > dt.timedelta(days=366):
+        raise ToolError("The range is longer than a year; ask for a shorter one.")
+    events = _events_between(ctx, start, end, owner, words_of(args.query or ""))
+    return ToolResult.of_json({"start": start.isoformat(timespec="minutes"), "end": end.isoformat(timespec="minutes"),
+                               "timezone": ctx.timezone, "query": args.query, "count": len(events),
+                               "events": events})
+
+
+@tool("calendar.create_event", CalendarCreateArgs,
+      "Create a one-off event on the owner's calendar. For something that repeats, use schedule.create instead.")
+async def calendar_create_event(args: CalendarCreateArgs, ctx: ToolContext) -> ToolResult:
+    owner = owner_zone(ctx)
+    start, is_date = parse_moment(args.start, owner, "start")
+    if is_date:
+        raise ToolError(f"start {args.start!r} has no time of day; give a date-time such as "
+                        f"{args.start.strip()}T09:30.")
+    attendees = list(dict.fromkeys(check_email(a) for a in args.attendees or []))
+    end = (start.astimezone(UTC) + dt.timedelta(minutes=args.duration_minutes)).astimezone(owner)
+    conflicts = _events_between(ctx, start, end, owner)
+    table = ctx.db["calendar_events"].insert({
+        "title": args.title, "start_local": start.strftime("%Y-%m-%dT%H:%M"),
+        "duration_minutes": args.duration_minutes, "timezone": ctx.timezone,
+        "location": (args.location or "").strip() or None, "attendees": json.dumps(attendees),
+        "created_at": now_stamp(ctx), "chat_id": ctx.chat_id, "demo": 0})
+    result: dict[str, Any] = {"created": True, **_event_view(ctx.db["calendar_events"].get(table.last_pk), owner),
+                              "conflicts": conflicts}
+    notes = []
+    if conflicts:
+        notes.append(f"It overlaps {len(conflicts)} existing event(s); tell the owner.")
+    if start < current_time(ctx):
+        notes.append("It starts in the past.")
+    if attendees:
+        notes.append("No invitations were sent: the event is on the owner's local calendar only.")
+    if notes:
+        result["note"] = " ".join(notes)
+    return ToolResult.of_json(result)

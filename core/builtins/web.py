@@ -1,0 +1,203 @@
+"""``web.search`` (through a SearXNG instance) and ``web.fetch`` (a page as readable text), and the HTTP
+client the built-ins share. httpx is imported when a tool runs, not with this module.
+
+Settings read from ``ctx.settings``:
+
+* ``http_transport``: an ``httpx`` async transport (tests pass ``httpx.MockTransport``).
+* ``http_timeout`` (seconds, default 20), ``fetch_max_bytes`` (default 2 000 000),
+  ``allow_private_network`` (default false: web.fetch refuses loopback/private IP literals and
+  ``localhost``).
+* ``searxng_url``: a SearXNG instance for web.search (none: web.search says how to set one up).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from core.builtins import ToolContext
+from core.builtins.shared import Args, Text, ToolError, error_result, tool
+from core.tools import ToolResult
+
+if TYPE_CHECKING:
+    import httpx
+
+USER_AGENT = "deferchat/0.1 (+https://github.com/deferchat)"
+ACCEPT_PAGES = "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5"
+
+
+class WebSearchArgs(Args):
+    query: Text = Field(description="Search query.")
+    max_results: int = Field(5, ge=1, le=10, description="Number of results.")
+
+
+class WebFetchArgs(Args):
+    url: Text = Field(description="Absolute http(s) URL.")
+    max_chars: int = Field(8000, ge=100, le=50000, description="Maximum characters of text to return.")
+
+
+class _BlockedURL(Exception):
+    pass
+
+
+def http_client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
+    import httpx
+
+    timeout = float(ctx.settings.get("http_timeout", 20.0))
+    return httpx.AsyncClient(transport=ctx.settings.get("http_transport"), follow_redirects=True, max_redirects=5,
+                             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                             headers={"User-Agent": USER_AGENT}, **kwargs)
+
+
+def http_failure(exc: Exception, what: str, timeout: float) -> ToolError:
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return ToolError(f"{what} timed out after {timeout:g} s.")
+    if isinstance(exc, httpx.TooManyRedirects):
+        return ToolError(f"{what} failed: too many redirects (more than 5).")
+    return ToolError(f"{what} failed: {type(exc).__name__}: {exc}")
+
+
+def _refuse_private(url: httpx.URL) -> None:
+    host = (url.host or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        raise _BlockedURL(f"{host} is this machine")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return
+    if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_multicast or ip.is_unspecified:
+        raise _BlockedURL(f"{host} is a private or local address")
+
+
+def _decode(body: bytes, charset: str | None, content_type: str) -> str:
+    encoding = charset
+    if not encoding and "html" in content_type:
+        meta = re.search(rb"""<meta[^>]+charset=["']?([\w-]+)""", body[:4096], re.I)
+        encoding = meta.group(1).decode("ascii") if meta else None
+    try:
+        return body.decode(encoding or "utf-8", errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+_TEXTUAL_TYPES = ("application/xml", "application/javascript", "application/x-yaml", "application/yaml",
+                  "application/csv", "application/x-ndjson")
+
+
+@tool("web.fetch", WebFetchArgs,
+      "Fetch a web page or API URL over HTTPS and return its readable text, cut to a maximum length.")
+async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
+    import httpx
+
+    try:
+        url = httpx.URL(args.url)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ToolError(f"Bad URL {args.url!r}: {exc}.") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ToolError(f"Bad URL {args.url!r}: give an absolute http:// or https:// URL.")
+    allow_private = bool(ctx.settings.get("allow_private_network", False))
+    max_bytes = int(ctx.settings.get("fetch_max_bytes", 2_000_000))
+    timeout = float(ctx.settings.get("http_timeout", 20.0))
+
+    async def guard(request: httpx.Request) -> None:  # runs for the first request and every redirect
+        if not allow_private:
+            _refuse_private(request.url)
+
+    body = bytearray()
+    cut_bytes = False
+    try:
+        async with http_client(ctx, event_hooks={"request": [guard]}) as client, client.stream(
+                "GET", url, headers={"Accept": ACCEPT_PAGES}) as resp:
+            async for chunk in resp.aiter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    del body[max_bytes:]
+                    cut_bytes = True
+                    break
+    except _BlockedURL as exc:
+        raise ToolError(f"Refused to fetch {args.url}: {exc}. web.fetch only reads the public web.") from None
+    except httpx.HTTPError as exc:
+        raise http_failure(exc, f"Fetching {args.url}", timeout) from None
+
+    content_type = resp.headers.get("content-type", "").split(";")[0].strip().lower()
+    text = _decode(bytes(body), resp.charset_encoding, content_type)
+    title = None
+    if content_type in ("text/html", "application/xhtml+xml") or (
+            not content_type and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))):
+        from core.builtins.html_text import html_to_text
+
+        title, text = html_to_text(text)
+    elif content_type == "application/json" or content_type.endswith("+json"):
+        with contextlib.suppress(ValueError):  # cut short or not JSON after all: give the raw text
+            text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
+    elif content_type and not content_type.startswith("text/") and content_type not in _TEXTUAL_TYPES:
+        raise ToolError(f"{resp.url} returned {content_type} ({len(body)} bytes), which is not text; "
+                        "web.fetch returns readable text only.")
+
+    final_url = str(resp.url)
+    if resp.status_code >= 400:
+        excerpt = text[:500] + ("..." if len(text) > 500 else "")
+        return error_result(f"HTTP {resp.status_code} {resp.reason_phrase} from {final_url}."
+                      + (f"\n\n{excerpt}" if excerpt.strip() else ""))
+    total = len(text)
+    shown = text[:args.max_chars]
+    header = [f"URL: {final_url}", f"Status: {resp.status_code}", f"Content-Type: {content_type or 'unknown'}"]
+    if title:
+        header.append(f"Title: {title}")
+    if total > args.max_chars:
+        header.append(f"[Showing the first {args.max_chars} of {total} characters; the rest was cut.]")
+    if cut_bytes:
+        header.append(f"[The download stopped at {max_bytes} bytes; the page is longer.]")
+    structured = {"url": args.url, "final_url": final_url, "status": resp.status_code, "content_type": content_type,
+                  "title": title, "characters": total, "truncated": total > args.max_chars or cut_bytes}
+    return ToolResult(content=[{"type": "text", "text": "\n".join(header) + "\n\n" + shown}], structured=structured)
+
+
+NO_SEARCH_BACKEND = (
+    "No web-search backend is configured, so web.search cannot run (deferchat has no built-in search "
+    "engine offline). To enable it, point deferchat at a SearXNG instance with its JSON API turned on: set "
+    "searxng_url in the [tools] table of deferchat's config.toml to its address, e.g. http://127.0.0.1:8888, "
+    "and list json under search.formats in SearXNG's settings.yml. "
+    "web.fetch still works for a URL you already know.")
+
+
+@tool("web.search", WebSearchArgs,
+      "Search the web and return titles, URLs and snippets of the top results. Use it for current events and facts "
+      "you are unsure of.")
+async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
+    import httpx
+
+    base = ctx.settings.get("searxng_url")
+    if not base:
+        return error_result(NO_SEARCH_BACKEND)
+    endpoint = str(base).rstrip("/") + "/search"
+    timeout = float(ctx.settings.get("http_timeout", 20.0))
+    try:
+        async with http_client(ctx) as client:
+            resp = await client.get(endpoint, params={"q": args.query, "format": "json"},
+                                    headers={"Accept": "application/json"})
+    except httpx.HTTPError as exc:
+        raise http_failure(exc, f"The SearXNG search at {endpoint}", timeout) from None
+    if resp.status_code == 403:
+        raise ToolError(f"SearXNG at {endpoint} refused the JSON API (HTTP 403); list json under search.formats "
+                        "in its settings.yml.")
+    if resp.status_code >= 400:
+        raise ToolError(f"SearXNG at {endpoint} answered HTTP {resp.status_code} {resp.reason_phrase}.")
+    try:
+        data = resp.json()
+        raw_results = data.get("results") or []
+    except (ValueError, AttributeError):
+        raise ToolError(f"SearXNG at {endpoint} did not return JSON; is searxng_url the instance's base "
+                        "address with the json format enabled?") from None
+    results = [{"title": (r.get("title") or "").strip(), "url": r.get("url"),
+                "snippet": (r.get("content") or "").strip(), "engine": r.get("engine")}
+               for r in raw_results if isinstance(r, dict) and r.get("url")][:args.max_results]
+    return ToolResult.of_json({"query": args.query, "backend": "searxng", "count": len(results),
+                               "results": results})
