@@ -1,37 +1,45 @@
 """Model providers. Importing this package imports no SDK: each adapter loads its SDK on first use.
 
-``make_provider("anthropic" | "openai" | "openai-chat", model, ...)`` builds a real provider;
-the offline ``demo`` and ``script`` providers live in their own modules.
+``make_provider("anthropic" | "openai" | "openai-chat", model, ...)`` builds a real provider
+from its profile (:mod:`core.providers.profiles`); the offline ``demo`` and ``script``
+providers, and the settings that choose among them all, are built by
+:func:`core.providers.factory.default_provider_factory`.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 from core.providers.base import ModelRequest, Provider, ProviderError, ProviderEvent
+from core.providers.profiles import SDK_PROVIDERS, ProviderProfile, profile_for
 
-SDK_PROVIDERS = ("anthropic", "openai", "openai-chat")
+
+def adapter_class(profile: ProviderProfile) -> Any:
+    """The adapter class a profile names, imported now (its SDK still loads on first use)."""
+    module, _, cls = profile.adapter.partition(":")
+    return getattr(import_module(module), cls)
 
 
 def make_provider(name: str, model: str, base_url: str | None = None, api_key: str | None = None,
                   http_client: Any = None, **options: Any) -> Provider:
-    """A provider for ``name``. Keys default to ANTHROPIC_API_KEY / OPENAI_API_KEY; ``http_client``
-    is an ``httpx2.AsyncClient`` (tests pass one with a ``MockTransport``); ``options`` go to the
-    adapter (``max_retries``, ``timeout``, ``streaming``, ...)."""
-    kwargs = {"base_url": base_url, "api_key": api_key, "http_client": http_client, **options}
-    if name == "anthropic":
-        from core.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(model, **kwargs)
-    if name == "openai":
-        from core.providers.openai_responses import OpenAIResponsesProvider
-
-        return OpenAIResponsesProvider(model, **kwargs)
-    if name == "openai-chat":
-        from core.providers.openai_chat import OpenAIChatProvider
-
-        return OpenAIChatProvider(model, **kwargs)
-    raise ValueError(f"unknown provider {name!r}: make_provider builds {', '.join(SDK_PROVIDERS)}")
+    """A provider for ``name``. Keys default to the profile's environment variable (e.g.
+    ANTHROPIC_API_KEY); ``http_client`` is an ``httpx2.AsyncClient`` (tests pass one with a
+    ``MockTransport``); ``options`` go to the adapter (``max_retries``, ``timeout``, ``streaming``, ...)."""
+    profile = profile_for(name)
+    if profile is None or profile.offline:
+        raise ValueError(f"unknown provider {name!r}: make_provider builds {', '.join(SDK_PROVIDERS)}")
+    provider: Provider = adapter_class(profile)(model, base_url=base_url, api_key=api_key, http_client=http_client,
+                                                **options)
+    return provider
 
 
-__all__ = ["ModelRequest", "Provider", "ProviderError", "ProviderEvent", "SDK_PROVIDERS", "make_provider"]
+__all__ = [
+    "SDK_PROVIDERS",
+    "ModelRequest",
+    "Provider",
+    "ProviderError",
+    "ProviderEvent",
+    "adapter_class",
+    "make_provider",
+]

@@ -1,5 +1,8 @@
 """What the three SDK adapters share: keys, error mapping, and reading engine-shaped history.
 
+Each adapter names its :class:`~core.providers.profiles.ProviderProfile`; its name, label, key
+variable and genuine hosts come from there.
+
 Nothing here imports an SDK. SDK exceptions are recognised by class name (both official SDKs
 are generated from the same template: ``APIStatusError``, ``APIConnectionError``, ...), so the
 mapping is one function for all of them.
@@ -11,10 +14,11 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from core.providers.base import ProviderError, Usage
+from core.providers.base import ProviderBase, ProviderError, Usage
+from core.providers.profiles import ProviderProfile
 
 # A key is only sent where its SDK would send it; a local server (Ollama, llama.cpp) ignores it.
 PLACEHOLDER_KEY = "deferchat-no-key"
@@ -30,49 +34,47 @@ _MAX_DETAIL = 300
 # --- keys ---------------------------------------------------------------------------------------
 
 
-def resolve_key(explicit: str | None, env_var: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The key passed in, else the usual environment variable. Never logged, never echoed."""
+def resolve_key(explicit: str | None, env_var: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The key passed in, else the profile's environment variable. Never logged, never echoed."""
     if explicit:
         return explicit
-    value = (os.environ if env is None else env).get(env_var, "")
+    value = (os.environ if env is None else env).get(env_var, "") if env_var else ""
     return value or None
 
 
-def is_host(base_url: str | None, host: str) -> bool:
-    """True for an unset base URL or one on ``host`` (the genuine first-party API)."""
-    if not base_url:
-        return True
-    return (urlsplit(base_url if "://" in base_url else f"https://{base_url}").hostname or "").lower() == host
-
-
-def credential(key: str | None, base_url: str | None, genuine_host: str, label: str, env_var: str) -> str:
-    """The key to hand the SDK. The genuine API needs a real one; a local or third-party server
-    that wants none (Ollama, llama.cpp, a recorded replay) gets a placeholder."""
+def credential(key: str | None, base_url: str | None, profile: ProviderProfile, label: str | None = None) -> str:
+    """The key to hand the SDK. The genuine API (a host of ``profile``) needs a real one; a
+    local or third-party server that wants none (Ollama, llama.cpp, a recorded replay) gets a
+    placeholder."""
     if key:
         return key
-    if is_host(base_url, genuine_host):
+    if profile.is_genuine(base_url):
         raise ProviderError("provider.auth_missing",
-                            f"No {label} API key: set {env_var} or put the key in the deferchat config.")
+                            f"No {label or profile.label} API key: set {profile.env_var} or put the key in the "
+                            "deferchat config.")
     return PLACEHOLDER_KEY
 
 
-class SdkAdapter:
+class SdkAdapter(ProviderBase):
     """What the three SDK adapters share: the key (never shown), the SDK client's settings, and
-    mapping failures. Subclasses set ``name``, ``label``, ``env_var``, ``genuine_host`` and
-    build their SDK client in ``_new_client``."""
+    mapping failures. Subclasses name their ``profile`` and build their SDK client in
+    ``_new_client``; ``name``, ``label`` and ``env_var`` are the profile's."""
 
+    profile: ClassVar[ProviderProfile]
     name: str
     label: str
     env_var: str
-    genuine_host: str
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
                  http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
                  streaming: bool = True, env: Mapping[str, str] | None = None):
+        self.name = self.profile.name
+        self.label = self.profile.label
+        self.env_var = self.profile.env_var or ""
         self.model = model
         self.base_url = base_url
         self.streaming = streaming
-        self._api_key = resolve_key(api_key, self.env_var, env)
+        self._api_key = resolve_key(api_key, self.profile.env_var, env)
         self._http_client = http_client
         self._max_retries = max_retries
         self._timeout = timeout
@@ -89,7 +91,7 @@ class SdkAdapter:
         return options
 
     def _key(self) -> str:
-        return credential(self._api_key, self.base_url, self.genuine_host, self.label, self.env_var)
+        return credential(self._api_key, self.base_url, self.profile, self.label)
 
     def _new_client(self) -> Any:
         raise NotImplementedError
@@ -150,14 +152,15 @@ ERROR_TYPES = {  # error types that arrive inside a 200 stream (Anthropic's `eve
 
 
 _BY_STATUS: dict[int, tuple[str, str, bool]] = {  # status -> (code, message template, retryable)
-    401: ("provider.auth", "{label} rejected the API key (HTTP 401). Check {env_var} or the key in the deferchat config.",
-          False),
+    401: ("provider.auth", "{label} rejected the API key (HTTP 401). Check {env_var} or the key in the deferchat "
+          "config.", False),
     403: ("provider.permission", "{label} refused the request (HTTP 403): the key has no access to this model or "
           "feature.", False),
-    404: ("provider.not_found", "{label} has no such model or endpoint (HTTP 404). Check --model and --base-url.", False),
+    404: ("provider.not_found", "{label} has no such model or endpoint (HTTP 404). Check --model and --base-url.",
+          False),
     413: ("provider.request_too_large", "The request is too large for {label} (HTTP 413).", False),
-    429: ("provider.rate_limited", "{label} is rate limiting requests (HTTP 429), still after the SDK's retries. Wait a "
-          "little and try again.", True),
+    429: ("provider.rate_limited", "{label} is rate limiting requests (HTTP 429), still after the SDK's retries. "
+          "Wait a little and try again.", True),
     529: ("provider.overloaded", "{label} is overloaded (HTTP 529). Try again shortly.", True),
 }
 _SERVER_ERROR = ("provider.server_error", "{label} had a server error (HTTP {status}). Try again shortly.", True)
@@ -185,7 +188,8 @@ def provider_error(exc: BaseException, *, label: str, env_var: str, base_url: st
     detail = redact(detail, secrets)[:_MAX_DETAIL]
     where = urlsplit(base_url).netloc if base_url else "its default endpoint"
     if "APITimeoutError" in names or "TimeoutException" in names:
-        return ProviderError("provider.timeout", f"{label} did not answer in time ({where}). Try again.", retryable=True)
+        return ProviderError("provider.timeout", f"{label} did not answer in time ({where}). Try again.",
+                             retryable=True)
     if "APIConnectionError" in names or "TransportError" in names:
         cause = exc.__cause__ or exc.__context__
         why = redact(str(cause or exc), secrets)[:_MAX_DETAIL]

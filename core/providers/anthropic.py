@@ -41,9 +41,9 @@ from core.providers.base import (
     ToolSearchResult,
     ToolUse,
 )
+from core.providers.profiles import ANTHROPIC
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
-ANTHROPIC_HOST = "api.anthropic.com"
 EPHEMERAL = {"type": "ephemeral"}
 _PASS_THROUGH_RESULT = ("text", "image", "document", "search_result")  # tool_result blocks Anthropic reads as-is
 _CACHEABLE = ("text", "tool_use", "tool_result", "server_tool_use", "tool_search_tool_result", "image", "document")
@@ -116,7 +116,8 @@ def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None
     if kind in ("tool_use", "server_tool_use"):
         name = names.wire(block["name"]) if kind == "tool_use" else block["name"]
         tool_input = block.get("input")  # an object; another wire's unparseable arguments cannot be sent
-        out = {"type": kind, "id": block["id"], "name": name, "input": tool_input if isinstance(tool_input, dict) else {}}
+        out = {"type": kind, "id": block["id"], "name": name,
+               "input": tool_input if isinstance(tool_input, dict) else {}}
         if block.get("caller"):
             out["caller"] = block["caller"]
         return out
@@ -174,15 +175,12 @@ def read_block(block: dict[str, Any], names: WireNames) -> tuple[ProviderEvent |
 class AnthropicProvider(SdkAdapter):
     """Streams one Messages API response as normalized events (see :mod:`core.providers.base`)."""
 
-    name = "anthropic"
-    label = "Anthropic"
-    env_var = "ANTHROPIC_API_KEY"
-    genuine_host = ANTHROPIC_HOST
+    profile = ANTHROPIC
 
     def __init__(self, model: str, *, cache: bool = True, env: Mapping[str, str] | None = None, **options: Any):
         super().__init__(model, env=env, **options)
         self.cache = cache
-        self._auth_token = None if self._api_key else resolve_key(None, "ANTHROPIC_AUTH_TOKEN", env)
+        self._auth_token = None if self._api_key else resolve_key(None, self.profile.auth_token_env, env)
 
     def _new_client(self) -> Any:
         import anthropic

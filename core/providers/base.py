@@ -26,7 +26,7 @@ plus optional ``"defer_loading": True``; a provider-side tool has a ``"type"`` (
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Literal, Protocol, Union, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -102,7 +102,7 @@ class ResponseDone(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-ProviderEvent = Union[TextDelta, ToolUse, ServerToolUse, ToolSearchResult, Usage, ResponseDone]
+ProviderEvent = TextDelta | ToolUse | ServerToolUse | ToolSearchResult | Usage | ResponseDone
 
 
 class ProviderError(Exception):
@@ -118,9 +118,22 @@ class ProviderError(Exception):
 
 @runtime_checkable
 class Provider(Protocol):
-    name: str  # demo | script | anthropic | openai | openai-chat
+    name: str  # a profile's name: demo | script | anthropic | openai | openai-chat
     model: str
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Stream one response. Raises :class:`ProviderError` on failure."""
         ...
+
+    def pending_client_searches(self, content: list[dict[str, Any]]) -> list[ServerToolUse]:
+        """The searches the client still owes in a stored response (``ResponseDone.content``),
+        read from this adapter's own wire items: what a turn resumed after a park must answer
+        before it goes on. Empty for an adapter whose searches all run on the server."""
+        ...
+
+
+class ProviderBase:
+    """The defaults of :class:`Provider`'s optional parts, for adapters to inherit."""
+
+    def pending_client_searches(self, content: list[dict[str, Any]]) -> list[ServerToolUse]:
+        return []

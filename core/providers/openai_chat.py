@@ -22,7 +22,6 @@ from core.providers._common import (
     arguments_json,
     blocks,
     incomplete_stream,
-    is_host,
     parse_arguments,
     result_text,
     usage_from,
@@ -36,9 +35,9 @@ from core.providers.base import (
     ToolUse,
     Usage,
 )
+from core.providers.profiles import OPENAI_CHAT
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
-OPENAI_HOST = "api.openai.com"
 _FINISH = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
            "content_filter": "refusal"}
 
@@ -91,15 +90,14 @@ def chat_messages(message: dict[str, Any], names: WireNames) -> list[dict[str, A
 class OpenAIChatProvider(SdkAdapter):
     """Streams one Chat Completions response as normalized events (see :mod:`core.providers.base`)."""
 
-    name = "openai-chat"
-    env_var = "OPENAI_API_KEY"
-    genuine_host = OPENAI_HOST
+    profile = OPENAI_CHAT
 
     def __init__(self, model: str, *, include_usage: bool = True, **options: Any):
         super().__init__(model, **options)
         self.include_usage = include_usage
-        self.genuine = is_host(self.base_url, OPENAI_HOST)
-        self.label = "OpenAI" if self.genuine else f"OpenAI-compatible server {urlsplit(self.base_url or '').netloc}"
+        self.genuine = self.profile.is_genuine(self.base_url)
+        if not self.genuine:
+            self.label = f"{self.profile.label}-compatible server {urlsplit(self.base_url or '').netloc}"
 
     def _new_client(self) -> Any:
         import openai

@@ -22,7 +22,6 @@ again is kept in ``ResponseDone.content`` as a ``provider_item`` block, in outpu
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -49,6 +48,7 @@ from core.providers.base import (
     ToolUse,
     Usage,
 )
+from core.providers.profiles import OPENAI
 from core.providers.wirenames import (
     FUNCTION_KINDS,
     WireNames,
@@ -58,15 +58,29 @@ from core.providers.wirenames import (
     tool_references,
 )
 
-PROVIDER = "openai"
-OPENAI_HOST = "api.openai.com"
+PROVIDER = OPENAI.name  # the key of this adapter's echo in tool_use blocks, and of its provider_item blocks
 SEARCH_TOOL_NAME = "tool_search"  # ServerToolUse.name for OpenAI's tool search (it has no name of its own)
-_REASONING_MODEL = re.compile(r"^(o\d|gpt-5|codex)", re.IGNORECASE)
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 
 
 def is_reasoning_model(model: str) -> bool:
-    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
+    return OPENAI.abilities(model).reasoning
+
+
+def _client_search_call(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The item of a ``provider_item`` block that is a client-executed ``tool_search_call``."""
+    item = block.get("item") if block.get("type") == "provider_item" and block.get("provider") == PROVIDER else None
+    if isinstance(item, dict) and item.get("type") == "tool_search_call" and item.get("execution") == "client":
+        return item
+    return None
+
+
+def pending_client_searches(content: list[dict[str, Any]]) -> list[ServerToolUse]:
+    """The client-executed searches of a stored response (``tool_search_call`` items with
+    ``execution: client``), as :class:`ServerToolUse` the way the stream reported them."""
+    return [ServerToolUse(id=item.get("call_id") or item.get("id") or "", name=SEARCH_TOOL_NAME,
+                          input=item.get("arguments"), executor="client")
+            for item in map(_client_search_call, blocks(content)) if item is not None]
 
 
 def wire_function(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
@@ -131,10 +145,9 @@ def wire_input(messages: list[dict[str, Any]], names: WireNames,
                 items.append(_text_message(role, texts))
                 texts = []
             if kind == "provider_item" and block.get("provider") == PROVIDER:
-                item = dict(block["item"])
-                items.append(item)
-                if item.get("type") == "tool_search_call" and item.get("execution") == "client":
-                    client_searches.add(item.get("call_id") or item.get("id"))
+                items.append(dict(block["item"]))
+                if (search := _client_search_call(block)) is not None:
+                    client_searches.add(search.get("call_id") or search.get("id") or "")
             elif kind == "tool_use":
                 items.append(function_call_item(block, names))
             elif kind == "tool_result" and block.get("tool_use_id") in client_searches:
@@ -188,10 +201,7 @@ class _Reader:
 class OpenAIResponsesProvider(SdkAdapter):
     """Streams one Responses API response as normalized events (see :mod:`core.providers.base`)."""
 
-    name = "openai"
-    label = "OpenAI"
-    env_var = "OPENAI_API_KEY"
-    genuine_host = OPENAI_HOST
+    profile = OPENAI
 
     def __init__(self, model: str, *, include_reasoning: bool | None = None, **options: Any):
         super().__init__(model, **options)
@@ -201,6 +211,9 @@ class OpenAIResponsesProvider(SdkAdapter):
         import openai
 
         return openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
+
+    def pending_client_searches(self, content: list[dict[str, Any]]) -> list[ServerToolUse]:
+        return pending_client_searches(content)
 
     def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
         """The Responses API body for one request, and the name table it was built with."""
@@ -213,7 +226,9 @@ class OpenAIResponsesProvider(SdkAdapter):
             params["instructions"] = request.system
         if request.tools:
             params["tools"] = [wire_tool(t, names) for t in request.tools]
-        reasoning = is_reasoning_model(model) if self.include_reasoning is None else self.include_reasoning
+        reasoning = self.include_reasoning
+        if reasoning is None:
+            reasoning = self.profile.abilities(model).reasoning
         if reasoning:  # reasoning items carry their encrypted state, so echoing them works without store
             params["include"] = ["reasoning.encrypted_content"]
         return params, names
@@ -252,12 +267,12 @@ class OpenAIResponsesProvider(SdkAdapter):
             else:
                 final = await client.responses.create(**params)
                 for item in final.output:
-                    found, read_blocks = reader.read(item.to_dict())
+                    item_events, read_blocks = reader.read(item.to_dict())
                     for block in read_blocks:
                         if block["type"] == "text":
                             yield TextDelta(text=block["text"])
-                    for event in found:
-                        yield event
+                    for item_event in item_events:
+                        yield item_event
         except Exception as exc:
             raise self._failure(exc) from None
         content_reader = _Reader(names)

@@ -20,7 +20,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.errors import UsageError
-from core.providers.base import ModelRequest, ProviderError, ProviderEvent, ResponseDone, TextDelta, ToolUse, Usage
+from core.providers.base import (
+    ModelRequest,
+    ProviderBase,
+    ProviderError,
+    ProviderEvent,
+    ResponseDone,
+    TextDelta,
+    ToolUse,
+    Usage,
+)
+from core.providers.profiles import SCRIPT
 
 
 class _Script(BaseModel):
@@ -48,10 +58,10 @@ def load_script(path: str | Path) -> list[list[dict[str, Any]]]:
     return turns
 
 
-class ScriptProvider:
-    name = "script"
+class ScriptProvider(ProviderBase):
+    name = SCRIPT.name
 
-    def __init__(self, path: str | Path, model: str = "script"):
+    def __init__(self, path: str | Path, model: str = SCRIPT.default_model):
         self.path = str(path)
         self.model = model
         self.turns = load_script(path)

@@ -1,0 +1,38 @@
+"""OpenAI Chat Completions and every OpenAI-compatible server (``core.providers.openai_chat``).
+
+Same vendor as the Responses profile, so the same key, environment variables, hosts and model
+families; but Chat Completions has no native tool search anywhere (``tool_search`` and
+``defer_loading`` are Responses-only), so ``auto`` always gives it active-tools. The compatible
+third parties and local servers it is pointed at are listed here only to name them in reasons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from core.providers.profiles.openai_responses import OPENAI
+
+OPENAI_CHAT = replace(
+    OPENAI,
+    name="openai-chat",
+    adapter="core.providers.openai_chat:OpenAIChatProvider",
+    native_strategy=None,
+    native_search="",
+    model_support=(),
+)
+
+# Hosts (and host suffixes) known to speak a genuine provider's protocol without being it.
+COMPAT_VENDORS: tuple[tuple[str, str], ...] = (
+    ("deepseek.com", "DeepSeek"),
+    ("moonshot.ai", "Moonshot"),
+    ("moonshot.cn", "Moonshot"),
+    ("openrouter.ai", "OpenRouter"),
+    ("groq.com", "Groq"),
+    ("together.xyz", "Together"),
+    ("fireworks.ai", "Fireworks"),
+    ("mistral.ai", "Mistral"),
+    ("x.ai", "xAI"),
+)
+# Default ports of local OpenAI-compatible servers.
+LOCAL_SERVER_PORTS: dict[int, str] = {11434: "Ollama", 8000: "vLLM", 8080: "llama.cpp", 1234: "LM Studio"}
+LOCAL_HOSTS: frozenset[str] = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
