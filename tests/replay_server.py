@@ -37,7 +37,7 @@ class ReplayServer:
         replay = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:  # http.server calls it by this name
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 with replay._lock:
                     replay.requests.append({"path": self.path, "headers": dict(self.headers),
