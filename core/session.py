@@ -4,30 +4,32 @@ resolved strategy and the token estimator. Everything here is cheap to import.""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from core.deferral.names import AUTO, STRATEGY_NAMES
 from core.errors import UsageError
 from core.roster.loader import Roster, load_roster
 from core.roster.models import Caps, PlanInput, PolicyConfig
 from core.tokens import TokenEstimator
 from core.tools import ToolSpec
 
+if TYPE_CHECKING:
+    from core.config import Settings
+
 DEFAULT_ROSTER = "production"
-CHOSEN_STRATEGIES = ("wrapper", "anthropic", "openai", "active-tools")
 
 
 def resolve_strategy_for(strategy: str, provider: str | None, model: str | None,
-                         base_url: str | None) -> tuple[str, str]:
+                         base_url: str | None, settings: Settings) -> tuple[str, str]:
     """The concrete strategy and a readable reason. ``auto`` dispatches on the genuine
-    provider and model (seed 004's resolveDeferralStrategy)."""
-    if strategy in CHOSEN_STRATEGIES:
+    provider and model (seed 004's resolveDeferralStrategy), with the gateways, model-support
+    rows and default provider of ``settings``: the ones the caller runs with, never reread."""
+    if strategy in STRATEGY_NAMES:
         return strategy, f"{strategy} chosen explicitly"
-    if strategy != "auto":
+    if strategy != AUTO:
         raise UsageError(f"unknown strategy {strategy!r}")
     from core.deferral.dispatch import resolve_strategy
-    from core.config import load_settings
 
-    settings = load_settings()
     resolution = resolve_strategy(provider or settings.default_provider(), model or "", base_url,
                                   gateways=settings.anthropic_gateways, model_support=settings.model_support)
     return resolution.strategy, resolution.reason

@@ -30,9 +30,12 @@ TABLE = [
     ("anthropic", "claude-3-5-haiku-latest", None, "active-tools", "'*haiku*'"),
     ("anthropic", "claude-3-7-sonnet-latest", None, "active-tools", "predate the tool search tool"),
     # compat shims speak the Anthropic protocol without being Anthropic
-    ("anthropic", "deepseek-chat", "https://api.deepseek.com/anthropic", "active-tools", "DeepSeek's Anthropic-compatible shim"),
-    ("anthropic", "kimi-k2", "https://api.moonshot.ai/anthropic", "active-tools", "Moonshot's Anthropic-compatible shim"),
-    ("anthropic", "claude-sonnet-4-5", "https://gateway.example.com/anthropic", "active-tools", "not a declared gateway"),
+    ("anthropic", "deepseek-chat", "https://api.deepseek.com/anthropic", "active-tools",
+     "DeepSeek's Anthropic-compatible shim"),
+    ("anthropic", "kimi-k2", "https://api.moonshot.ai/anthropic", "active-tools",
+     "Moonshot's Anthropic-compatible shim"),
+    ("anthropic", "claude-sonnet-4-5", "https://gateway.example.com/anthropic", "active-tools",
+     "not a declared gateway"),
     ("anthropic", "claude-sonnet-4-5", "http://127.0.0.1:8787", "active-tools", "a local server"),
     # genuine OpenAI on the Responses API
     ("openai", "gpt-5.4", None, "openai", "genuine OpenAI on the Responses API"),
@@ -142,7 +145,8 @@ def test_sdk_base_url_environment_variables_count():
 def test_explicit_strategies():
     r = resolve("openai-chat", "llama3", "http://localhost:11434/v1", requested="wrapper")
     assert (r.strategy, r.reason) == ("wrapper", "strategy wrapper chosen explicitly (--strategy), not by auto")
-    assert resolve("anthropic", "claude-sonnet-4-5", "http://127.0.0.1:9", requested="anthropic").strategy == "anthropic"
+    explicit = resolve("anthropic", "claude-sonnet-4-5", "http://127.0.0.1:9", requested="anthropic")
+    assert explicit.strategy == "anthropic"
     assert resolve("script", "s", requested="active-tools").strategy == "active-tools"
     with pytest.raises(StrategyError, match="needs the anthropic provider"):
         resolve("openai-chat", "gpt-5.4", requested="anthropic")
@@ -150,3 +154,42 @@ def test_explicit_strategies():
         resolve("anthropic", "claude-sonnet-4-5", requested="openai")
     with pytest.raises(StrategyError, match="unknown strategy"):
         resolve("anthropic", "claude-sonnet-4-5", requested="magic")
+
+
+# --- resolve_strategy_for: the settings the caller runs with, never the disk ---------------------
+
+
+def test_resolve_strategy_for_uses_the_settings_passed_not_the_disk(tmp_path, monkeypatch):
+    import core.config
+    from core.config import Settings
+    from core.errors import UsageError
+    from core.session import resolve_strategy_for
+
+    gw = "https://llm-gateway.corp.example/anthropic"
+    for var in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("DEFERCHAT_HOME", str(home))
+    # the disk says the opposite of every setting passed below
+    (home / "config.toml").write_text('provider = "openai"\nanthropic_gateways = []\n'
+                                      '[[model_support]]\nprovider = "anthropic"\nmodel = "*"\nnative = false\n')
+    reads: list[object] = []
+    real_load = core.config.load_settings
+    monkeypatch.setattr(core.config, "load_settings", lambda *a: reads.append(a) or real_load(*a))
+
+    passed = Settings(provider="anthropic", anthropic_gateways=[gw])
+    strategy, reason = resolve_strategy_for("auto", None, "claude-sonnet-4-6", gw, passed)
+    assert strategy == "anthropic" and "declared gateway" in reason  # gateway and default provider as passed
+    undeclared = resolve_strategy_for("auto", None, "claude-sonnet-4-6", gw, Settings(provider="anthropic"))
+    assert undeclared[0] == "active-tools"
+    deny = Settings(model_support=[{"provider": "openai", "model": "gpt-5.4*", "native": False, "note": "ours"}])
+    strategy, reason = resolve_strategy_for("auto", "openai", "gpt-5.4", None, deny)
+    assert strategy == "active-tools" and "(ours)" in reason
+    assert resolve_strategy_for("auto", "openai", "gpt-5.4", None, Settings())[0] == "openai"
+    assert reads == []  # the disk was never read
+    # explicit strategies need no settings at all; an unknown one is a usage error
+    explicit = resolve_strategy_for("wrapper", "openai", "gpt-5.4", None, Settings())
+    assert explicit == ("wrapper", "wrapper chosen explicitly")
+    with pytest.raises(UsageError, match="unknown strategy 'magic'"):
+        resolve_strategy_for("magic", "openai", "gpt-5.4", None, Settings())
