@@ -26,8 +26,9 @@
     searxng_url = "http://127.0.0.1:8888"
     ntfy_topic_url = "https://ntfy.sh/my-topic"
 
-API keys come from ANTHROPIC_API_KEY / OPENAI_API_KEY first, then ``[keys]``. They are
-held in memory only: never stored in the database, events or logs.
+API keys come from the provider's environment variable first (ANTHROPIC_API_KEY,
+OPENAI_API_KEY: each provider's profile in :mod:`core.providers.profiles` names it), then
+``[keys]``. They are held in memory only: never stored in the database, events or logs.
 """
 
 from __future__ import annotations
@@ -39,16 +40,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from core.errors import parse_toml_model
+from core.providers.profiles import DEMO, PROFILES, profile_for
 
-PROVIDERS = ("demo", "script", "anthropic", "openai", "openai-chat")
-DEFAULT_MODELS = {
-    "demo": "demo-1",
-    "script": "script",
-    "anthropic": "claude-sonnet-4-6",
-    "openai": "gpt-5.4",
-    "openai-chat": "gpt-5.4",
-}
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "openai-chat": "OPENAI_API_KEY"}
+DEMO_PROVIDER = DEMO.name  # what runs with no key anywhere
 
 
 def config_dir() -> Path:
@@ -60,6 +54,8 @@ def config_dir() -> Path:
 
 
 class Keys(BaseModel):
+    """``[keys]``: one field per profile ``key_name`` (``openai-chat`` shares ``openai``)."""
+
     model_config = ConfigDict(extra="forbid")
     anthropic: SecretStr | None = None
     openai: SecretStr | None = None
@@ -96,25 +92,29 @@ class Settings(BaseModel):
     tools: ToolSettings = Field(default_factory=ToolSettings)
 
     def api_key(self, provider: str) -> str | None:
-        env = KEY_ENV.get(provider)
-        if env and os.environ.get(env):
-            return os.environ[env]
-        secret = getattr(self.keys, "openai" if provider == "openai-chat" else provider, None)
+        """The provider's key: its profile's environment variable, else its ``[keys]`` field."""
+        profile = profile_for(provider)
+        if profile is None:
+            return None
+        if profile.env_var and os.environ.get(profile.env_var):
+            return os.environ[profile.env_var]
+        secret = getattr(self.keys, profile.key_name, None) if profile.key_name else None
         return secret.get_secret_value() if secret else None
 
     def default_provider(self) -> str:
-        """The configured provider; otherwise the first whose key is present; otherwise demo."""
+        """The configured provider; otherwise the first whose own key is present; otherwise demo."""
         if self.provider:
             return self.provider
-        for name in ("anthropic", "openai"):
-            if self.api_key(name):
-                return name
-        return "demo"
+        for profile in PROFILES.values():
+            if profile.owns_key and self.api_key(profile.name):
+                return profile.name
+        return DEMO_PROVIDER
 
     def model_for(self, provider: str) -> str:
         if self.model and (self.provider in (None, provider)):
             return self.model
-        return DEFAULT_MODELS.get(provider, "default")
+        profile = profile_for(provider)
+        return profile.default_model if profile else "default"
 
     def owner_timezone(self) -> str:
         if self.timezone:
