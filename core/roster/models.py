@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.context.regions import DEFERRED_INDEX, TOOL_DEFINITIONS
+from core.deferral.names import STRATEGY_NAMES
 from core.tools import ToolSpec
 
 BUILDER = "context-builder@12"
@@ -16,7 +17,7 @@ BUILDER = "context-builder@12"
 COMPATIBLE_BUILDERS = ("context-builder@11",)
 
 POLICIES = ("overflow", "threshold")
-STRATEGIES = ("wrapper", "anthropic", "openai", "active-tools")
+STRATEGIES = STRATEGY_NAMES  # the concrete strategies a plan may name (core.deferral.names)
 
 
 class Placement(str, Enum):
