@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.providers.base import (
-    ModelRequest, ProviderEvent, ResponseDone, ServerToolUse, TextDelta, ToolSearchResult, ToolUse, Usage,
+    ModelRequest, ProviderBase, ProviderEvent, ResponseDone, ServerToolUse, TextDelta, ToolSearchResult, ToolUse, Usage,
 )
 
 STOP = set("""a an the my me i to of for on in at by with and or please can could would you your it its this that
@@ -357,7 +357,7 @@ def _call_id(request: ModelRequest, salt: str) -> str:
     return f"toolu_demo_{len(request.messages):03d}_{h}"
 
 
-class DemoProvider:
+class DemoProvider(ProviderBase):
     name = "demo"
 
     def __init__(self, model: str = "demo-1", *, delay: float = 0.0, min_score: float = 3.0):
