@@ -8,7 +8,6 @@ wall-clock time and then reads as completed, with a transcript written from the 
 from __future__ import annotations
 
 import hashlib
-import re
 import sqlite3
 import time
 import uuid
@@ -17,10 +16,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from core.demo.db import dumps, iso, loads, parse_time
+from core.pipeline.canonical import CanonicalError, canonical_phone
 
 CallStatus = Literal["queued", "in-progress", "completed", "failed", "no-answer"]
 Voice = Literal["maya", "ryan", "june"]
-E164 = re.compile(r"^\+[1-9]\d{6,14}$")
 
 # (phone, recipient, task, hours ago, seconds, status, summary, transcript, variables)
 _SEED_CALLS: list[tuple[str, str, str, float, int, str, str, list[tuple[str, str]], dict[str, Any]]] = [
@@ -133,9 +132,10 @@ class Calls:
 
     def start_call(self, phone_number: str, task: str, first_sentence: str | None = None, voice: str = "maya",
                    max_duration_minutes: int = 5) -> dict[str, Any]:
-        number = re.sub(r"[\s().-]", "", phone_number)
-        if not E164.match(number):
-            raise ValueError(f"phone_number {phone_number!r} is not in E.164 form, e.g. +15550100")
+        try:  # the form the hardline rules matched (core/pipeline/canonical.py)
+            number = canonical_phone(phone_number)
+        except CanonicalError:
+            raise ValueError(f"phone_number {phone_number!r} is not in E.164 form, e.g. +15550100") from None
         if not task.strip():
             raise ValueError("task must say what the call is for")
         now = time.time()

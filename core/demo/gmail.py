@@ -325,17 +325,29 @@ class Mailbox:
         return mid
 
     @staticmethod
-    def _check_addresses(to: list[str], cc: list[str]) -> None:
+    def _check_addresses(to: list[str], cc: list[str]) -> tuple[list[str], list[str]]:
+        """``to`` and ``cc`` in canonical form: the one the hardline rules matched."""
+        from core.pipeline.canonical import CanonicalError, canonical_email
+
         if not to:
             raise ValueError("'to' needs at least one address")
-        bad = [a for a in [*to, *cc] if not re.match(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$", a.strip())]
+        clean: list[str] = []
+        bad: list[str] = []
+        for address in [*to, *cc]:
+            try:
+                clean.append(canonical_email(address))
+            except CanonicalError:
+                bad.append(address)
+                continue
+            if "." not in clean[-1].rpartition("@")[2]:
+                bad.append(address)
         if bad:
             raise ValueError(f"not an email address: {', '.join(bad)}")
+        return clean[:len(to)], clean[len(to):]
 
     def send_message(self, to: list[str], subject: str, body: str, cc: list[str] | None = None,
                      reply_to_thread_id: str | None = None) -> dict[str, Any]:
-        cc = cc or []
-        self._check_addresses(to, cc)
+        to, cc = self._check_addresses(to, cc or [])
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             if reply_to_thread_id:
@@ -360,7 +372,7 @@ class Mailbox:
                 "note": "deferchat demo: delivered to the simulated mailbox only; no email left this machine."}
 
     def create_draft(self, to: list[str], subject: str, body: str) -> dict[str, Any]:
-        self._check_addresses(to, [])
+        to, _ = self._check_addresses(to, [])
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             tid = uuid.uuid4().hex[:16]

@@ -22,6 +22,7 @@ from core.events import Event
 from core.context import envelope
 from core.pipeline import codes
 from core.pipeline.approvals import ApprovalRequest, Approver, Decision
+from core.pipeline.canonical import CanonicalError
 from core.pipeline.policy import Policy
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
@@ -248,6 +249,12 @@ class Pipeline:
                 action, why = "ask", "the tool's configuration requires approval"
             if action == "deny":
                 raise _Stop(codes.DENIED_POLICY, f"{name} is denied by policy ({why})", denied=True)
+            # The values hardline rules look at in canonical form: the rule, the approval and the
+            # tool all see the same phone number, address, URL or path.
+            try:
+                arguments = ctx.policy.canonical_arguments(judged, arguments)
+            except CanonicalError as exc:
+                raise _Stop(codes.ARGUMENTS_INVALID, f"arguments for {name}: {exc}", denied=False) from None
             line = ctx.policy.hardline_for(judged, arguments)
             if line is not None:
                 raise _Stop(codes.DENIED_HARDLINE, f"{name} is denied by a hardline rule: {line.reason}", denied=True)

@@ -1,9 +1,15 @@
 """Tool policy (a TOML file): allow, ask or deny by side-effect class, server and tool glob;
-hardline rules that deny even an approved call. See ``default_policy.toml``."""
+hardline rules that deny even an approved call. See ``default_policy.toml``.
+
+Hardline rules match canonical values (:mod:`core.pipeline.canonical`): each argument a rule
+names is put into the canonical form of its kind (phone, email, url, path, text) before its glob
+is matched, and :meth:`Policy.canonical_arguments` gives the tool those same values.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -11,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import UsageError, parse_toml_model
+from core.pipeline.canonical import CanonicalError, Kind, canonical, canonical_pattern, match_forms, rewrites
 from core.tools import SideEffect, ToolSpec
 
 Action = Literal["allow", "ask", "deny"]
@@ -30,13 +37,36 @@ class Rule(BaseModel):
             return False
         if self.server is not None and spec.server != self.server:
             return False
-        if self.side_effect is not None and spec.side_effect is not self.side_effect:
-            return False
-        return True
+        return self.side_effect is None or spec.side_effect is self.side_effect
 
     @property
     def specificity(self) -> int:
         return 3 if self.tool is not None else 2 if self.server is not None else 1
+
+
+_PHONE_PATTERN = re.compile(r"(\+|00)[\d\s().*?\[\]-]*")
+
+
+def infer_kind(pattern: str) -> Kind:
+    """The kind of value a glob is about, when its rule does not say (``kinds``)."""
+    text = pattern.strip()
+    if "://" in text:
+        return "url"
+    if "@" in text:
+        return "email"
+    if _PHONE_PATTERN.fullmatch(text) and any(ch.isdigit() for ch in text):
+        return "phone"
+    if text.startswith(("/", "~")):
+        return "path"
+    return "text"
+
+
+def _as_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)  # 19005550100 is a number to some schemas and a phone number to a phone
+    return None
 
 
 class Hardline(BaseModel):
@@ -46,21 +76,46 @@ class Hardline(BaseModel):
     server: str | None = None
     side_effect: SideEffect | None = Field(None, alias="class")
     args: dict[str, str] = Field(default_factory=dict)  # argument name -> glob
+    # argument name -> the kind of its value (phone | email | url | path | text); inferred from the glob if absent
+    kinds: dict[str, Kind] = Field(default_factory=dict)
     reason: str
 
-    def matches(self, spec: ToolSpec, arguments: Any) -> bool:
+    def kind_of(self, key: str) -> Kind:
+        return self.kinds.get(key) or infer_kind(self.args.get(key, ""))
+
+    def applies_to(self, spec: ToolSpec) -> bool:
+        """Whether the rule is about this tool (its arguments decide whether it denies the call)."""
         if not fnmatch.fnmatchcase(spec.name, self.tool):
             return False
         if self.server is not None and spec.server != self.server:
             return False
-        if self.side_effect is not None and spec.side_effect is not self.side_effect:
+        return self.side_effect is None or spec.side_effect is self.side_effect
+
+    def matches(self, spec: ToolSpec, arguments: Any) -> bool:
+        """Whether the call is denied: every named argument has a value whose canonical form
+        matches the rule's glob. A value with no canonical form matches (it cannot be cleared)."""
+        if not self.applies_to(spec):
             return False
         for key, pattern in self.args.items():
+            kind = self.kind_of(key)
+            glob = canonical_pattern(kind, pattern)
             value = arguments.get(key) if isinstance(arguments, dict) else None
             values = value if isinstance(value, list) else [value]
-            if not any(isinstance(v, str) and fnmatch.fnmatch(v.strip().lower(), pattern.lower()) for v in values):
+            if not any(self._value_matches(kind, v, glob) for v in values):
                 return False
         return True
+
+    @staticmethod
+    def _value_matches(kind: Kind, value: Any, glob: str) -> bool:
+        if value is None:
+            return False
+        text = _as_text(value)
+        if text is None:
+            return True  # an object where a rule expects a value: refused rather than guessed at
+        try:
+            return any(fnmatch.fnmatchcase(form, glob) for form in match_forms(kind, canonical(kind, text)))
+        except CanonicalError:
+            return True
 
 
 class Policy(BaseModel):
@@ -89,6 +144,43 @@ class Policy(BaseModel):
 
     def hardline_for(self, spec: ToolSpec, arguments: Any) -> Hardline | None:
         return next((h for h in self.hardline if h.matches(spec, arguments)), None)
+
+    def canonical_arguments(self, spec: ToolSpec, arguments: Any) -> Any:
+        """``arguments`` with every value a hardline rule for this tool names in canonical form:
+        what the rules match is what the approval shows and the tool receives.
+
+        Raises :class:`CanonicalError` (naming the argument) for a value with no canonical form.
+        Plain text (kind ``text``) is compared case-insensitively and passed on unchanged.
+        """
+        if not isinstance(arguments, dict):
+            return arguments
+        kinds: dict[str, Kind] = {}
+        for line in self.hardline:
+            if line.applies_to(spec):
+                for key in line.args:
+                    kinds.setdefault(key, line.kind_of(key))
+        out = dict(arguments)
+        for key, kind in kinds.items():
+            if key not in out or out[key] is None:
+                continue
+            value = out[key]
+            if isinstance(value, list):
+                out[key] = [self._canonical_value(key, kind, v) for v in value]
+            else:
+                out[key] = self._canonical_value(key, kind, value)
+        return out
+
+    @staticmethod
+    def _canonical_value(key: str, kind: Kind, value: Any) -> Any:
+        text = _as_text(value)
+        if text is None:
+            raise CanonicalError(f"{key} must be a {kind if kind != 'text' else 'string'} value, not "
+                                 f"{type(value).__name__}: a hardline rule checks it")
+        try:
+            result = canonical(kind, text)
+        except CanonicalError as exc:
+            raise CanonicalError(f"{key}: {exc}") from None
+        return result if rewrites(kind) else value
 
 
 def parse_policy(text: str, source: str) -> Policy:
