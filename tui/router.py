@@ -1,25 +1,65 @@
 """The one place engine events become widgets.
 
 The session's subscriber posts every event to the app as a message; the app hands each to
-:meth:`EventRouter.handle`, in order. ``model.*`` events speak as the model wrote (a
-deferred call first shows as ``tool.call``); ``tool.*`` events carry the deferred tool's own
-name under the same call id, so the row is renamed, with "via tool.call", as soon as the
-pipeline speaks.
+:meth:`EventRouter.handle`, in order, which ``match``es it on its class. ``model.*`` events
+speak as the model wrote (a deferred call first shows as ``tool.call``); ``tool.*`` events
+carry the deferred tool's own name under the same call id, so the row is renamed, with "via
+tool.call", as soon as the pipeline speaks.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
+from core.events import (
+    ChatTitled,
+    ErrorEvent,
+    Event,
+    ModelText,
+    ModelTextDelta,
+    ModelToolSearch,
+    ModelToolUse,
+    PlanEvent,
+    RosterChanged,
+    ServerStatus,
+    ToolApprovalRequired,
+    ToolApproved,
+    ToolCompleted,
+    ToolDenied,
+    ToolDiscovered,
+    ToolFailed,
+    ToolRequested,
+    ToolStarted,
+    TurnCompleted,
+    TurnStarted,
+    UsageEvent,
+)
+from core.roster.controls import TOOL_SEARCH
 from tui.state import (
-    AWAITING, DENIED, DONE, FAILED, PENDING, RUNNING, AssistantItem, NoteItem, ToolItem, UserItem, clip,
-    is_native_search, marks_for_event,
+    AWAITING,
+    DENIED,
+    DONE,
+    FAILED,
+    PENDING,
+    RUNNING,
+    AssistantItem,
+    Item,
+    NoteItem,
+    ToolItem,
+    UserItem,
+    clip,
+    is_native_search,
+    marks_for,
 )
 
 if TYPE_CHECKING:
     from tui.widgets.chat_log import ChatLog
     from tui.widgets.header import ChatHeader
     from tui.widgets.roster import RosterPanel
+
+ToolEvent: TypeAlias = (ToolRequested | ToolApprovalRequired | ToolApproved | ToolStarted | ToolCompleted
+                        | ToolFailed | ToolDenied)
+"""The pipeline's events about one call: each updates the call's row."""
 
 
 class EventRouter:
@@ -37,17 +77,43 @@ class EventRouter:
         if displays is not None:
             self.displays = displays
 
-    def adopt(self, items: list[Any]) -> None:
+    def adopt(self, items: list[Item]) -> None:
         """Tool rows of a reopened chat, so a resumed call updates its row."""
         self.tools = {i.call_id: i for i in items if isinstance(i, ToolItem)}
 
-    async def handle(self, event: Any) -> None:
-        kind = event.type
-        handler = _HANDLERS.get(kind)
-        for name, mark in marks_for_event(kind, event):
+    async def handle(self, event: Event) -> None:
+        for name, mark in marks_for(event):
             self.roster.mark(name, mark)
-        if handler is not None:
-            await handler(self, event)
+        match event:
+            case ModelTextDelta():
+                await self.on_delta(event)
+            case ModelText():
+                await self.on_text(event)
+            case ModelToolUse():
+                await self.on_tool_use(event)
+            case ModelToolSearch():
+                await self.on_tool_search(event)
+            case ToolDiscovered():
+                await self.on_discovered(event)
+            case (ToolRequested() | ToolApprovalRequired() | ToolApproved() | ToolStarted() | ToolCompleted()
+                  | ToolFailed() | ToolDenied()):
+                await self.on_tool_event(event)
+            case TurnStarted():
+                await self.on_turn_started(event)
+            case TurnCompleted():
+                await self.on_turn_completed(event)
+            case UsageEvent():
+                await self.on_usage(event)
+            case ErrorEvent():
+                await self.on_error(event)
+            case ServerStatus():
+                await self.on_server_status(event)
+            case RosterChanged():
+                await self.on_roster_changed(event)
+            case ChatTitled():
+                await self.on_chat_titled(event)
+            case PlanEvent():  # the app shows the plan from the session, not from the event
+                pass
 
     # -- text ---------------------------------------------------------------------------------
     async def _end_segment(self) -> None:
@@ -55,14 +121,14 @@ class EventRouter:
             item, self.current = self.current, None
             await self.log.finish(item)
 
-    async def on_delta(self, e: Any) -> None:
+    async def on_delta(self, e: ModelTextDelta) -> None:
         if self.current is None:
             self.current = AssistantItem(streaming=True)
             self.segments.append(self.current)
             await self.log.add(self.current)
         await self.log.stream(self.current, e.text)
 
-    async def on_text(self, e: Any) -> None:
+    async def on_text(self, e: ModelText) -> None:
         """The response's whole text: it ends the streamed segment. One segment takes the
         engine's text (it joins a response's text blocks as paragraphs); segments split by
         tool calls keep their own."""
@@ -77,31 +143,31 @@ class EventRouter:
             await self.log.finish(segments[0], e.text)
 
     # -- turns --------------------------------------------------------------------------------
-    async def on_turn_started(self, e: Any) -> None:
+    async def on_turn_started(self, e: TurnStarted) -> None:
         await self.log.show_tail()
         if e.resumed:
             await self.log.add(NoteItem(text="Resuming the unfinished turn\u2026"))
         elif e.text:
             await self.log.add(UserItem(text=e.text))
 
-    async def on_turn_completed(self, e: Any) -> None:
+    async def on_turn_completed(self, e: TurnCompleted) -> None:
         await self._end_segment()
         self.segments = []
         if e.status == "parked":
             await self.log.add(NoteItem(text="The turn is parked on an approval.", level="warning"))
 
-    async def on_usage(self, e: Any) -> None:
+    async def on_usage(self, e: UsageEvent) -> None:
         await self._end_segment()
         self.segments = []
         self.header.set_usage(e.input_tokens, e.output_tokens, e.cache_read_input_tokens,
                               e.cache_creation_input_tokens)
 
-    async def on_error(self, e: Any) -> None:
+    async def on_error(self, e: ErrorEvent) -> None:
         await self._end_segment()
         await self.log.add(NoteItem(text=f"{e.code}: {e.message}", level="error"))
 
     # -- tools --------------------------------------------------------------------------------
-    async def on_tool_use(self, e: Any) -> None:
+    async def on_tool_use(self, e: ModelToolUse) -> None:
         await self._end_segment()
         item = ToolItem(call_id=e.id, model_name=e.name, arguments=e.input)
         self.tools[e.id] = item
@@ -118,74 +184,54 @@ class EventRouter:
         item.display = self.displays.get(name, "")
         return item
 
-    async def on_tool_event(self, e: Any) -> None:
+    async def on_tool_event(self, e: ToolEvent) -> None:
         item = await self._row(e.call_id, e.name, e.via)
-        kind = e.type
-        if kind == "tool.requested":
-            item.status = PENDING
-            item.arguments = e.arguments
-        elif kind == "tool.approval_required":
-            item.status = AWAITING
-            item.side_effect = e.side_effect
-        elif kind == "tool.approved":
-            item.scope = e.scope
-        elif kind == "tool.started":
-            item.status = RUNNING
-        elif kind == "tool.completed":
-            item.status = DONE
-            item.result = e.result
-            item.replayed = e.replayed
-        elif kind in ("tool.failed", "tool.denied"):
-            item.status = FAILED if kind == "tool.failed" else DENIED
-            item.code = e.code
-            item.message = e.message
+        match e:
+            case ToolRequested():
+                item.status = PENDING
+                item.arguments = e.arguments
+            case ToolApprovalRequired():
+                item.status = AWAITING
+                item.side_effect = e.side_effect
+            case ToolApproved():
+                item.scope = e.scope
+            case ToolStarted():
+                item.status = RUNNING
+            case ToolCompleted():
+                item.status = DONE
+                item.result = e.result
+                item.replayed = e.replayed
+            case ToolFailed():
+                item.status = FAILED
+                item.code, item.message = e.code, e.message
+            case ToolDenied():
+                item.status = DENIED
+                item.code, item.message = e.code, e.message
         self.log.refresh_item(item)
 
-    async def on_tool_search(self, e: Any) -> None:
+    async def on_tool_search(self, e: ModelToolSearch) -> None:
         if not e.references:
             return
         if not is_native_search(e.executor, e.id):
-            how = "tool.search"
+            how = TOOL_SEARCH
         else:
             how = "native tool search" + (" (run here)" if e.executor == "client" else "")
         await self.log.add(NoteItem(text=f"{how} {clip(repr(e.query), 60)}: {', '.join(e.references)}"))
 
-    async def on_discovered(self, e: Any) -> None:
+    async def on_discovered(self, e: ToolDiscovered) -> None:
         await self.log.add(NoteItem(text=f"added to this turn's tools ({e.source}): {', '.join(e.names)}"))
 
-    async def on_chat_titled(self, e: Any) -> None:
+    async def on_chat_titled(self, e: ChatTitled) -> None:
         self.header.set_title(e.title)
 
     # -- servers ------------------------------------------------------------------------------
-    async def on_server_status(self, e: Any) -> None:
+    async def on_server_status(self, e: ServerStatus) -> None:
         self.roster.set_server(e.server, e.status, e.tools, e.message)
         if e.status == "failed":
             await self.log.add(NoteItem(text=f"MCP server {e.server} failed: {e.message}", level="warning"))
 
-    async def on_roster_changed(self, e: Any) -> None:
+    async def on_roster_changed(self, e: RosterChanged) -> None:
         self.roster.roster_changed(e.server)
         await self.log.add(NoteItem(text=e.message or f"server {e.server} changed its tools; this chat keeps its "
                                     "pinned plan, a new chat will pick it up", level="warning"))
 
-
-_HANDLERS = {
-    "model.text.delta": EventRouter.on_delta,
-    "model.text": EventRouter.on_text,
-    "model.tool_use": EventRouter.on_tool_use,
-    "model.tool_search": EventRouter.on_tool_search,
-    "tool.discovered": EventRouter.on_discovered,
-    "tool.requested": EventRouter.on_tool_event,
-    "tool.approval_required": EventRouter.on_tool_event,
-    "tool.approved": EventRouter.on_tool_event,
-    "tool.started": EventRouter.on_tool_event,
-    "tool.completed": EventRouter.on_tool_event,
-    "tool.failed": EventRouter.on_tool_event,
-    "tool.denied": EventRouter.on_tool_event,
-    "turn.started": EventRouter.on_turn_started,
-    "turn.completed": EventRouter.on_turn_completed,
-    "usage": EventRouter.on_usage,
-    "error": EventRouter.on_error,
-    "server.status": EventRouter.on_server_status,
-    "roster.changed": EventRouter.on_roster_changed,
-    "chat.titled": EventRouter.on_chat_titled,
-}

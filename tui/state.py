@@ -8,8 +8,18 @@ items of a reopened chat from the store is a pure function, tested without an ap
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic import ValidationError
+
+from core.context.envelope import CLOSE_TAG, OPEN_TAG
+from core.events import Event, ModelToolSearch, ToolDiscovered, ToolRequested, parse_event
+from core.tools import SideEffect
+
+log = logging.getLogger("deferchat.tui")
 
 # Tool-row statuses, in the words the row shows.
 PENDING = "pending"
@@ -39,23 +49,33 @@ LOADED = "loaded"
 MARK_GLYPH = {CALLED: "\u25cf", DISCOVERED: "\u25c6", LOADED: "\u25c7"}
 MARK_HELP = {CALLED: "called", DISCOVERED: "discovered (active-tools pool)", LOADED: "loaded by native tool search"}
 
-SIDE_EFFECT_BADGE = {
-    "NONE": "pure",
-    "WORKSPACE_READ": "ws-read",
-    "NETWORK_READ": "net-read",
-    "WORKSPACE_WRITE": "ws-write",
-    "NETWORK_WRITE": "net-write",
-    "COMMUNICATION": "comms",
+# The words the TUI shows for each side-effect class. Keyed by core's enum (a str enum, so a
+# plan's plain string looks up the same entry); which classes are reads is core's fact.
+SIDE_EFFECT_BADGE: dict[str, str] = {
+    SideEffect.NONE: "pure",
+    SideEffect.WORKSPACE_READ: "ws-read",
+    SideEffect.NETWORK_READ: "net-read",
+    SideEffect.WORKSPACE_WRITE: "ws-write",
+    SideEffect.NETWORK_WRITE: "net-write",
+    SideEffect.COMMUNICATION: "comms",
 }
-READ_SIDE_EFFECTS = ("NONE", "WORKSPACE_READ", "NETWORK_READ")
-SIDE_EFFECT_MEANING = {
-    "NONE": "computes only",
-    "WORKSPACE_READ": "reads your local data",
-    "NETWORK_READ": "reads the open web or a remote API",
-    "WORKSPACE_WRITE": "changes your local data",
-    "NETWORK_WRITE": "changes state in a remote system",
-    "COMMUNICATION": "reaches a person (mail, call, notification)",
+SIDE_EFFECT_MEANING: dict[str, str] = {
+    SideEffect.NONE: "computes only",
+    SideEffect.WORKSPACE_READ: "reads your local data",
+    SideEffect.NETWORK_READ: "reads the open web or a remote API",
+    SideEffect.WORKSPACE_WRITE: "changes your local data",
+    SideEffect.NETWORK_WRITE: "changes state in a remote system",
+    SideEffect.COMMUNICATION: "reaches a person (mail, call, notification)",
 }
+
+
+def is_read(side_effect: str | None) -> bool:
+    """Whether a side-effect class (as a plan or an event spells it) only reads:
+    :attr:`core.tools.SideEffect.is_read`, False for a class core does not know."""
+    try:
+        return SideEffect(side_effect).is_read
+    except ValueError:
+        return False
 
 
 @dataclass(eq=False)
@@ -213,25 +233,41 @@ def is_native_search(executor: str | None, search_id: str | None) -> bool:
     return (executor or "server") == "server" or bool(search_id)
 
 
-def marks_from_events(events: list[dict[str, Any]]) -> dict[str, set[str]]:
-    """Roster marks from a chat's stored events (the same rules the live handler applies)."""
+MARKING_EVENTS = (ToolRequested, ToolDiscovered, ModelToolSearch)
+"""The events that can set a roster mark (see :func:`marks_for`)."""
+MARK_EVENT_TYPES: tuple[str, ...] = tuple(cls.model_fields["type"].default for cls in MARKING_EVENTS)
+"""Their ``type`` names, to ask the store for a chat's marking events."""
+
+
+def marks_from_events(events: Iterable[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """Roster marks from a chat's stored events (the same rules the live handler applies).
+    A stored row that is not a valid event (written by another version) sets no mark."""
     marks: dict[str, set[str]] = {}
-    for e in events:
-        for name, mark in marks_for_event(e.get("type", ""), e):
+    for data in events:
+        try:
+            event = parse_event(dict(data))
+        except ValidationError:
+            log.warning("a stored %s event does not parse; it sets no roster mark", data.get("type"))
+            continue
+        for name, mark in marks_for(event):
             marks.setdefault(name, set()).add(mark)
     return marks
 
 
-def marks_for_event(kind: str, data: Any) -> list[tuple[str, str]]:
-    """(tool, mark) pairs one event sets; ``data`` is an event object or its JSON dict."""
-    get = data.get if isinstance(data, dict) else (lambda k, d=None: getattr(data, k, d))
-    if kind == "tool.requested" and get("name"):
-        return [(str(get("name")), CALLED)]
-    if kind == "tool.discovered":
-        return [(str(n), DISCOVERED) for n in get("names") or []]
-    if kind == "model.tool_search" and is_native_search(get("executor"), get("id")):
-        return [(str(n), LOADED) for n in get("references") or []]
+def marks_for(event: Event) -> list[tuple[str, str]]:
+    """(tool, mark) pairs one event sets."""
+    match event:
+        case ToolRequested(name=name) if name:
+            return [(name, CALLED)]
+        case ToolDiscovered(names=names):
+            return [(n, DISCOVERED) for n in names]
+        case ModelToolSearch(executor=executor, id=search_id, references=references) \
+                if is_native_search(executor, search_id):
+            return [(n, LOADED) for n in references]
     return []
+
+
+_OPEN, _CLOSE = f"<<<{OPEN_TAG} ", f"<<<{CLOSE_TAG} "  # how core.context.envelope opens and closes one
 
 
 def index_block(index_text: str, entry: str | None) -> str | None:
@@ -246,13 +282,13 @@ def index_block(index_text: str, entry: str | None) -> str | None:
     at = lines.index(entry)
     opened = None
     for i in range(at - 1, -1, -1):
-        if lines[i].startswith("<<<END_EXTERNAL_UNTRUSTED"):
+        if lines[i].startswith(_CLOSE):
             break
-        if lines[i].startswith("<<<EXTERNAL_UNTRUSTED"):
+        if lines[i].startswith(_OPEN):
             opened = i
             break
     if opened is None:
         return entry
-    close = next((j for j in range(at + 1, len(lines)) if lines[j].startswith("<<<END_EXTERNAL_UNTRUSTED")),
+    close = next((j for j in range(at + 1, len(lines)) if lines[j].startswith(_CLOSE)),
                  len(lines) - 1)
     return "\n".join(lines[opened:close + 1])

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import json
+
+from core import events as ev
 from core.roster.models import Placement
+from core.tools import SideEffect
 from tests.helpers import production_plan
 from tui.state import (
-    AWAITING, CALLED, DENIED, DISCOVERED, DONE, LOADED, AssistantItem, NoteItem, ToolItem, UserItem,
-    index_block, items_from_history, marks_from_events, tool_display, tool_title,
+    AWAITING,
+    CALLED,
+    DENIED,
+    DISCOVERED,
+    DONE,
+    LOADED,
+    MARK_EVENT_TYPES,
+    SIDE_EFFECT_BADGE,
+    SIDE_EFFECT_MEANING,
+    AssistantItem,
+    NoteItem,
+    ToolItem,
+    UserItem,
+    index_block,
+    is_read,
+    items_from_history,
+    marks_for,
+    marks_from_events,
+    tool_display,
+    tool_title,
 )
+from tui.widgets.roster import badge_style
 
 
 def test_history_folds_results_into_calls_under_the_tools_own_name() -> None:
@@ -53,23 +76,55 @@ def test_row_title_names_the_deferred_tool_and_the_wrapper() -> None:
     assert "allowed for this chat" in tool_title(item)
 
 
+def stored(*events: ev.Event) -> list[dict]:
+    """Events as the store hands them back: each one's JSON, loaded."""
+    return [json.loads(e.to_json()) for e in events]
+
+
 def test_marks_follow_the_event_kinds() -> None:
-    events = [
-        {"type": "tool.requested", "name": "schedule.update"},
-        {"type": "tool.discovered", "names": ["mcp.bland_call.start_call"]},
-        {"type": "model.tool_search", "references": ["mcp.gmail_work.send_message"], "executor": "server"},
+    events = stored(
+        ev.ToolRequested(call_id="c1", name="schedule.update"),
+        ev.ToolDiscovered(names=["mcp.bland_call.start_call"]),
+        ev.ModelToolSearch(references=["mcp.gmail_work.send_message"], executor="server"),
         # our own tool.search (no search id) is reported by tool.discovered, not as native loading
-        {"type": "model.tool_search", "references": ["mcp.bland_call.start_call"], "executor": "client", "id": ""},
+        ev.ModelToolSearch(references=["mcp.bland_call.start_call"], executor="client", id=""),
         # a native search the provider hands to the client to run carries its id: native loading
-        {"type": "model.tool_search", "references": ["mcp.gmail_personal.send_message"], "executor": "client",
-         "id": "ts_1"},
-    ]
+        ev.ModelToolSearch(references=["mcp.gmail_personal.send_message"], executor="client", id="ts_1"),
+        # events that set no mark
+        ev.ToolCompleted(call_id="c1", name="time.now"),
+        ev.ModelText(text="done"),
+    )
     assert marks_from_events(events) == {
         "schedule.update": {CALLED},
         "mcp.bland_call.start_call": {DISCOVERED},
         "mcp.gmail_work.send_message": {LOADED},
         "mcp.gmail_personal.send_message": {LOADED},
     }
+    # the live handler gets the event itself, not its JSON
+    assert marks_for(ev.ToolDiscovered(names=["a", "b"], source="history")) == [("a", DISCOVERED), ("b", DISCOVERED)]
+    assert marks_for(ev.ToolRequested(call_id="c3", name="")) == []
+
+
+def test_a_stored_row_that_is_no_event_sets_no_mark() -> None:
+    rows = [{"type": "tool.requested", "name": "schedule.update"},  # no call_id: not a valid event
+            *stored(ev.ToolRequested(call_id="c2", name="time.now"))]
+    assert marks_from_events(rows) == {"time.now": {CALLED}}
+
+
+def test_the_store_is_asked_for_exactly_the_events_that_mark() -> None:
+    assert set(MARK_EVENT_TYPES) == {"tool.requested", "tool.discovered", "model.tool_search"}
+    for kind in MARK_EVENT_TYPES:
+        assert kind in ev.EVENT_ADAPTER.json_schema()["discriminator"]["mapping"]
+
+
+def test_side_effect_words_cover_every_class_and_reads_are_cores() -> None:
+    for side_effect in SideEffect:
+        assert SIDE_EFFECT_BADGE[side_effect.value] and SIDE_EFFECT_MEANING[side_effect.value]
+        assert is_read(side_effect.value) is side_effect.is_read
+    assert [s.value for s in SideEffect if is_read(s.value)] == ["NONE", "WORKSPACE_READ", "NETWORK_READ"]
+    assert not is_read("TELEPORT") and not is_read(None)
+    assert badge_style("NETWORK_READ") == "green" and badge_style("COMMUNICATION") == "bold magenta"
+    assert badge_style("WORKSPACE_WRITE") == "yellow"
 
 
 def test_index_block_is_the_text_as_sent() -> None:

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from core.context.envelope import OPEN_TAG
 from core.roster.models import Placement, RosterPlan
 from tui.state import MARK_HELP, SIDE_EFFECT_BADGE, SIDE_EFFECT_MEANING, index_block, pretty_json
 
@@ -51,7 +52,7 @@ class ToolScreen(ModalScreen[None]):
                     f"(definition {t.definition_tokens:,} tok) \u00b7 rank {t.rank}",
                     f"why        {t.reason}",
                     f"origin     {where}" + (" \u00b7 \u26a0 untrusted (its text is sent inside an "
-                                             "EXTERNAL_UNTRUSTED envelope)" if t.untrusted else ""),
+                                             f"{OPEN_TAG} envelope)" if t.untrusted else ""),
                     f"effect     {t.side_effect} [{SIDE_EFFECT_BADGE.get(t.side_effect, '')}] "
                     f"{SIDE_EFFECT_MEANING.get(t.side_effect, '')}",
                     "this chat  " + (", ".join(MARK_HELP[m] for m in sorted(self.marks)) or "not used yet"),

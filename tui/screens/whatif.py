@@ -13,7 +13,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Select, Static
 
-from core.roster.models import POLICIES, STRATEGIES, Caps, Placement, PolicyConfig, RosterPlan
+from core.deferral.names import STRATEGY_NAMES
+from core.roster.models import POLICIES, Caps, Placement, PolicyConfig, RosterPlan
 from core.roster.report import budget_lines
 from core.roster.whatif import what_if
 
@@ -65,7 +66,7 @@ class WhatIfScreen(ModalScreen[None]):
             yield Static(Content("What-if \u00b7 the same candidates, planned again without touching this chat"),
                          classes="panel-title")
             with Horizontal(id="whatif-choices"):
-                yield Select([(s, s) for s in STRATEGIES], value=self.plan.strategy, allow_blank=False,
+                yield Select([(s, s) for s in STRATEGY_NAMES], value=self.plan.strategy, allow_blank=False,
                              id="whatif-strategy", prompt="strategy")
                 yield Select([(p, p) for p in POLICIES], value=self.plan.policy, allow_blank=False,
                              id="whatif-policy", prompt="policy")

@@ -20,10 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from tui.state import (
-    AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title,
-)
-
+from tui.state import AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
 
 COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
 
@@ -160,7 +157,7 @@ def clip_lines(text: str, most: int) -> str:
     lines = text.splitlines()
     if len(lines) <= most:
         return text
-    return "\n".join(lines[:most] + [f"\u2026 {len(lines) - most} more lines (c copies the whole call)"])
+    return "\n".join([*lines[:most], f"\u2026 {len(lines) - most} more lines (c copies the whole call)"])
 
 
 def widget_for(item: Item) -> Widget:

@@ -17,16 +17,17 @@ from textual.widgets.option_list import Option
 
 from core.roster.models import Placement, RosterPlan, ToolPlacement
 from core.roster.report import budget_lines
-from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, READ_SIDE_EFFECTS, SIDE_EFFECT_BADGE
+from core.tools import SideEffect
+from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, SIDE_EFFECT_BADGE, is_read
 
 SECTIONS = ((Placement.DEFINED, "defined"), (Placement.DEFERRED, "deferred"), (Placement.SKIPPED, "skipped"))
 _STATUS_GLYPH = {"starting": "\u2026", "ready": "\u2713", "restarted": "\u21bb", "failed": "\u2717", "stopped": "\u2013"}
 
 
 def badge_style(side_effect: str) -> str:
-    if side_effect in READ_SIDE_EFFECTS:
+    if is_read(side_effect):
         return "green"
-    if side_effect == "COMMUNICATION":
+    if side_effect == SideEffect.COMMUNICATION:
         return "bold magenta"
     return "yellow"
 
