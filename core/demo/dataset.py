@@ -13,7 +13,8 @@ Every seeded row carries ``demo = 1``. Dates are placed around the day the file 
 seeded events and schedules have no timezone of their own ("the owner's, whatever it is").
 
 Deleting ``demo.sqlite`` (with its ``-wal`` and ``-shm`` companions) removes all of the demo's
-data; the next chat on the demo model, or the next start of a demo server, seeds it afresh.
+data. It comes back fresh on next use: a demo server seeds its mail or calls when it starts,
+and a chat on the demo model seeds this dataset on its first built-in call.
 """
 
 from __future__ import annotations
