@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from core.roster.models import AgentConfig, Caps, PlanInput, PolicyConfig
 from core.roster.planner import plan_roster
 from core.tokens import TokenEstimator
 from core.tools import Origin, SideEffect, ToolSpec
 
 _EST = TokenEstimator()  # shared in-memory cache keeps the suite fast
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DEVELOPER_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
+                 "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+                 "DEFERCHAT_DEMO_DB")
+"""What a developer's environment may carry that would reach past a test's own home: the keys
+and endpoints the provider SDKs read, and the demo database's path. The ``home`` fixture and
+:func:`subprocess_env` drop them all, so a real key never reaches a test."""
+
+
+def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment for ``deferchat`` run in a subprocess from this checkout: ours without
+    :data:`DEVELOPER_ENV`, with ``DEFERCHAT_HOME=home``, ``TZ=UTC``, ``PYTHONPATH`` the repository,
+    then ``extra`` (e.g. a test's own ``ANTHROPIC_API_KEY``)."""
+    env = {k: v for k, v in os.environ.items() if k not in DEVELOPER_ENV}
+    env.update(DEFERCHAT_HOME=str(home), TZ="UTC", PYTHONPATH=str(ROOT), **extra)
+    return env
 
 
 def configured(name: str, side_effect: SideEffect = SideEffect.WORKSPACE_WRITE, description: str = "",

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.helpers import subprocess_env
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -17,11 +19,9 @@ def _deferchat(*args: str) -> list[str]:
     return [sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())", *args]
 
 
-def test_kill_9_mid_write_then_resume_never_runs_the_write_twice(tmp_path):
+def test_kill_9_mid_write_then_resume_never_runs_the_write_twice(tmp_path, home):
     written, release = tmp_path / "written.txt", tmp_path / "release"
-    env = dict(os.environ, DEFERCHAT_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT))
-    env.pop("ANTHROPIC_API_KEY", None)
-    env.pop("OPENAI_API_KEY", None)
+    env = subprocess_env(home)
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"slow": {
         "command": sys.executable, "args": ["-m", "tests.mcp_servers.slow_write"],
         "env": {"PYTHONPATH": str(ROOT), "SLOW_WRITE_FILE": str(written), "SLOW_WRITE_RELEASE": str(release),

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +27,7 @@ import pytest
 
 from core.cli import main
 from core.providers.wirenames import encode
+from tests.helpers import subprocess_env
 from tests.mcp_servers.fx import TOOLS as FX_TOOLS
 from tests.provider_replay import Recording, chunk_lines, rename, rename_lines, rename_sse_text, split_sessions, sse
 from tests.replay_server import ReplayServer
@@ -43,13 +43,11 @@ SECRET = "sk-ant-test-SECRET"
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEFERCHAT_HOME", str(tmp_path / "home"))
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL",
-                "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def home(home, monkeypatch):
+    """The shared isolated home (tests/conftest.py) is ``home / "home"`` here: this file's tests
+    work in its parent, where they write their rosters, configs and scripts."""
+    monkeypatch.chdir(home.parent)
+    return home.parent
 
 
 def write_config(home: Path, **settings: Any) -> None:
@@ -395,9 +393,7 @@ def test_plan_shows_the_resolved_strategy_and_its_reason(home, capsys):
 def test_the_api_key_reaches_the_provider_and_nowhere_else(home):
     """The real script in a subprocess with ANTHROPIC_API_KEY set: the key is sent to the
     (loopback) provider, and appears in no file under DEFERCHAT_HOME and in no output."""
-    env = dict(os.environ, DEFERCHAT_HOME=str(home / "home"), PYTHONPATH=str(ROOT), ANTHROPIC_API_KEY=SECRET)
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
-        env.pop(var, None)
+    env = subprocess_env(home / "home", ANTHROPIC_API_KEY=SECRET)
     with ReplayServer(vercel_replies("anthropic-tool-search-deferred-bm25.chunks.txt", NOTES)) as server:
         write_config(home, anthropic_gateways=[server.url])
         r = subprocess.run([sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())",

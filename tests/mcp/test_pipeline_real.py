@@ -22,8 +22,7 @@ def call(i: str, name: str, arguments: dict) -> dict:
     return {"type": "tool_use", "id": i, "name": "tool.call", "input": {"name": name, "arguments": arguments}}
 
 
-async def test_a_deferred_write_on_a_real_server_with_approval_and_a_kill_mid_session(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEFERCHAT_HOME", str(tmp_path / "home"))
+async def test_a_deferred_write_on_a_real_server_with_approval_and_a_kill_mid_session(tmp_path, home):
     mark = marker()
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"memory": {
         "command": "node", "args": [npm_server("memory")],

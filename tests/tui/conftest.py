@@ -1,4 +1,5 @@
-"""Fixtures for the TUI tests: a private DEFERCHAT_HOME, an engine on its own store, and an
+"""Fixtures for the TUI tests: an engine on its own store in the shared private home
+(``home``, tests/conftest.py), and an
 app on the embedded default (demo provider, production roster) without starting the demo
 MCP servers, so tests are fast and deterministic. The tmux smoke test runs the real thing."""
 
@@ -17,15 +18,6 @@ from core.store import Store
 from tui.app import DeferchatApp
 
 SCRIPTS = Path(__file__).parent / "scripts"
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("DEFERCHAT_HOME", str(tmp_path))
-    monkeypatch.setenv("TZ", "UTC")
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
-        monkeypatch.delenv(key, raising=False)
-    return tmp_path
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.helpers import subprocess_env
+
 PROMPT = "start a call to +1 555 0100 about the invoice"
 
 
@@ -54,9 +56,7 @@ class Tmux:
 
 def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    env.update(DEFERCHAT_HOME=str(tmp_path / "home"), TZ="UTC")
-    tmux = Tmux(f"deferchat-smoke-{os.getpid()}", env)
+    tmux = Tmux(f"deferchat-smoke-{os.getpid()}", subprocess_env(tmp_path / "home"))
     tmux("-f", os.devnull, "new-session", "-d", "-s", "smoke", "-x", "120", "-y", "40", deferchat_binary())
     try:
         screen = tmux.wait_for("30 defined", "17 indexed", "0 skipped", "demo/demo-1", "\u2713 bland_call")

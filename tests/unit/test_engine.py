@@ -27,10 +27,7 @@ ROSTER = {
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEFERCHAT_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def env(home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     roster = tmp_path / "roster.json"
     roster.write_text(json.dumps(ROSTER))

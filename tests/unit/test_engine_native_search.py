@@ -34,8 +34,7 @@ DEFERRED = ("tasks.create", "tasks.list", "schedule.update")
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEFERCHAT_HOME", str(tmp_path / "home"))
+def env(home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     production = {t.name: t for t in load_roster("production").configured}
     configured = [{"name": n, "description": production[n].description, "input_schema": production[n].input_schema,

@@ -3,19 +3,19 @@ golden file, from the real binary in a fresh home (no token cache) and again war
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.helpers import subprocess_env
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "plan_production.json"
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _plan(home: Path) -> bytes:
-    env = dict(os.environ, DEFERCHAT_HOME=str(home), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-m", "tui.main", "plan", "--roster", "production", "--json"],
-                          env=env, capture_output=True, timeout=60, check=False)
+                          env=subprocess_env(home), capture_output=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr.decode()
     return proc.stdout
 

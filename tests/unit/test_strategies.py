@@ -71,8 +71,7 @@ def every_history_reference_is_declared(requests):
                     assert b["name"] in declared, f"history names {b['name']}, absent from the tools array"
 
 
-async def run_two_turns(tmp_path, monkeypatch):
-    monkeypatch.setenv("DEFERCHAT_HOME", str(tmp_path / "home"))
+async def run_two_turns(tmp_path):
     rec = tmp_path / "rec.jsonl"
     engine = Engine(Store(tmp_path / "db.sqlite"))
     s = await engine.open_chat(None, ChatOptions(roster="production", provider="demo", strategy="active-tools",
@@ -84,8 +83,8 @@ async def run_two_turns(tmp_path, monkeypatch):
     return [json.loads(line) for line in rec.read_text().splitlines()]
 
 
-async def test_cross_turn_trap_history_never_names_a_tool_missing_from_the_array(tmp_path, monkeypatch):
-    requests = await run_two_turns(tmp_path, monkeypatch)
+async def test_cross_turn_trap_history_never_names_a_tool_missing_from_the_array(tmp_path, home):
+    requests = await run_two_turns(tmp_path)
     called = [b["name"] for r in requests for m in r["messages"] for b in m["content"] if b.get("type") == "tool_use"]
     assert "schedule.update" in called  # the deferred tool really was discovered and used
     turn2_first = next(r for r in requests if r["messages"][-1]["content"][0].get("text") == "list my open tasks")
@@ -93,8 +92,8 @@ async def test_cross_turn_trap_history_never_names_a_tool_missing_from_the_array
     every_history_reference_is_declared(requests)
 
 
-async def test_without_the_seeding_the_trap_is_real(tmp_path, monkeypatch):
+async def test_without_the_seeding_the_trap_is_real(tmp_path, monkeypatch, home):
     monkeypatch.setattr(strategies.ActiveToolsStrategy, "seed", lambda self, messages: [])
-    requests = await run_two_turns(tmp_path, monkeypatch)
+    requests = await run_two_turns(tmp_path)
     with pytest.raises(AssertionError, match="absent from the tools array"):
         every_history_reference_is_declared(requests)
