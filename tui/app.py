@@ -28,6 +28,7 @@ from textual.widgets import Footer, Static
 
 from core.engine import ChatOptions, ChatSession, Engine
 from core.errors import UserFacingError
+from core.events import Event, TurnCompleted, TurnStarted
 from core.pipeline.approvals import ApprovalRequest, Decision, QueueApprover
 from tui.router import EventRouter
 from tui.screens.chats import ChatsScreen
@@ -35,7 +36,7 @@ from tui.screens.dialogs import Confirm, TextPrompt
 from tui.screens.plan import PlanScreen
 from tui.screens.tool import ToolScreen
 from tui.screens.whatif import WhatIfScreen
-from tui.state import NoteItem, items_from_history, marks_from_events, tool_display
+from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
 from tui.widgets.approval import ApprovalBar, ApprovalView
 from tui.widgets.chat_log import ChatLog
 from tui.widgets.composer import Composer
@@ -44,14 +45,12 @@ from tui.widgets.roster import RosterPanel
 
 log = logging.getLogger("deferchat.tui")
 
-MARK_EVENTS = ("tool.requested", "tool.discovered", "model.tool_search")
-
 
 class EngineEvent(Message):
     """An engine event on its way to the one handler. ``generation`` names the session that
     sent it; events from a session the app has since closed are dropped."""
 
-    def __init__(self, event: Any, generation: int) -> None:
+    def __init__(self, event: Event, generation: int) -> None:
         super().__init__()
         self.event = event
         self.generation = generation
@@ -192,8 +191,8 @@ class DeferchatApp(App[int]):
         already have started MCP servers, and only a finished open hands them back to close."""
         self.run_worker(self._switch(chat_id), group="session", exit_on_error=False)
 
-    def _subscriber(self, generation: int) -> Callable[[Any], None]:
-        def deliver(event: Any) -> None:
+    def _subscriber(self, generation: int) -> Callable[[Event], None]:
+        def deliver(event: Event) -> None:
             self.post_message(EngineEvent(event, generation))
 
         return deliver
@@ -250,7 +249,7 @@ class DeferchatApp(App[int]):
                                  strategy=plan.strategy, reason=plan.strategy_reason, pinned=self.pinned)
         displays = {t.name: tool_display(t.name, t.remote_name, t.server) for t in plan.tools}
         self.router.reset(displays)
-        marks = marks_from_events(self.store.events(session.chat_id, MARK_EVENTS))
+        marks = marks_from_events(self.store.events(session.chat_id, MARK_EVENT_TYPES))
         self.roster.set_plan(plan, pinned=self.pinned, marks=marks)
         for status in session.server_status.values():
             self.roster.set_server(status.server, status.status, status.tools, status.message)
@@ -300,7 +299,7 @@ class DeferchatApp(App[int]):
         if message.generation != self.generation:
             return
         await self.router.handle(message.event)
-        if message.event.type in ("turn.started", "turn.completed") and self.session is not None:
+        if isinstance(message.event, (TurnStarted, TurnCompleted)) and self.session is not None:
             # the engine titles a chat from its first message (and the model may retitle it)
             self.header_bar.set_title(self.session.chat()["title"])
 
@@ -407,7 +406,7 @@ class DeferchatApp(App[int]):
             what, chat_id = result
             self.open_session(chat_id if what == "open" else None)
 
-        self.push_screen(ChatsScreen(self.session.chat_id if self.session else None), chosen)
+        self.push_screen(ChatsScreen(self, self.session.chat_id if self.session else None), chosen)
 
     def action_toggle_roster(self) -> None:
         self.roster.display = not self.roster.display
@@ -466,7 +465,10 @@ class DeferchatApp(App[int]):
         if self.session is not None:
             self.run_worker(self.export_chat(self.session.chat_id), exit_on_error=False)
 
-    # -- chat operations (also used by the chats list) ----------------------------------------------
+    # -- chat operations (also used by the chats list, as its ChatOperations) -----------------------
+    def list_chats(self) -> list[dict[str, Any]]:
+        return self.store.chats()
+
     async def rename_chat(self, chat_id: str) -> bool:
         row = self.store.chat(chat_id)
         if row is None:

@@ -155,3 +155,59 @@ async def test_what_if_computes_every_strategy(engine) -> None:
             await until(pilot, lambda s=strategy: screen.result.strategy == s)
             other = str(screen.query_one("#whatif-other").render())
             assert f"strategy {strategy}" in other and "Defined" in other
+
+
+class FakeChats:
+    """ChatOperations without an app or a store: the chats list needs nothing else."""
+
+    def __init__(self) -> None:
+        self.rows = [{"id": "c1", "title": "first", "status": "idle", "provider": "demo", "model": "m",
+                      "strategy": "wrapper", "updated_at": 0.0},
+                     {"id": "c2", "title": "second", "status": "idle", "provider": "demo", "model": "m",
+                      "strategy": "openai", "updated_at": 0.0}]
+        self.calls: list[tuple[str, str]] = []
+
+    def list_chats(self) -> list[dict]:
+        return list(self.rows)
+
+    async def rename_chat(self, chat_id: str) -> bool:
+        self.calls.append(("rename", chat_id))
+        next(r for r in self.rows if r["id"] == chat_id)["title"] = "renamed"
+        return True
+
+    async def delete_chat(self, chat_id: str) -> bool:
+        self.calls.append(("delete", chat_id))
+        self.rows = [r for r in self.rows if r["id"] != chat_id]
+        return True
+
+    async def export_chat(self, chat_id: str) -> Path | None:
+        self.calls.append(("export", chat_id))
+        return None
+
+
+async def test_the_chats_list_works_on_any_chat_operations() -> None:
+    from textual.app import App
+
+    chats = FakeChats()
+    results: list[tuple[str, str] | None] = []
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(ChatsScreen(chats, "c2"), results.append)
+
+    app = Host()
+    async with app.run_test(size=(110, 32)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
+        screen = app.screen
+        assert table_titles(screen) == ["first", "second"]
+        assert screen.selected() == "c2"  # the cursor starts on the open chat
+        await pilot.press("r")
+        await until(pilot, lambda: table_titles(screen) == ["first", "renamed"])
+        await pilot.press("e")
+        await until(pilot, lambda: ("export", "c2") in chats.calls)
+        await pilot.press("d")
+        await until(pilot, lambda: table_titles(screen) == ["first"])
+        assert screen.current is None  # the open chat was the one deleted
+        await pilot.press("enter")
+        await until(pilot, lambda: results == [("open", "c1")])
+    assert chats.calls == [("rename", "c2"), ("export", "c2"), ("delete", "c2")]

@@ -1,9 +1,13 @@
-"""The chats list: open, new, rename, delete, export to Markdown."""
+"""The chats list: open, new, rename, delete, export to Markdown.
+
+The screen does not know the app: it is handed :class:`ChatOperations` (the app is one), so
+it neither imports the app nor reaches into it."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
@@ -14,8 +18,18 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-if TYPE_CHECKING:
-    from tui.app import DeferchatApp
+
+class ChatOperations(Protocol):
+    """What the chats list needs: the stored chats, and the operations on one. Each operation
+    asks the owner what it needs (a title, a confirmation, a path) and says whether it did it."""
+
+    def list_chats(self) -> list[dict[str, Any]]: ...
+
+    async def rename_chat(self, chat_id: str) -> bool: ...
+
+    async def delete_chat(self, chat_id: str) -> bool: ...
+
+    async def export_chat(self, chat_id: str) -> Path | None: ...
 
 
 def when(ts: float | None) -> str:
@@ -34,10 +48,9 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
         Binding("e", "export", "Export", id="chats_export"),
     ]
 
-    app: DeferchatApp  # type: ignore[assignment]
-
-    def __init__(self, current: str | None) -> None:
+    def __init__(self, chats: ChatOperations, current: str | None) -> None:
         super().__init__(classes="panel-screen")
+        self.chats = chats
         self.current = current
 
     def compose(self) -> ComposeResult:
@@ -56,7 +69,7 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
     def refresh_rows(self) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        for row in self.app.store.chats():
+        for row in self.chats.list_chats():
             table.add_row("\u25cf" if row["id"] == self.current else "", Text(row["title"] or "New chat"),
                           row["status"], f"{row['provider']}/{row['model']}", row["strategy"],
                           when(row["updated_at"]), key=row["id"])
@@ -84,13 +97,13 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
     @work
     async def action_rename(self) -> None:
         chat_id = self.selected()
-        if chat_id and await self.app.rename_chat(chat_id):
+        if chat_id and await self.chats.rename_chat(chat_id):
             self.refresh_rows()
 
     @work
     async def action_delete(self) -> None:
         chat_id = self.selected()
-        if chat_id and await self.app.delete_chat(chat_id):
+        if chat_id and await self.chats.delete_chat(chat_id):
             if chat_id == self.current:
                 self.current = None
             self.refresh_rows()
@@ -99,4 +112,4 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
     async def action_export(self) -> None:
         chat_id = self.selected()
         if chat_id:
-            await self.app.export_chat(chat_id)
+            await self.chats.export_chat(chat_id)
