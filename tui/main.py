@@ -1,25 +1,72 @@
-"""The ``deferchat`` script: the full-screen app with no subcommand, the headless CLI otherwise.
+"""The ``deferchat`` script: the full-screen app with no subcommand, a headless command otherwise.
 
-Textual is imported only when the app starts, so ``deferchat plan|ask|search`` stay fast.
+This entry point decides. Its parser is the headless commands' tree (:mod:`core.cli.parser`)
+plus the app's own top-level flags, so ``deferchat --help`` lists both. A subcommand goes to
+:func:`core.cli.entry.run`; no subcommand starts the app. Textual is imported only then, so
+``deferchat plan|ask|search`` never load it.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+
+from core.cli.entry import parse, run
+from core.cli.exits import guarded
+from core.cli.parser import build_parser as build_cli_parser
+from core.deferral.names import STRATEGY_CHOICES
+
+DESCRIPTION = (
+    "A terminal chat client for agents with more tools than a prompt can carry. "
+    "With no subcommand it opens the full-screen chat."
+)
 
 
-def _run_app(args: Any) -> int:
-    from tui.app import run_app  # deferred: this is the only path that imports Textual
+def add_app_options(parser: argparse.ArgumentParser) -> None:
+    """The full-screen app's flags, given before any subcommand (``tui_*`` keeps them apart from
+    the subcommands' flags of the same name; :func:`tui.app.run_app` reads them)."""
+    parser.add_argument(
+        "--chat",
+        dest="open_chat",
+        default=None,
+        metavar="ID",
+        help="open this chat in the full-screen app (its pinned plan is shown as pinned)",
+    )
+    parser.add_argument(
+        "--roster",
+        dest="tui_roster",
+        default=None,
+        metavar="NAME|FILE",
+        help="roster for new chats in the full-screen app (default: production)",
+    )
+    parser.add_argument("--mcp-config", dest="tui_mcp_config", default=None, metavar="FILE")
+    parser.add_argument("--provider", dest="tui_provider", default=None)
+    parser.add_argument("--model", dest="tui_model", default=None)
+    parser.add_argument("--base-url", dest="tui_base_url", default=None)
+    parser.add_argument("--strategy", dest="tui_strategy", default=None, choices=list(STRATEGY_CHOICES))
 
-    return run_app(args)
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole ``deferchat`` parser: the app's flags and every headless subcommand."""
+    parser = build_cli_parser(DESCRIPTION)
+    add_app_options(parser)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from core.cli import main as cli_main
+    args = parse(build_parser(), argv)
+    if isinstance(args, int):
+        return args
+    if args.command is not None:
+        return run(args)
+    return guarded(lambda: _run_app(args))
 
-    return cli_main(argv, tui=_run_app)
+
+def _run_app(args: argparse.Namespace) -> int:
+    from tui.app import run_app  # deferred: this is the only path that imports Textual
+
+    return run_app(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

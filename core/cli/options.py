@@ -1,0 +1,77 @@
+"""Flags that several commands share (roster, plan policy and caps), and what they build."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.roster.models import Caps, PolicyConfig
+
+_CAP_FLAGS = ("max_definitions", "max_definition_tokens", "max_index_entries", "max_index_tokens")
+
+
+def add_roster_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--roster",
+        default=None,
+        metavar="NAME|FILE",
+        help="a named roster (production) or a roster JSON file (default: production)",
+    )
+    p.add_argument(
+        "--mcp-config",
+        default=None,
+        metavar="FILE",
+        help="an mcpServers JSON file; its servers are discovered live and merged",
+    )
+
+
+def add_plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--policy",
+        choices=["overflow", "threshold"],
+        default=None,
+        help="which tools are deferred (default: overflow, ADR-0123)",
+    )
+    p.add_argument(
+        "--per-server",
+        type=int,
+        default=None,
+        metavar="N",
+        help="threshold policy: a server with more than N MCP tools defers them (default 10)",
+    )
+    p.add_argument(
+        "--aggregate",
+        type=int,
+        default=None,
+        metavar="N",
+        help="threshold policy: more than N MCP tools in all defers every one (default 30)",
+    )
+    p.add_argument("--max-definitions", type=int, default=None, metavar="N", help="definition cap (default 30)")
+    p.add_argument(
+        "--max-definition-tokens", type=int, default=None, metavar="N", help="definition token cap (default 9000)"
+    )
+    p.add_argument("--max-index-entries", type=int, default=None, metavar="N", help="index entry cap (default 40)")
+    p.add_argument("--max-index-tokens", type=int, default=None, metavar="N", help="index token cap (default 2000)")
+
+
+def caps_from(args: argparse.Namespace) -> Caps:
+    """The caps the flags set; the rest keep their defaults."""
+    from core.roster.models import Caps
+
+    fields = {k: getattr(args, k) for k in _CAP_FLAGS if getattr(args, k, None) is not None}
+    return Caps(**fields)
+
+
+def policy_from(args: argparse.Namespace) -> PolicyConfig:
+    """The deferral policy the flags set; the rest keep their defaults."""
+    from core.roster.models import PolicyConfig
+
+    fields: dict[str, Any] = {}
+    if args.policy:
+        fields["name"] = args.policy
+    if args.per_server is not None:
+        fields["per_server"] = args.per_server
+    if args.aggregate is not None:
+        fields["aggregate"] = args.aggregate
+    return PolicyConfig(**fields)

@@ -1,0 +1,41 @@
+"""``deferchat plan``: the roster plan, as a table or as the JSON contract.
+
+Plans without a chat and without a model: no provider SDK, no MCP SDK unless ``--mcp-config``
+asks for live discovery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli.exits import EXIT_OK
+from core.cli.options import caps_from, policy_from
+from core.cli.printer import server_failures_to_stderr
+from core.deferral.names import WRAPPER
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.roster.planner import plan_roster
+    from core.session import build_plan_input, resolve_strategy_for, token_estimator
+
+    strategy, reason = resolve_strategy_for(args.strategy or WRAPPER, args.provider, args.model, args.base_url)
+    inp = build_plan_input(
+        roster=args.roster,
+        mcp_config=args.mcp_config,
+        caps=caps_from(args),
+        policy=policy_from(args),
+        strategy=strategy,
+        strategy_reason=reason,
+        on_event=server_failures_to_stderr,
+    )
+    estimator = token_estimator()
+    plan = plan_roster(inp, estimator)
+    estimator.cache.flush()  # type: ignore[attr-defined]
+    if args.json:
+        sys.stdout.write(plan.to_json() + "\n")
+    else:
+        from core.roster.report import plan_table
+
+        sys.stdout.write(plan_table(plan))
+    return EXIT_OK

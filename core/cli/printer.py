@@ -1,0 +1,71 @@
+"""How the headless commands show engine events: one JSON line each, or a readable transcript
+(the model's text on stdout, one bracketed line per tool step on stderr)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+class EventPrinter:
+    """Prints events: one JSON line each (``--json``), or a readable transcript."""
+
+    def __init__(self, as_json: bool):
+        self.as_json = as_json
+        self.in_text = False
+
+    def __call__(self, event: Any) -> None:
+        if self.as_json:
+            sys.stdout.write(event.to_json() + "\n")
+            sys.stdout.flush()
+            return
+        t = event.type
+        if t == "model.text.delta":
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.in_text = True
+            return
+        if self.in_text and t != "model.text":
+            sys.stdout.write("\n")
+            self.in_text = False
+        line = transcript_line(event)
+        if line:
+            print(line, file=sys.stderr)
+
+
+def transcript_line(event: Any) -> str | None:
+    """The bracketed stderr line for one event, or None for events the transcript leaves out."""
+    t = event.type
+    if t == "plan":
+        return (
+            f"[plan {'pinned' if event.pinned else 'new'}: {len(event.defined_tool_names)} defined, "
+            f"{len(event.deferred_tool_names)} deferred, {len(event.skipped_tool_names)} skipped; "
+            f"strategy {event.strategy}]"
+        )
+    if t == "tool.requested":
+        return f"[tool {event.name}" + (f" via {event.via}" if event.via else "") + "]"
+    if t == "tool.approval_required":
+        return f"[approval required: {event.name} ({event.side_effect})]"
+    if t == "tool.approved":
+        return f"[approved {event.name} ({event.scope})]"
+    if t in ("tool.denied", "tool.failed"):
+        return f"[{t.split('.')[1]} {event.name}: {event.code}: {event.message}]"
+    if t == "tool.completed":
+        return f"[done {event.name}" + (" (replayed)" if event.replayed else "") + "]"
+    if t == "model.tool_search" and event.references:
+        return f"[tool search {event.query!r}: {', '.join(event.references)}]"
+    if t == "tool.discovered":
+        return f"[loaded {', '.join(event.names)}]"
+    if t == "server.status" and event.status == "failed":
+        return f"[MCP server {event.server} failed: {event.message}]"
+    if t == "error":
+        return f"[error {event.code}: {event.message}]"
+    if t == "turn.completed" and event.status == "parked":
+        return f"[parked: run `deferchat resume {event.chat_id} --approve yes|no`]"
+    return None
+
+
+def server_failures_to_stderr(event: Any) -> None:
+    """For commands that plan without a chat (``plan``, ``search``): say which MCP server failed."""
+    if getattr(event, "type", "") == "server.status" and event.status == "failed":
+        print(f"deferchat: MCP server {event.server} failed: {event.message}", file=sys.stderr)

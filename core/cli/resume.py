@@ -1,0 +1,34 @@
+"""``deferchat resume CHAT``: finish a chat's parked or interrupted turn (its pinned plan,
+provider and script come from the chat). Exit codes as for ``ask``."""
+
+from __future__ import annotations
+
+import argparse
+
+from core.cli.approver import approver_for
+from core.cli.exits import exit_for
+from core.cli.printer import EventPrinter
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_resume(args))
+
+
+async def _resume(args: argparse.Namespace) -> int:
+    from core.engine import ChatOptions, Engine
+
+    engine = Engine()
+    session = await engine.open_chat(
+        args.chat,
+        ChatOptions(script=args.script),
+        approver=approver_for(args.approve),
+        subscribers=[EventPrinter(args.json)],
+        record=args.record,
+    )
+    try:
+        result = await session.resume()
+        return exit_for(result.status)
+    finally:
+        await session.close()
