@@ -12,14 +12,17 @@ import sys
 from core.cli.exits import EXIT_OK
 from core.cli.options import caps_from, policy_from
 from core.cli.printer import server_failures_to_stderr
-from core.deferral.names import WRAPPER
+from core.deferral.names import AUTO, WRAPPER
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.config import Settings, load_settings
     from core.roster.planner import plan_roster
     from core.session import build_plan_input, resolve_strategy_for, token_estimator
 
-    strategy, reason = resolve_strategy_for(args.strategy or WRAPPER, args.provider, args.model, args.base_url)
+    requested = args.strategy or WRAPPER
+    settings = load_settings() if requested == AUTO else Settings()  # only auto reads the settings
+    strategy, reason = resolve_strategy_for(requested, args.provider, args.model, args.base_url, settings)
     inp = build_plan_input(
         roster=args.roster,
         mcp_config=args.mcp_config,
