@@ -7,15 +7,14 @@ pipeline looks the name up here; a configured tool with no implementation fails 
 ``tool.unavailable`` and a clear message. The roster loader takes a configured tool's
 description and input schema from here when the roster entry gives none.
 
-One module per domain registers its tools (:data:`DOMAINS`); they are imported on the first
-look-up, not when this package is.
+One module per domain registers its tools (:func:`_load_all` names them); they are imported on
+the first look-up, not when this package is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,10 +56,6 @@ class BuiltinTool:
         return input_schema(self.args)
 
 
-# The modules that register built-ins, one per domain (core/builtins/<module>.py).
-DOMAINS = ("clock", "memory", "people", "calendar_events", "schedule", "tasks", "notes", "mail", "web",
-           "workspace", "notify")
-
 _REGISTRY: dict[str, BuiltinTool] = {}
 
 
@@ -91,6 +86,19 @@ _loaded = False
 def _load_all() -> None:
     global _loaded
     if not _loaded:
-        for module in DOMAINS:
-            import_module(f"{__name__}.{module}")  # each registers its built-ins
+        # One module per domain; each registers its built-ins when it is imported.
+        from core.builtins import (  # noqa: F401
+            calendar_events,
+            clock,
+            mail,
+            memory,
+            notes,
+            notify,
+            people,
+            schedule,
+            tasks,
+            web,
+            workspace,
+        )
+
         _loaded = True
