@@ -92,10 +92,14 @@ async def people_get(args: PeopleGetArgs, ctx: ToolContext) -> ToolResult:
 
 
 def _clean_phone(value: str) -> str:
-    compact = re.sub(r"[\s().-]", "", value)
-    if not re.fullmatch(r"\+[1-9]\d{6,14}", compact):
-        raise ToolError(f"Bad phone number {value!r}: use E.164 form, a + and 7 to 15 digits, e.g. +15550100.")
-    return compact
+    """E.164, by the one definition the hardline rules use (core/pipeline/canonical.py)."""
+    from core.pipeline.canonical import CanonicalError, canonical_phone
+
+    try:
+        return canonical_phone(value)
+    except CanonicalError:
+        raise ToolError(f"Bad phone number {value!r}: use E.164 form, a + and 7 to 15 digits, e.g. +15550100.") \
+            from None
 
 
 def _clean_birthday(value: str, today: dt.date) -> str:

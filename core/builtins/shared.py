@@ -249,7 +249,13 @@ _EMAIL = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
 
 
 def check_email(value: str) -> str:
-    value = value.strip()
-    if not _EMAIL.match(value):
-        raise ToolError(f"Bad email address {value!r}: expected something like name@example.com.")
-    return value
+    """The address in canonical form (core/pipeline/canonical.py): the one hardline rules match."""
+    from core.pipeline.canonical import CanonicalError, canonical_email
+
+    try:
+        address = canonical_email(value)
+    except CanonicalError:
+        address = ""
+    if not _EMAIL.match(address):
+        raise ToolError(f"Bad email address {value.strip()!r}: expected something like name@example.com.")
+    return address

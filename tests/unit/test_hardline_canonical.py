@@ -266,7 +266,7 @@ def test_demo_services_store_the_canonical_values(tmp_path):
     start_call = implementations("bland_call", conn, call_seconds=30.0)["start_call"]
     out = start_call(phone_number="0044 (20) 7946-0958", task="Book a table")
     assert out["phone_number"] == "+442079460958"
-    with pytest.raises(ValueError, match="E.164"):
+    with pytest.raises(ValueError, match=r"E\.164"):
         start_call(phone_number="+1 900 CALL NOW", task="x")
     send = implementations("gmail_work", conn, call_seconds=30.0)["send_message"]
     sent = send(to=["Dana@Globex.Example."], subject="s", body="b", cc=["Lee@M\u00fcnchen.example"])
