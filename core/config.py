@@ -65,6 +65,9 @@ class ToolSettings(BaseModel):
     model_config = ConfigDict(extra="allow")
     searxng_url: str | None = None
     ntfy_topic_url: str | None = None
+    # Private hosts a network tool may reach on purpose (a home server): names, addresses or
+    # networks such as "nas.home", "192.168.1.20", "192.168.1.0/24". Empty by default.
+    allow_private_hosts: list[str] = Field(default_factory=list)
 
 
 class Settings(BaseModel):

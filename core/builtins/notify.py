@@ -13,7 +13,8 @@ from pydantic import Field, StringConstraints
 
 from core.builtins import ToolContext
 from core.builtins.shared import Args, format_id, now_stamp, tool
-from core.builtins.web import http_client, http_failure
+from core.builtins.web import http_client, http_failure, net_policy
+from core.net.guard import GuardError, guarded_request
 from core.tools import ToolResult
 
 
@@ -46,12 +47,15 @@ async def notify_owner(args: NotifyOwnerArgs, ctx: ToolContext) -> ToolResult:
         headers["Authorization"] = f"Bearer {token}"
     timeout = float(ctx.settings.get("http_timeout", 20.0))
     problem = None
-    try:
+    try:  # the configured ntfy host is the owner's; a redirect away from it is checked (core.net.guard)
         async with http_client(ctx) as client:
-            resp = await client.post(str(topic), content=args.message.encode("utf-8"), headers=headers)
+            resp = (await guarded_request(client, "POST", str(topic), net_policy(ctx, str(topic)),
+                                          content=args.message.encode("utf-8"), headers=headers)).response
         if resp.status_code >= 400:
             problem = f"ntfy answered HTTP {resp.status_code} {resp.reason_phrase}"
-    except httpx.HTTPError as exc:
+    except GuardError as exc:
+        problem = f"Posting to ntfy was refused: {exc} ({exc.code})"
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         problem = str(http_failure(exc, "Posting to ntfy", timeout))
     if problem:
         outbox.update(nid, {"status": "failed", "attempts": 1, "channel": "ntfy", "last_error": problem})

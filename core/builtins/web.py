@@ -4,16 +4,20 @@ client the built-ins share. httpx is imported when a tool runs, not with this mo
 Settings read from ``ctx.settings``:
 
 * ``http_transport``: an ``httpx`` async transport (tests pass ``httpx.MockTransport``).
-* ``http_timeout`` (seconds, default 20), ``fetch_max_bytes`` (default 2 000 000),
-  ``allow_private_network`` (default false: web.fetch refuses loopback/private IP literals and
-  ``localhost``).
+* ``http_timeout`` (seconds, default 20), ``fetch_max_bytes`` (default 2 000 000).
+* ``allow_private_hosts`` (names, addresses or networks) and ``allow_private_network`` (all of
+  them): the private destinations web.fetch may reach on purpose; none by default. Every
+  request goes through :mod:`core.net.guard`: each hop is checked (any notation of a private
+  address, host names by every address they resolve to) and connected to as checked; a
+  refusal is the error ``tool.denied.private_address``. Tests inject ``resolver``.
 * ``searxng_url``: a SearXNG instance for web.search (none: web.search says how to set one up).
+  It is the owner's own configuration, so its host may be private; a redirect away from it is
+  checked like any other hop.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -22,6 +26,7 @@ from pydantic import Field
 
 from core.builtins import ToolContext
 from core.builtins.shared import Args, Text, ToolError, error_result, tool
+from core.net.guard import GuardError, NetPolicy, PrivateAddress, guarded_request, guarded_stream
 from core.tools import ToolResult
 
 if TYPE_CHECKING:
@@ -41,17 +46,27 @@ class WebFetchArgs(Args):
     max_chars: int = Field(8000, ge=100, le=50000, description="Maximum characters of text to return.")
 
 
-class _BlockedURL(Exception):
-    pass
-
-
 def http_client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
+    """The built-ins' HTTP client. It follows no redirects: :mod:`core.net.guard` does, hop by hop."""
     import httpx
 
     timeout = float(ctx.settings.get("http_timeout", 20.0))
-    return httpx.AsyncClient(transport=ctx.settings.get("http_transport"), follow_redirects=True, max_redirects=5,
+    return httpx.AsyncClient(transport=ctx.settings.get("http_transport"), follow_redirects=False,
                              timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
                              headers={"User-Agent": USER_AGENT}, **kwargs)
+
+
+def net_policy(ctx: ToolContext, *trusted_urls: str) -> NetPolicy:
+    """What a built-in's requests may reach: the public web, the owner's allowed private hosts,
+    and the hosts of ``trusted_urls`` (endpoints the owner configured)."""
+    return NetPolicy.from_settings(ctx.settings, trusted_urls=trusted_urls)
+
+
+def refusal(exc: PrivateAddress, what: str) -> ToolResult:
+    """The tool error for a refused destination, with its own code."""
+    return ToolResult.failure(exc.code, f"Refused {what}: {exc}. deferchat's tools only reach the public internet; "
+                              "to reach a private host on purpose, add it to allow_private_hosts in the [tools] "
+                              "table of config.toml.")
 
 
 def http_failure(exc: Exception, what: str, timeout: float) -> ToolError:
@@ -62,18 +77,6 @@ def http_failure(exc: Exception, what: str, timeout: float) -> ToolError:
     if isinstance(exc, httpx.TooManyRedirects):
         return ToolError(f"{what} failed: too many redirects (more than 5).")
     return ToolError(f"{what} failed: {type(exc).__name__}: {exc}")
-
-
-def _refuse_private(url: httpx.URL) -> None:
-    host = (url.host or "").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        raise _BlockedURL(f"{host} is this machine")
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return
-    if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_multicast or ip.is_unspecified:
-        raise _BlockedURL(f"{host} is a private or local address")
 
 
 def _decode(body: bytes, charset: str | None, content_type: str) -> str:
@@ -96,35 +99,36 @@ _TEXTUAL_TYPES = ("application/xml", "application/javascript", "application/x-ya
 async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
     import httpx
 
-    try:
-        url = httpx.URL(args.url)
-    except (httpx.InvalidURL, ValueError) as exc:
-        raise ToolError(f"Bad URL {args.url!r}: {exc}.") from None
+    from core.pipeline.canonical import CanonicalError, canonical_url
+
+    try:  # the URL as the hardline rules would see it; the host as a connection would read it
+        url = httpx.URL(canonical_url(args.url))
+    except (CanonicalError, httpx.InvalidURL, ValueError) as exc:
+        raise ToolError(f"Bad URL {args.url!r}: {exc}; give an absolute http:// or https:// URL.") from None
     if url.scheme not in ("http", "https") or not url.host:
         raise ToolError(f"Bad URL {args.url!r}: give an absolute http:// or https:// URL.")
-    allow_private = bool(ctx.settings.get("allow_private_network", False))
     max_bytes = int(ctx.settings.get("fetch_max_bytes", 2_000_000))
     timeout = float(ctx.settings.get("http_timeout", 20.0))
-
-    async def guard(request: httpx.Request) -> None:  # runs for the first request and every redirect
-        if not allow_private:
-            _refuse_private(request.url)
 
     body = bytearray()
     cut_bytes = False
     try:
-        async with http_client(ctx, event_hooks={"request": [guard]}) as client, client.stream(
-                "GET", url, headers={"Accept": ACCEPT_PAGES}) as resp:
+        async with http_client(ctx) as client, guarded_stream(
+                client, "GET", url, net_policy(ctx), headers={"Accept": ACCEPT_PAGES}) as fetched:
+            resp = fetched.response
             async for chunk in resp.aiter_bytes():
                 body += chunk
                 if len(body) > max_bytes:
                     del body[max_bytes:]
                     cut_bytes = True
                     break
-    except _BlockedURL as exc:
-        raise ToolError(f"Refused to fetch {args.url}: {exc}. web.fetch only reads the public web.") from None
+    except PrivateAddress as exc:
+        return refusal(exc, f"to fetch {args.url}")
+    except GuardError as exc:
+        raise ToolError(f"Fetching {args.url} failed: {exc}.") from None
     except httpx.HTTPError as exc:
         raise http_failure(exc, f"Fetching {args.url}", timeout) from None
+    final_url = str(fetched.url)  # the URL as written, not the address connected to
 
     content_type = resp.headers.get("content-type", "").split(";")[0].strip().lower()
     text = _decode(bytes(body), resp.charset_encoding, content_type)
@@ -138,10 +142,9 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         with contextlib.suppress(ValueError):  # cut short or not JSON after all: give the raw text
             text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
     elif content_type and not content_type.startswith("text/") and content_type not in _TEXTUAL_TYPES:
-        raise ToolError(f"{resp.url} returned {content_type} ({len(body)} bytes), which is not text; "
+        raise ToolError(f"{final_url} returned {content_type} ({len(body)} bytes), which is not text; "
                         "web.fetch returns readable text only.")
 
-    final_url = str(resp.url)
     if resp.status_code >= 400:
         excerpt = text[:500] + ("..." if len(text) > 500 else "")
         return error_result(f"HTTP {resp.status_code} {resp.reason_phrase} from {final_url}."
@@ -180,10 +183,15 @@ async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     endpoint = str(base).rstrip("/") + "/search"
     timeout = float(ctx.settings.get("http_timeout", 20.0))
     try:
+        url = httpx.URL(endpoint, params={"q": args.query, "format": "json"})
         async with http_client(ctx) as client:
-            resp = await client.get(endpoint, params={"q": args.query, "format": "json"},
-                                    headers={"Accept": "application/json"})
-    except httpx.HTTPError as exc:
+            resp = (await guarded_request(client, "GET", url, net_policy(ctx, str(base)),
+                                          headers={"Accept": "application/json"})).response
+    except PrivateAddress as exc:
+        return refusal(exc, f"to search through SearXNG at {endpoint}")
+    except GuardError as exc:
+        raise ToolError(f"The SearXNG search at {endpoint} failed: {exc}.") from None
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise http_failure(exc, f"The SearXNG search at {endpoint}", timeout) from None
     if resp.status_code == 403:
         raise ToolError(f"SearXNG at {endpoint} refused the JSON API (HTTP 403); list json under search.formats "

@@ -12,5 +12,7 @@ UNAVAILABLE = "tool.unavailable"  # no implementation here, or its server is dow
 EXECUTION_FAILED = "tool.execution_failed"  # the tool raised or reported an error
 OUTCOME_UNKNOWN = "tool.outcome_unknown"  # interrupted mid-call; a write is never re-run
 TIMEOUT = "tool.timeout"
+# A network tool refused a destination that is not on the public internet (core/net/guard.py).
+DENIED_PRIVATE_ADDRESS = "tool.denied.private_address"
 
 CONTRACT_CODES = (NOT_OFFERED, ARGUMENTS_INVALID, DENIED_POLICY, DENIED_HARDLINE, DENIED_APPROVAL, PIN_MISMATCH)

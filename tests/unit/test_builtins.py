@@ -45,11 +45,16 @@ def workspace(tmp_path) -> Path:
     return ws
 
 
+async def public_resolver(host: str, port: int) -> list[str]:
+    """Every test host name resolves to one public address (no DNS in tests); web.fetch connects there."""
+    return ["93.184.215.14"]
+
+
 @pytest.fixture
 def ctx(db, anchor, workspace) -> ToolContext:
     now = dt.datetime.combine(anchor, dt.time(8, 0), BERLIN)
     return ToolContext(db=db, chat_id="chat_test", call_id="call_1", workspace=workspace,
-                       timezone="Europe/Berlin", settings={"now": now})
+                       timezone="Europe/Berlin", settings={"now": now, "resolver": public_resolver})
 
 
 async def call(ctx: ToolContext, name: str, **arguments) -> ToolResult:
@@ -524,7 +529,7 @@ async def test_web_fetch_refuses_bad_and_private_urls(ctx):
     seen: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
-        if request.url.host == "public.example":
+        if request.headers["host"] == "public.example":
             return httpx.Response(302, headers={"location": "http://169.254.169.254/latest/meta-data"})
         return httpx.Response(200, text="secret", headers={"content-type": "text/plain"})
 
@@ -537,7 +542,7 @@ async def test_web_fetch_refuses_bad_and_private_urls(ctx):
     assert seen == []  # none of those reached the transport
     redirected = await err(ctx, "web.fetch", url="https://public.example/")
     assert "Refused" in redirected and "169.254.169.254" in redirected
-    assert [str(r.url) for r in seen] == ["https://public.example/"]
+    assert [(r.headers["host"], str(r.url)) for r in seen] == [("public.example", "https://93.184.215.14/")]
     ctx.settings["allow_private_network"] = True
     assert "secret" in (await call(ctx, "web.fetch", url="http://127.0.0.1:8080/admin")).text()
 
