@@ -18,12 +18,19 @@ import pytest
 from pydantic import ValidationError
 
 from core.config import Settings
+from core.controls.search import search_label, search_queries
 from core.deferral.strategies import OPENAI_CLIENT_SEARCH_TOOL, make_strategy
-from core.engine import ChatOptions, Engine, pending_client_searches, search_label, search_queries
+from core.engine import ChatOptions, Engine
 from core.pipeline.approvals import Decision, FixedApprover
 from core.providers.base import (
-    ModelRequest, ResponseDone, ServerToolUse, TextDelta, ToolSearchResult, ToolUse,
+    ModelRequest,
+    ResponseDone,
+    ServerToolUse,
+    TextDelta,
+    ToolSearchResult,
+    ToolUse,
 )
+from core.providers.openai_responses import pending_client_searches
 from core.roster.loader import load_roster
 from core.store import Store
 from tests.helpers import production_plan
@@ -57,6 +64,10 @@ class FakeProvider:
         self.requests.append(request.model_copy(deep=True))
         for item in self.responses.pop(0):
             yield item
+
+    def pending_client_searches(self, content: list[dict[str, Any]]) -> list[ServerToolUse]:
+        """As the adapter it stands in for reads a stored response (only OpenAI's has any)."""
+        return pending_client_searches(content) if self.name == "openai" else []
 
 
 def engine_for(env, provider: FakeProvider, **settings: Any) -> Engine:
