@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from core.deferral.names import AUTO, STRATEGY_NAMES
 from core.errors import UsageError
 from core.roster.loader import Roster, load_roster
-from core.roster.models import Caps, PlanInput, PolicyConfig
+from core.roster.models import Caps, PlanInput, PolicyConfig, RejectedTool
 from core.tokens import TokenEstimator
 from core.tools import ToolSpec
 
@@ -58,10 +58,13 @@ def build_plan_input(*, roster: str | Roster | None, mcp_config: str | None, cap
     """
     r = roster if isinstance(roster, Roster) else load_roster(roster or DEFAULT_ROSTER)
     discovered = list(r.discovered)
+    rejected: tuple[RejectedTool, ...] = ()
     if mcp_config:
-        from core.mcp.discovery import discover_once
+        from core.mcp.discovery import discover_servers
 
-        discovered = merge_discovered(discovered, discover_once(mcp_config, on_event=on_event))
-    return PlanInput(agent=r.agent, configured=r.configured, discovered=tuple(discovered),
+        found = discover_servers(mcp_config, on_event=on_event)
+        discovered = merge_discovered(discovered, found.tools)
+        rejected = tuple(found.rejected)  # listed but unusable: skipped in the plan, with reasons
+    return PlanInput(agent=r.agent, configured=r.configured, discovered=tuple(discovered), rejected=rejected,
                      caps=caps or Caps(), policy=policy or PolicyConfig(), strategy=strategy,
                      strategy_reason=strategy_reason)

@@ -8,14 +8,134 @@ it is untrusted and the prompt assembly wraps it in its envelope, nothing here e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from core.tools import Origin, ToolResult, ToolSpec
+from core.roster.models import RejectedTool
+from core.tools import Origin, SideEffect, ToolResult, ToolSpec, classify_annotations, mcp_tool_name
+
+# The MCP tool-name rule (SEP-986, spec 2025-11-25): 1-128 of A-Z a-z 0-9 _ - .
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+MAX_TOOL_NAME = 128
+SHOWN_NAME_CHARS = 48  # a rejected over-long name is shown clipped to this many characters
 
 
 class SkippedTool(ValueError):
     """A listed tool deferchat cannot offer (its name or schema is unusable)."""
+
+
+def _is_control(ch: str) -> bool:
+    """C0/C1 controls, DEL, format characters (bidi overrides, zero-width), line separators."""
+    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+
+
+def visible(text: str) -> str:
+    """``text`` with control and format characters (escapes, bidi overrides) as visible escapes."""
+    out = []
+    for ch in text:
+        if _is_control(ch):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def shown_name(text: str) -> str:
+    """``text`` safe to show (:func:`visible`) and clipped to :data:`SHOWN_NAME_CHARS`."""
+    shown = visible(text)
+    if len(shown) > SHOWN_NAME_CHARS:
+        shown = shown[:SHOWN_NAME_CHARS] + f"\u2026({len(text)} chars)"
+    return shown
+
+
+def listed_tool_problem(tool: Any) -> str | None:
+    """Why one ``tools/list`` entry (raw wire JSON) cannot be offered, or None if it can.
+
+    Checked tool by tool, so one bad entry never costs a server its good ones: the name
+    (MCP's SEP-986 rule; control characters and whitespace named as such) and the
+    ``inputSchema`` (a JSON object whose ``type`` is ``"object"``, as MCP requires).
+    """
+    if not isinstance(tool, Mapping):
+        return f"the listing holds a {type(tool).__name__}, not a tool object"
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        return "it has no name"
+    if any(_is_control(ch) for ch in name):
+        return "its name contains control characters (terminal escapes, bidi overrides)"
+    if any(ch.isspace() for ch in name):
+        return "its name contains whitespace"
+    if len(name) > MAX_TOOL_NAME:
+        return f"its name is {len(name)} characters long, over MCP's limit of {MAX_TOOL_NAME}"
+    if not TOOL_NAME_RE.match(name):
+        return "its name has characters other than letters, digits, '_', '-' and '.' (the MCP tool-name rule)"
+    if "inputSchema" not in tool:
+        return "it has no inputSchema"
+    schema = tool["inputSchema"]
+    if not isinstance(schema, Mapping):
+        kind = "null" if schema is None else type(schema).__name__
+        return f"its inputSchema is a {kind}, not a JSON Schema object"
+    if schema.get("type") != "object":
+        return f"its inputSchema has type {schema.get('type')!r}, not 'object' (MCP requires an object schema)"
+    return None
+
+
+def rejected_tool(server: str, tool: Any, reason: str, *, name: str | None = None) -> RejectedTool:
+    """A listed tool that is not offered, named display-safely ``mcp.<server>.<name>``."""
+    raw = tool.get("name") if isinstance(tool, Mapping) else None
+    if name is None:
+        name = mcp_tool_name(server, shown_name(raw) if isinstance(raw, str) and raw else "(no name)")
+    side_effect = SideEffect.NETWORK_WRITE  # what MCP's defaults mean for a tool without annotations
+    annotations = tool.get("annotations") if isinstance(tool, Mapping) else None
+    if isinstance(annotations, Mapping):
+        with contextlib.suppress(TypeError, ValueError):
+            side_effect, _ = classify_annotations(dict(annotations))
+    return RejectedTool(name=name, server=server, reason=reason, origin=Origin.DISCOVERED, side_effect=side_effect)
+
+
+def sort_listing(
+    server: str, listing: Iterable[tuple[Any, str | None]]
+) -> tuple[list[ToolSpec], list[RejectedTool]]:
+    """A server's whole listing, in its order, as offered tools and rejected ones.
+
+    Each entry is ``(tool wire JSON, problem found while reading it or None)``. Every entry
+    ends up in exactly one of the two lists. The first entry of a name owns it; a later one
+    with the same name is rejected as a duplicate, named ``mcp.<server>.<name>#2`` (and so on)
+    so that every row of a plan stays distinct.
+    """
+    specs: list[ToolSpec] = []
+    rejected: list[RejectedTool] = []
+    seen: set[str] = set()  # remote names already listed (offered or not)
+    used: set[str] = set()  # names given to rows
+    for tool, problem in listing:
+        raw = tool.get("name") if isinstance(tool, Mapping) else None
+        if isinstance(raw, str) and raw in seen:  # whatever else is wrong with it, its name is taken
+            problem = f"the server lists {shown_name(raw)!r} more than once; the first one is offered"
+        elif problem is None:
+            problem = listed_tool_problem(tool)
+        spec: ToolSpec | None = None
+        if problem is None:
+            try:
+                spec = tool_spec(server, tool)
+            except SkippedTool as e:
+                problem = str(e)
+        if isinstance(raw, str):
+            seen.add(raw)
+        if spec is not None:
+            specs.append(spec)
+            used.add(spec.name)
+            continue
+        reject = rejected_tool(server, tool, problem or "it cannot be offered")
+        name, n = reject.name, 1
+        while name in used:
+            n += 1
+            name = f"{reject.name}#{n}"
+        used.add(name)
+        rejected.append(reject.model_copy(update={"name": name}))
+    return sorted(specs, key=lambda s: s.name), sorted(rejected, key=lambda r: r.name)
 
 
 def tool_spec(server: str, tool: Mapping[str, Any]) -> ToolSpec:
@@ -36,9 +156,12 @@ def tool_spec(server: str, tool: Mapping[str, Any]) -> ToolSpec:
     wire = {k: tool[k] for k in ("name", "description", "inputSchema", "annotations") if tool.get(k) is not None}
     try:
         return server_tool_spec(server, wire, Origin.DISCOVERED)
-    except (ValidationError, ValueError) as e:
-        first = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
-        raise SkippedTool(f"{remote!r}: {first}") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SkippedTool(f"its {where or 'listing'} is unusable: {first['msg']}") from None
+    except ValueError as e:
+        raise SkippedTool(str(e)) from None
 
 
 def base64_size(data: str) -> int:

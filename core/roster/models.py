@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.context.regions import DEFERRED_INDEX, TOOL_DEFINITIONS
 from core.deferral.names import STRATEGY_NAMES
-from core.tools import ToolSpec
+from core.tools import Origin, SideEffect, ToolSpec
 
 BUILDER = "context-builder@12"
 # Builders whose plans this builder accepts as current when they render the same bytes
@@ -18,6 +18,9 @@ COMPATIBLE_BUILDERS = ("context-builder@11",)
 
 POLICIES = ("overflow", "threshold")
 STRATEGIES = STRATEGY_NAMES  # the concrete strategies a plan may name (core.deferral.names)
+
+# Reasons of tools that never became candidates (a server listed them unusable) start so.
+REJECTED_REASON_PREFIX = "skipped: rejected at discovery: "
 
 
 class Placement(str, Enum):
@@ -60,6 +63,23 @@ class AgentConfig(BaseModel):
     instructions: str = ""
 
 
+class RejectedTool(BaseModel):
+    """A tool a server listed that cannot be a candidate (an unusable name or schema).
+
+    It still reaches the plan, as a skipped row with its reason: nothing leaves the roster
+    silently. ``name`` is display-safe (control characters escaped, over-long names clipped,
+    a repeated listing numbered) and never a usable tool name.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    server: str | None = None
+    reason: str = Field(description="why it is not offered, without the 'skipped: ' prefix")
+    origin: Origin = Origin.DISCOVERED
+    side_effect: SideEffect = SideEffect.NETWORK_WRITE
+
+
 class PlanInput(BaseModel):
     """Everything a plan depends on. Same input, same bytes."""
 
@@ -68,6 +88,7 @@ class PlanInput(BaseModel):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     configured: tuple[ToolSpec, ...] = ()
     discovered: tuple[ToolSpec, ...] = ()
+    rejected: tuple[RejectedTool, ...] = ()
     caps: Caps = Field(default_factory=Caps)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     strategy: str = "wrapper"
@@ -103,6 +124,11 @@ class ToolPlacement(BaseModel):
     hints: dict[str, bool] = Field(default_factory=dict)
     remote_name: str | None = None
     pin: str = Field(description="content hash of the spec: the run's pin for this tool")
+
+    @property
+    def rejected(self) -> bool:
+        """A tool a server listed unusable: it has no spec, only its reason."""
+        return self.placement is Placement.SKIPPED and self.reason.startswith(REJECTED_REASON_PREFIX)
 
 
 class RosterPlan(BaseModel):
@@ -142,7 +168,13 @@ class RosterPlan(BaseModel):
 
     def spec_of(self, name: str) -> ToolSpec | None:
         t = self.placement_of(name)
-        return None if t is None else spec_from_placement(t)
+        return None if t is None or t.rejected else spec_from_placement(t)
+
+    def rejected_tools(self) -> list[RejectedTool]:
+        """The tools servers listed unusable, as the planner got them (for a what-if)."""
+        return [RejectedTool(name=t.name, server=t.server, reason=t.reason[len(REJECTED_REASON_PREFIX):],
+                             origin=Origin(t.origin), side_effect=SideEffect(t.side_effect))
+                for t in self.tools if t.rejected]
 
     def pinned_names(self) -> list[str]:
         """Defined and deferred tools: the run's tool pins (decision 2)."""
@@ -150,8 +182,6 @@ class RosterPlan(BaseModel):
 
 
 def spec_from_placement(t: ToolPlacement) -> ToolSpec:
-    from core.tools import Origin, SideEffect
-
     return ToolSpec(
         name=t.name,
         description=t.description,

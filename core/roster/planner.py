@@ -22,6 +22,8 @@ Placement:
    by search.
 4. What fits in neither is *skipped* and named in ``skipped_tool_names`` (decisions 14, 16,
    17). Nothing leaves the roster silently: every candidate has a placement and a reason.
+5. Tools a server listed unusable (``PlanInput.rejected``: a bad name or schema) were never
+   candidates; they are appended as skipped rows with their reasons, after everything else.
 """
 
 from __future__ import annotations
@@ -33,7 +35,16 @@ from dataclasses import dataclass, field
 from core.context.regions import PREFIX_CEILING
 from core.roster import index as idx
 from core.roster.controls import CONTROL_NAMES, CONTROL_TOOLS, OPTIONAL_CONTROLS, STRATEGY_CONTROL
-from core.roster.models import BUILDER, COMPATIBLE_BUILDERS, Placement, PlanInput, RosterPlan, ToolPlacement
+from core.roster.models import (
+    BUILDER,
+    COMPATIBLE_BUILDERS,
+    REJECTED_REASON_PREFIX,
+    Placement,
+    PlanInput,
+    RejectedTool,
+    RosterPlan,
+    ToolPlacement,
+)
 from core.tokens import TokenEstimator
 from core.tools import Origin, ToolSpec, canonical_json
 
@@ -260,6 +271,8 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
     for spec, reason in rejects:
         c = cand(spec, len(tools))
         tools.append(_placement_row(c, Placement.SKIPPED, reason))
+    rejected = sorted(inp.rejected, key=lambda r: (r.server or "", r.name))
+    tools += [_rejected_row(r, len(tools) + i) for i, r in enumerate(rejected)]
 
     defined = [c for c, p, _ in tool_rows if p is Placement.DEFINED]
     skipped_names = [t.name for t in tools if t.placement is Placement.SKIPPED]
@@ -328,6 +341,15 @@ def _placement_row(c: _Cand, placement: Placement, reason: str) -> ToolPlacement
         remote_name=s.remote_name,
         pin=s.content_hash(),
     )
+
+
+def _rejected_row(r: RejectedTool, rank: int) -> ToolPlacement:
+    """A tool a server listed unusable: skipped, with its reason, and no spec behind it."""
+    return ToolPlacement.model_construct(
+        name=r.name, origin=r.origin.value, server=r.server, side_effect=r.side_effect.value,
+        placement=Placement.SKIPPED, reason=REJECTED_REASON_PREFIX + r.reason, tokens=0, definition_tokens=0,
+        rank=rank, untrusted=True, description="", input_schema={}, index_entry=None, scopes=[],
+        requires_approval=None, hints={}, remote_name=None, pin="")
 
 
 def render_prefix(plan: RosterPlan) -> str:

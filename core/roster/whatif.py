@@ -13,7 +13,7 @@ from core.tools import Origin
 def candidates_of(plan: RosterPlan) -> PlanInput:
     """The planner input a plan was built from (control tools and rejected duplicates aside)."""
     tools = [t for t in sorted(plan.tools, key=lambda t: t.rank) if t.origin != Origin.CONTROL.value
-             and "duplicate" not in t.reason and "reserved control-tool name" not in t.reason]
+             and not t.rejected and "duplicate" not in t.reason and "reserved control-tool name" not in t.reason]
     specs = [plan.spec_of(t.name) for t in tools]
     agent = plan.agent
     return PlanInput(
@@ -22,6 +22,7 @@ def candidates_of(plan: RosterPlan) -> PlanInput:
                           can_defer=bool(agent.get("can_defer", True))),
         configured=tuple(s for s in specs if s is not None and s.origin is Origin.CONFIGURED),
         discovered=tuple(s for s in specs if s is not None and s.origin is not Origin.CONFIGURED),
+        rejected=tuple(plan.rejected_tools()),
         caps=Caps(**plan.caps),
         policy=PolicyConfig(**plan.policy_settings) if plan.policy_settings else PolicyConfig(name=plan.policy),
         strategy=plan.strategy,
