@@ -49,6 +49,28 @@ async def test_streamed_through_markdown_stream_then_one_final_update(engine, ma
         assert widget.markdown.source == answers[0].text
 
 
+async def test_streamed_text_shows_while_the_model_writes() -> None:
+    from textual.app import App, ComposeResult
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog()
+
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        log = app.query_one(ChatLog)
+        item = AssistantItem(streaming=True)
+        await log.add(item)
+        widget = item.widget
+        assert isinstance(widget, AssistantMessage)
+        await log.stream(item, "Hello ")
+        await log.stream(item, "**world**")
+        # shown before the message ends, through the stream (not only by the final update)
+        await until(pilot, lambda: widget.source == "Hello **world**")
+        await log.finish(item)
+        assert widget.source == "Hello **world**"
+
+
 async def test_an_empty_chat_shows_a_hint_until_the_first_message(engine) -> None:
     app = make_app(engine, script=str(SCRIPTS / "code_answer.json"))
     async with app.run_test(size=(100, 30)) as pilot:

@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from tui.state import AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
+from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
 
 COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
 
@@ -69,7 +69,10 @@ class AssistantMessage(CopyMixin, Markdown):
         self.border_title = "Assistant"
         self._stream: MarkdownStream | None = None
 
-    async def append(self, fragment: str) -> None:
+    async def write(self, fragment: str) -> None:
+        """Stream ``fragment`` in. Not named ``append``: the stream calls Markdown.append to
+        show what it gathered, and an override would hand each fragment back to the stream
+        (nothing shown, and the stream spinning until the message ends)."""
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
         await self._stream.write(fragment)
@@ -116,8 +119,8 @@ class ToolCallRow(Collapsible):
     def refresh_from_item(self) -> None:
         item = self.item
         self.title = Content(tool_title(item))  # type: ignore[assignment]
-        for status in ("pending", "awaiting", "running", "done", "failed", "denied"):
-            self.set_class(item.status.startswith(status), f"-{status}")
+        for status in STATUSES:  # "awaiting approval" is the class -awaiting
+            self.set_class(item.status == status, f"-{status.split()[0]}")
         self._details.update(Content(self.details_text()))
 
     def details_text(self) -> str:
@@ -362,7 +365,7 @@ class ChatLog(VerticalScroll):
         item.text += fragment
         widget = item.widget
         if isinstance(widget, AssistantMessage) and widget.is_mounted:
-            await widget.append(fragment)
+            await widget.write(fragment)
 
     async def finish(self, item: AssistantItem, text: str | None = None) -> None:
         """End a streamed message with one update from the whole text."""
