@@ -507,15 +507,24 @@ class DeferchatApp(App[int]):
         answer = await self.push_screen_wait(TextPrompt("Export to Markdown (tool calls included)", str(default)))
         if not answer:
             return None
-        path = Path(answer).expanduser()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(chat_markdown(self.store, chat_id), encoding="utf-8")
-        except OSError as exc:
-            self.notify(f"Could not write {path}: {exc}", severity="error")
+        path, error = await asyncio.to_thread(write_file, answer, chat_markdown(self.store, chat_id))
+        if error is not None:
+            self.notify(f"Could not write {path}: {error}", severity="error")
             return None
         self.notify(f"Exported to {path}")
         return path
+
+
+def write_file(where: str, text: str) -> tuple[Path, OSError | None]:
+    """Write ``text`` to ``where`` (``~`` expanded, folders made): the path, and the error if
+    it failed. File I/O, so the app runs it off the event loop."""
+    path = Path(where).expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return path, exc
+    return path, None
 
 
 def slug(title: str) -> str:

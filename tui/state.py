@@ -7,6 +7,7 @@ items of a reopened chat from the store is a pure function, tested without an ap
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -173,10 +174,8 @@ def clip(text: str, width: int) -> str:
 
 def args_preview(arguments: Any, width: int = 160) -> str:
     if isinstance(arguments, str):
-        try:
+        with contextlib.suppress(ValueError):
             arguments = json.loads(arguments)
-        except ValueError:
-            pass
     return clip(compact_json(arguments), width)
 
 

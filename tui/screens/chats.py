@@ -5,6 +5,7 @@ it neither imports the app nor reaches into it."""
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -74,10 +75,8 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
                           row["status"], f"{row['provider']}/{row['model']}", row["strategy"],
                           when(row["updated_at"]), key=row["id"])
         if table.row_count and self.current is not None:
-            try:
+            with contextlib.suppress(Exception):  # the current chat is not stored (yet)
                 table.move_cursor(row=table.get_row_index(self.current))
-            except Exception:  # the current chat is not stored (yet)
-                pass
 
     def selected(self) -> str | None:
         table = self.query_one(DataTable)

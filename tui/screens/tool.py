@@ -3,6 +3,7 @@ its input schema."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -22,10 +23,8 @@ _PLACEMENT = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed (deferr
 def _read_only(text: str, language: str | None = None, **kw) -> TextArea:
     area = TextArea(text, read_only=True, soft_wrap=False, show_line_numbers=False, **kw)
     if language:
-        try:
+        with contextlib.suppress(Exception):  # no highlighter installed: plain text is fine
             area.language = language
-        except Exception:  # no highlighter installed: plain text is fine
-            pass
     return area
 
 

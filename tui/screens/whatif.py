@@ -28,7 +28,8 @@ _LABELS = {"max_definitions": "definitions", "max_definition_tokens": "definitio
 
 def summary(plan: RosterPlan, heading: str) -> str:
     b = budget_lines(plan)
-    lines = [heading, f"strategy {plan.strategy} \u00b7 policy {plan.policy}", b["defined"], b["deferred"], b["skipped"]]
+    lines = [heading, f"strategy {plan.strategy} \u00b7 policy {plan.policy}",
+             b["defined"], b["deferred"], b["skipped"]]
     lines += [f"\u26a0 {w}" for w in plan.warnings]
     return "\n".join(lines)
 
@@ -58,8 +59,8 @@ class WhatIfScreen(ModalScreen[None]):
         self.only_changes = False
         caps = plan.caps
         policy = plan.policy_settings or {"name": plan.policy}
-        self.values: dict[str, int] = {f: int(caps.get(f, getattr(Caps(), f))) for f in _CAP_FIELDS}
-        self.values.update({f: int(policy.get(f, getattr(PolicyConfig(), f))) for f in _POLICY_FIELDS})
+        self.values: dict[str, int] = {f: int(caps.get(f, Caps.model_fields[f].default)) for f in _CAP_FIELDS}
+        self.values.update({f: int(policy.get(f, PolicyConfig.model_fields[f].default)) for f in _POLICY_FIELDS})
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel"):
@@ -100,9 +101,9 @@ class WhatIfScreen(ModalScreen[None]):
 
     def choices(self) -> tuple[str, PolicyConfig, Caps]:
         strategy = str(self.query_one("#whatif-strategy", Select).value)
-        policy = PolicyConfig(name=str(self.query_one("#whatif-policy", Select).value),
-                              **{f: self.values[f] for f in _POLICY_FIELDS})
-        caps = Caps(**{f: self.values[f] for f in _CAP_FIELDS})
+        policy = PolicyConfig.model_validate({"name": str(self.query_one("#whatif-policy", Select).value),
+                                              **{f: self.values[f] for f in _POLICY_FIELDS}})
+        caps = Caps.model_validate({f: self.values[f] for f in _CAP_FIELDS})
         return strategy, policy, caps
 
     def recompute(self) -> None:

@@ -21,7 +21,8 @@ from core.tools import SideEffect
 from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, SIDE_EFFECT_BADGE, is_read
 
 SECTIONS = ((Placement.DEFINED, "defined"), (Placement.DEFERRED, "deferred"), (Placement.SKIPPED, "skipped"))
-_STATUS_GLYPH = {"starting": "\u2026", "ready": "\u2713", "restarted": "\u21bb", "failed": "\u2717", "stopped": "\u2013"}
+_STATUS_GLYPH = {"starting": "\u2026", "ready": "\u2713", "restarted": "\u21bb", "failed": "\u2717",
+                 "stopped": "\u2013"}
 
 
 def badge_style(side_effect: str) -> str:
