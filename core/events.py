@@ -151,7 +151,7 @@ class ServerStatus(_Event):
 
     type: Literal["server.status"] = "server.status"
     server: str
-    status: Literal["starting", "ready", "failed", "restarted", "stopped"]
+    status: Literal["starting", "ready", "failed", "restarted", "stopped", "needs_approval"]
     tools: int = 0
     message: str = ""
 

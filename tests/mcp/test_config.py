@@ -66,15 +66,41 @@ def test_expansion_of_every_field():
               "cwd": "${HOME}/work"},
         "h": {"url": "https://${HOST:-mcp.example.invalid}/mcp", "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
     }}, environ=ENV)
-    s = cfg.get("s")
+    s = cfg.get("s").endpoint()  # what the client connects with
     assert s.command == "/home/sam/bin/server"
     assert s.args == ("--token=ghp_token", "fallback", "$HOME")  # only ${...} is expanded
     assert s.env == {"TOKEN": "ghp_token", "MODE": "prod", "E": "was-empty"}
     assert s.cwd == "/home/sam/work"
-    h = cfg.get("h")
+    h = cfg.get("h").endpoint()
     assert h.url == "https://mcp.example.invalid/mcp"
     assert h.headers == {"Authorization": "Bearer ghp_token"}
-    assert s.error is None and h.error is None
+    assert cfg.get("s").error is None
+    assert cfg.get("h").error is None
+
+
+def test_shown_fields_keep_the_templates_and_secrets_are_redacted():
+    cfg = config_from_dict({"mcpServers": {
+        "s": {"command": "server", "args": ["--token=${GITHUB_TOKEN}", "${MODE:-prod}"],
+              "env": {"TOKEN": "${GITHUB_TOKEN}"}},
+        "h": {"url": "https://mcp.example.invalid/mcp?key=${GITHUB_TOKEN}",
+              "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+    }}, environ=ENV)
+    s, h = cfg.get("s"), cfg.get("h")
+    # What is shown, logged or stored is the file's own text.
+    assert s.args == ("--token=${GITHUB_TOKEN}", "${MODE:-prod}") and s.env == {"TOKEN": "${GITHUB_TOKEN}"}
+    assert h.url.endswith("key=${GITHUB_TOKEN}") and h.headers == {"Authorization": "Bearer ${GITHUB_TOKEN}"}
+    assert s.describe() == "server --token=${GITHUB_TOKEN} ${MODE:-prod}"
+    for server in (s, h):
+        dumped = server.model_dump_json() + repr(server) + str(server)
+        assert "ghp_token" not in dumped
+    assert "ghp_token" not in cfg.model_dump_json()
+    # Any message quoting an expanded value gets the placeholder back, percent-encoded too.
+    assert h.redact("GET https://mcp.example.invalid/mcp?key=ghp_token failed") == (
+        "GET https://mcp.example.invalid/mcp?key=${GITHUB_TOKEN} failed")
+    odd = config_from_dict({"mcpServers": {"o": {"url": "https://h.invalid/${T}"}}}, environ={"T": "a b/c?"})
+    assert odd.get("o").redact("see https://h.invalid/a%20b%2Fc%3F") == "see https://h.invalid/${T}"
+    # Defaults are the file's own text, not secrets.
+    assert s.redact("mode prod") == "mode prod"
 
 
 def test_expand_rules():
