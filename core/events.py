@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -212,6 +213,9 @@ Event = Annotated[
 ]
 
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+EventSink = Callable[[Event], None]
+"""What a module that only reports needs: a function that takes an event."""
 
 
 def parse_event(data: dict[str, Any] | str) -> Event:

@@ -15,8 +15,6 @@ from core.store import Store
 log = logging.getLogger("deferchat.chat")
 
 Subscriber = Callable[[Event], None]
-EventSink = Callable[[Event], None]
-"""What a module that only reports needs: a function that takes an event."""
 
 _NOT_STORED = frozenset({"model.text.delta"})
 

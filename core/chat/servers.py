@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from core import events as ev
-from core.chat.eventlog import EventSink
+from core.events import EventSink
 from core.roster.loader import Roster
 from core.session import merge_discovered
 from core.tools import Origin, ToolResult, ToolSpec

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.chat.eventlog import EventSink
 from core.controls.search import DeferredSearch
+from core.events import EventSink
 from core.tools import ToolResult, ToolSpec
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from core import events as ev
-from core.chat.eventlog import EventSink
+from core.events import EventSink
 from core.context import envelope
 from core.deferral.strategies import Strategy
 from core.roster.models import RosterPlan
