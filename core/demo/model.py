@@ -29,7 +29,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.providers.base import (
-    ModelRequest, ProviderBase, ProviderEvent, ResponseDone, ServerToolUse, TextDelta, ToolSearchResult, ToolUse, Usage,
+    ModelRequest,
+    ProviderBase,
+    ProviderEvent,
+    ResponseDone,
+    ServerToolUse,
+    TextDelta,
+    ToolSearchResult,
+    ToolUse,
+    Usage,
 )
 
 STOP = set("""a an the my me i to of for on in at by with and or please can could would you your it its this that
