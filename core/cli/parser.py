@@ -91,6 +91,8 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p = sub.add_parser("servers", help="MCP servers: status, tool count and definition tokens")
     p.add_argument("--mcp-config", default=None, metavar="FILE", help="add this mcpServers file to the user's")
     p.add_argument("--demo", action="store_true", help="the embedded demo servers")
+    p.add_argument("--approve-project", default=None, metavar="FILE",
+                   help="approve this project MCP config (e.g. .mcp.json) as it is now: show what it runs, record it")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=servers.run)
     return parser

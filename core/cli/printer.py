@@ -58,6 +58,8 @@ def transcript_line(event: Any) -> str | None:
         return f"[loaded {', '.join(event.names)}]"
     if t == "server.status" and event.status == "failed":
         return f"[MCP server {event.server} failed: {event.message}]"
+    if t == "server.status" and event.status == "needs_approval":
+        return f"[MCP server {event.server} {event.message}]"
     if t == "error":
         return f"[error {event.code}: {event.message}]"
     if t == "turn.completed" and event.status == "parked":
@@ -69,3 +71,5 @@ def server_failures_to_stderr(event: Any) -> None:
     """For commands that plan without a chat (``plan``, ``search``): say which MCP server failed."""
     if getattr(event, "type", "") == "server.status" and event.status == "failed":
         print(f"deferchat: MCP server {event.server} failed: {event.message}", file=sys.stderr)
+    elif getattr(event, "type", "") == "server.status" and event.status == "needs_approval":
+        print(f"deferchat: MCP server {event.server} {event.message}", file=sys.stderr)

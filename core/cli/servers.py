@@ -1,5 +1,11 @@
 """``deferchat servers``: each MCP server's status, tool count and definition tokens (live
-discovery). Exit 0 when every server is ready, 1 otherwise."""
+discovery), and every tool a server listed but deferchat does not offer, with its reason.
+Exit 0 when every server is ready, 1 otherwise.
+
+A server from a project file the user has not approved is not started: it is shown
+``needs_approval``, with what that file would run. ``--approve-project FILE`` approves the
+file's exact content (and prints what it approved); a later edit asks again.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,9 @@ from core.cli.exits import EXIT_FAILED, EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "approve_project", None):
+        return approve(args.approve_project)
+    from core.mcp.convert import visible
     from core.mcp.discovery import discover_servers
     from core.session import token_estimator
 
@@ -36,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
                 "tokens": sum(est.definition(t) for t in tools),
                 "reads": sum(1 for t in tools if t.is_read),
                 "message": report.message,
+                "skipped": [{"name": r.name, "reason": r.reason} for r in report.skipped],
             }
         )
     est.cache.flush()  # type: ignore[attr-defined]
@@ -45,9 +55,40 @@ def run(args: argparse.Namespace) -> int:
     elif not rows:
         print("no MCP servers configured (see `deferchat servers --help`)")
     else:
-        print(f"{'SERVER':<24} {'STATUS':<8} {'TOOLS':>5} {'READS':>5} {'TOKENS':>7}  MESSAGE")
+        width = max(8, *(len(r["status"]) for r in rows))
+        print(f"{'SERVER':<24} {'STATUS':<{width}} {'TOOLS':>5} {'READS':>5} {'TOKENS':>7}  MESSAGE")
         for r in rows:
             print(
-                f"{r['server']:<24} {r['status']:<8} {r['tools']:>5} {r['reads']:>5} {r['tokens']:>7,}  {r['message']}"
+                f"{r['server']:<24} {r['status']:<{width}} {r['tools']:>5} {r['reads']:>5} {r['tokens']:>7,}  "
+                f"{visible(r['message'])}"
             )
+            for s in r["skipped"]:
+                print(f"{'':<24} skipped {visible(s['name'])}: {visible(s['reason'])}")
+        _describe_pending(sorted({r.needs_approval for r in discovery.servers if r.needs_approval}))
     return EXIT_OK if all(r["status"] == "ready" for r in rows) else EXIT_FAILED
+
+
+def _describe_pending(files: list[str]) -> None:
+    """What each unapproved file would run, so the user can decide before approving it."""
+    from core.mcp.approval import describe_config
+    from core.mcp.config import McpConfigError
+
+    for file in files:
+        print()
+        try:
+            print("\n".join(describe_config(file).lines()))
+        except McpConfigError as exc:  # it changed or went away since it was read
+            print(f"{file}: {exc}")
+
+
+def approve(file: str) -> int:
+    """Approve ``file``'s current content: print what it runs, then record the approval."""
+    from core.mcp.approval import approve_config, describe_config
+
+    summary = describe_config(file)
+    approved = approve_config(file, sha256=summary.sha256)  # refused if it changed in between
+    lines = approved.lines()
+    print("\n".join(lines[:-1]))
+    print(f"approved {approved.path} (sha256 {approved.sha256[:16]}): its servers start from now on; "
+          "a later edit to the file asks again")
+    return EXIT_OK

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import tempfile
 import time
 from collections.abc import Mapping
@@ -45,8 +46,6 @@ APPROVE_COMMAND = "deferchat servers --approve-project"
 
 def approve_command(path: str | Path) -> str:
     """The command line that reviews and approves ``path``."""
-    import shlex
-
     return f"{APPROVE_COMMAND} {shlex.quote(str(path))}"
 
 
@@ -81,7 +80,7 @@ class ConfigSummary(BaseModel):
         for s in self.servers:
             head = f"  {s.name}" + (" (disabled)" if s.disabled else "")
             if s.transport == "stdio":
-                out.append(f"{head}: runs {' '.join([s.command or '', *s.args]).strip()}"
+                out.append(f"{head}: runs {shlex.join([s.command or '', *s.args])}"
                            + (f"  (in {s.cwd})" if s.cwd else ""))
             else:
                 out.append(f"{head}: connects to {s.url} ({s.transport})")

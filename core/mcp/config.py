@@ -57,6 +57,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.errors import UsageError
+
 # Variables a server inherits from deferchat's environment. Nothing that can hold a secret.
 SAFE_ENV_VARS: tuple[str, ...] = (
     "PATH",
@@ -98,7 +100,7 @@ VAR_RE = _VAR  # ``${VAR}`` / ``${VAR:-default}``: group 1 the name, group 2 the
 Transport = Literal["stdio", "http", "sse"]
 
 
-class McpConfigError(ValueError):
+class McpConfigError(UsageError, ValueError):
     """A configuration file cannot be used. The message names the file and the entry."""
 
 

@@ -196,6 +196,13 @@ def test_precedence_user_then_project_then_explicit(tmp_path):
     one = _write(tmp_path / "one.json", {"c": {"command": "one-c"}, "d": {"command": "one-d"}})
     two = _write(tmp_path / "two.json", {"d": {"command": "two-d"}})
 
+    # Until the project file is approved it replaces nothing of the user's, and its own server waits.
+    held = load_mcp_config(cwd=project, environ=env)
+    assert {s.name: (s.command, s.needs_approval is not None) for s in held.servers} == {
+        "a": ("user-a", False), "b": ("user-b", False), "c": ("project-c", True), "u": ("user-only", False)}
+    from core.mcp.approval import approve_config
+
+    approve_config(proj, environ=env)
     cfg = load_mcp_config([one, two], cwd=project, environ=env)
     assert {s.name: s.command for s in cfg.servers} == {
         "a": "user-a", "b": "project-b", "c": "one-c", "d": "two-d", "u": "user-only"}
