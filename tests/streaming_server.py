@@ -113,7 +113,7 @@ DEFAULT_TIMEOUT = 60.0  # in-process servers; the command line's default is DEFA
 DEFAULT_PROCESS_TIMEOUT = 900.0
 _MAX_HEAD = 64 * 1024
 _MAX_BODY = 64 * 1024 * 1024
-_SHORT_PAUSE = 0.25  # pauses up to this long are plain sleeps; longer ones also watch the client
+_WATCH_STEP = 0.02  # a pause checks this often whether the client left or the server stops
 
 
 # --- the script -----------------------------------------------------------------------------------
@@ -1013,27 +1013,20 @@ class StreamingServer:
         await writer.drain()
 
     async def _pause(self, seconds: float | None, reader: asyncio.StreamReader) -> None:
-        """Wait ``seconds`` (None: until the client leaves or the server stops)."""
+        """Wait ``seconds`` (None: until the client leaves or the server stops), watching both:
+        the transport keeps reading, so a client that hung up shows as EOF on ``reader``."""
         assert self._stopping is not None
-        if self._stopping.is_set():
-            raise _Stopping
-        if seconds is not None and seconds <= _SHORT_PAUSE:
-            if seconds > 0:
-                await asyncio.sleep(seconds)
+        loop = asyncio.get_running_loop()
+        deadline = None if seconds is None else loop.time() + seconds
+        while True:
+            if self._stopping.is_set():
+                raise _Stopping
             if reader.at_eof():
                 raise _ClientGone
-            return
-        gone = asyncio.ensure_future(reader.read(1))  # b"" once the client closed its side
-        stop = asyncio.ensure_future(self._stopping.wait())
-        try:
-            done, _ = await asyncio.wait({gone, stop}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-            stop.cancel()
-        if stop in done:
-            raise _Stopping
-        if gone in done:
-            raise _ClientGone
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                return
+            await asyncio.sleep(_WATCH_STEP if left is None else min(_WATCH_STEP, left))
 
     async def _answer(self, request: _Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; False when the connection must close."""
@@ -1074,6 +1067,9 @@ class StreamingServer:
         except (_Stopping, asyncio.CancelledError):
             self._finish(record, "stopped", chunks=record.get("chunks", 0))
             return False
+        except Exception as exc:  # a bug here: say so in the record, and let the connection task report it
+            self._finish(record, "server_bug", error=repr(exc))
+            raise
 
     def _headers(self, wire: str, ctx: _Ctx, content_type: str) -> list[tuple[str, str]]:
         request_id = ("request-id" if wire == "anthropic" else "x-request-id", f"req_{ctx.n:04d}")

@@ -185,6 +185,11 @@ def test_responses_events_follow_the_recorded_streams() -> None:
         assert set(event) == set(by_type[event["type"]]) - optional, event["type"]
     done_items = [json.loads(line)["item"] for line in ours if json.loads(line)["type"] == "response.output_item.done"]
     assert [i["type"] for i in done_items] == ["message", "function_call"]
+    recorded_items = {e["item"]["type"]: e["item"] for e in (json.loads(x) for x in recorded if x.strip())
+                      if e["type"] == "response.output_item.done"}
+    for item in done_items:
+        assert set(item) <= set(recorded_items[item["type"]]), item["type"]
+    assert set(json.loads(ours[-1])["response"]) <= set(by_type["response.completed"]["response"])
     assert json.loads(ours[-1])["response"]["usage"]["total_tokens"] > 0
 
 
@@ -320,7 +325,7 @@ async def test_sdk_waits_the_retry_after_it_was_sent(wire: str) -> None:
         events, error = await timed(p, request())
     assert error is None and "".join(t for _, t in deltas(events)) == "after the wait"
     first, second = server.requests
-    assert first["headers"] and second["received"] - first["received"] >= 0.55
+    assert second["received"] - first["received"] >= 0.55  # the SDK waited as told
 
 
 # --- deferchat's adapters ------------------------------------------------------------------------------
@@ -387,7 +392,7 @@ async def test_a_stall_before_the_headers_times_out_too(wire: str) -> None:
 
 
 async def test_a_stall_is_a_stall_and_the_stream_then_goes_on() -> None:
-    script = [{"parts": [SENTENCE], "stall_after_chunks": 3, "stall_seconds": 0.5, "first_byte_delay": 0.3}]
+    script = [{"parts": [SENTENCE], "stall_after_chunks": 3, "stall_seconds": 0.6, "first_byte_delay": 0.3}]
     with serve(script) as server:
         started = time.time()
         events, error = await timed(provider(server, "anthropic"), request())
@@ -395,7 +400,9 @@ async def test_a_stall_is_a_stall_and_the_stream_then_goes_on() -> None:
     times = [t for t, _ in deltas(events)]
     assert times[0] - started >= 0.28  # first_byte_delay held back the headers
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert gaps[2] >= 0.45 and gaps[2] == max(gaps)  # the long gap is the one after the third chunk
+    # the long gap is the one after the third chunk (loose: a loaded machine may deliver the third one late)
+    assert gaps[2] >= 0.3 and gaps[2] == max(gaps)
+    assert times[3] - started >= 0.85  # 0.3 s before the headers + 0.6 s stall, less timer slack
     assert server.requests[0]["outcome"] == "completed"
 
 
