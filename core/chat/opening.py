@@ -88,7 +88,8 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
     await servers.start(roster, opts.mcp_config, opts.start_demo_servers)
     live = servers.live_specs(roster)
     inp = PlanInput(agent=roster.agent, configured=roster.configured, discovered=servers.discovered(roster),
-                    caps=opts.caps, policy=opts.policy, strategy=strategy, strategy_reason=reason)
+                    rejected=servers.rejected(), caps=opts.caps, policy=opts.policy, strategy=strategy,
+                    strategy_reason=reason)
     plan = plan_roster(inp, env.estimator)
     env.store.token_cache.flush()
     plan_id = env.store.save_plan(plan.to_json(), plan.builder)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from core import events as ev
 from core.events import EventSink
 from core.roster.loader import Roster
+from core.roster.models import RejectedTool
 from core.session import merge_discovered
 from core.tools import Origin, ToolResult, ToolSpec
 
@@ -64,6 +65,10 @@ class ChatServers:
 
     def discovered(self, roster: Roster) -> tuple[ToolSpec, ...]:
         return tuple(t for t in self.live_specs(roster).values() if t.origin is not Origin.CONFIGURED)
+
+    def rejected(self) -> tuple[RejectedTool, ...]:
+        """Tools the live servers listed but cannot offer (bad name or schema), with reasons."""
+        return tuple(self.manager.rejected()) if self.manager is not None else ()
 
     async def call(self, spec: ToolSpec, arguments: dict[str, object]) -> ToolResult:
         from core.pipeline import codes
