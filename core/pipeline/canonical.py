@@ -111,6 +111,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _KEPT = _UNRESERVED | frozenset(":/?#[]@!$&'()*+,;=")
 _HEXDIGITS = frozenset("0123456789abcdefABCDEF")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(.*)", re.S)
+_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
 
 
 def _percent(component: str, kept: frozenset[str] = _KEPT) -> str:
@@ -158,8 +159,9 @@ def canonical_url(value: str) -> str:
     trailing dots (IPv4 in dotted-quad form, however it was written), the scheme's default port
     dropped, percent-encoding normalised, ``.`` and ``..`` segments resolved, ``\\`` read as ``/``
     in http(s) URLs (as browsers do), and an empty http(s) path written ``/``."""
-    text = _visible(value)
-    text = re.sub(r"[\t\n\r]", "", text)  # browsers drop these anywhere in a URL
+    # As browsers read a URL: no leading or trailing control characters or spaces, no tabs or
+    # newlines anywhere. No Unicode normalisation outside the host: /\ufb01le is not /file.
+    text = re.sub(r"[\t\n\r]", "", value.strip(_C0_AND_SPACE))
     m = _SCHEME.fullmatch(text)
     if not m:
         raise CanonicalError(f"{value!r} is not an absolute URL (expected e.g. https://example.com/page)")
@@ -233,8 +235,9 @@ def canonical_url(value: str) -> str:
 def canonical_path(value: str, base: str | Path | None = None) -> str:
     """An absolute path with ``~`` expanded, ``.``/``..`` resolved and symlinks followed as far
     as the path exists. A relative path is taken from ``base`` when one is given; without one it
-    is only normalised (``a/./b/../c`` is ``a/c``), since there is nothing to resolve it against."""
-    text = _visible(value)
+    is only normalised (``a/./b/../c`` is ``a/c``), since there is nothing to resolve it against.
+    The characters of a name are kept as written: another spelling is another file."""
+    text = value
     if not text:
         raise CanonicalError("the path is empty")
     if "\x00" in text:
@@ -243,7 +246,7 @@ def canonical_path(value: str, base: str | Path | None = None) -> str:
     if not os.path.isabs(expanded):
         if base is None:
             normal = os.path.normpath(expanded)
-            return normal
+            return "./" + normal if normal.startswith("~") else normal  # a file named ~, not the home
         expanded = os.path.join(os.fspath(base), expanded)
     return os.path.realpath(expanded)
 
@@ -269,6 +272,20 @@ def canonical(kind: Kind, value: str) -> str:
     return canonical_text(value)
 
 
+def split_values(kind: Kind, value: str) -> list[str]:
+    """The values one argument string holds: a comma- or semicolon-separated list of addresses
+    (``"a@x.example, b@y.example"``, as some mail tools take ``to``) is one value per address."""
+    if kind == "email" and ("," in value or ";" in value):
+        return [part for part in re.split(r"[,;]", value) if part.strip()] or [value]
+    return [value]
+
+
+def canonical_argument(kind: Kind, value: str) -> str:
+    """One argument string in canonical form: each of its values (:func:`split_values`), a list
+    of addresses joined with ``", "``."""
+    return ", ".join(canonical(kind, part) for part in split_values(kind, value))
+
+
 def match_forms(kind: Kind, value: str) -> list[str]:
     """The forms of a canonical value that a rule's glob is matched against: a URL also without
     its user info, so ``https://user@bank.example/`` is still about ``bank.example``."""
@@ -292,7 +309,7 @@ def canonical_pattern(kind: Kind, pattern: str) -> str:
     host labels IDNA-encoded, path patterns have ``~`` expanded and their literal directory
     resolved.
     """
-    text = _visible(pattern)
+    text = pattern.strip() if kind in ("path", "url") else _visible(pattern)
     if kind == "phone":
         text = "".join(ch for ch in text if ch not in _PHONE_SEPARATORS and unicodedata.category(ch) != "Zs")
         text = "".join(str(unicodedata.decimal(ch)) if unicodedata.category(ch) == "Nd" else ch for ch in text)

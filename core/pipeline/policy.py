@@ -17,7 +17,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import UsageError, parse_toml_model
-from core.pipeline.canonical import CanonicalError, Kind, canonical, canonical_pattern, match_forms, rewrites
+from core.pipeline.canonical import (
+    CanonicalError,
+    Kind,
+    canonical,
+    canonical_argument,
+    canonical_pattern,
+    match_forms,
+    rewrites,
+    split_values,
+)
 from core.tools import SideEffect, ToolSpec
 
 Action = Literal["allow", "ask", "deny"]
@@ -113,7 +122,8 @@ class Hardline(BaseModel):
         if text is None:
             return True  # an object where a rule expects a value: refused rather than guessed at
         try:
-            return any(fnmatch.fnmatchcase(form, glob) for form in match_forms(kind, canonical(kind, text)))
+            return any(fnmatch.fnmatchcase(form, glob) for part in split_values(kind, text)
+                       for form in match_forms(kind, canonical(kind, part)))
         except CanonicalError:
             return True
 
@@ -177,7 +187,7 @@ class Policy(BaseModel):
             raise CanonicalError(f"{key} must be a {kind if kind != 'text' else 'string'} value, not "
                                  f"{type(value).__name__}: a hardline rule checks it")
         try:
-            result = canonical(kind, text)
+            result = canonical_argument(kind, text)
         except CanonicalError as exc:
             raise CanonicalError(f"{key}: {exc}") from None
         return result if rewrites(kind) else value

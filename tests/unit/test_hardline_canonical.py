@@ -7,6 +7,7 @@ number's spaces, dots, dashes or parentheses, not an address's case or trailing 
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -38,6 +39,7 @@ TOOLS = [
                        "cc": {"type": "array", "items": {"type": "string"}},
                        "subject": {"type": "string"}, "body": {"type": "string"}}),
     discovered("loose", "start_call", W, params={}),  # a server whose schema says nothing about types
+    discovered("mailer", "send_message", SideEffect.COMMUNICATION, params={"to": {"type": "string"}}),
     discovered("browser", "open", W, params={"url": {"type": "string"}}),
     discovered("files", "write", W, params={"path": {"type": "string"}, "text": {"type": "string"}}),
 ]
@@ -110,6 +112,14 @@ async def test_invalid_domain_variants_are_denied_in_to_and_cc(address):
     assert h.rec.calls == []
 
 
+async def test_a_list_of_addresses_in_one_string_is_checked_address_by_address():
+    h = Harness()
+    await h.call("mcp.mailer.send_message", to="ok@example.com; Boss@B.Invalid.")
+    assert h.denied_code() == codes.DENIED_HARDLINE and h.rec.calls == []
+    await h.call("mcp.mailer.send_message", to="A@X.example,b@y.EXAMPLE")
+    assert h.rec.calls == [("mcp.mailer.send_message", {"to": "a@x.example, b@y.example"})]
+
+
 async def test_a_number_typed_as_a_number_is_still_a_phone_number():
     h = Harness()
     await h.call("mcp.loose.start_call", phone_number=19005550100)
@@ -129,7 +139,7 @@ async def test_the_approval_and_the_tool_see_the_canonical_value():
     assert h.rec.approvals[-1].arguments == {"phone_number": "+442079460958", "task": "Book a table"}
     assert h.rec.calls == [("mcp.bland_call.start_call", {"phone_number": "+442079460958", "task": "Book a table"})]
     row = h.store.invocation(h.chat_id, "c1")
-    assert '"+442079460958"' in row["arguments"]
+    assert row is not None and json.loads(row.arguments or "{}")["phone_number"] == "+442079460958"
     await h.call("mcp.gmail_personal.send_message", to=["Friend@Example.COM."], cc=["X@M\u00fcnchen.DE"],
                  subject="Hi There", body="Keep My Case")
     assert h.rec.calls[-1][1] == {"to": ["friend@example.com"], "cc": ["x@xn--mnchen-3ya.de"],
