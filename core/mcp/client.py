@@ -233,7 +233,7 @@ class _ListingSieve:
     def received(self, item: Any) -> Any:
         from mcp_types import JSONRPCError, JSONRPCResponse
 
-        message = getattr(item, "message", None)
+        message = getattr(item, "message", None) if dataclasses.is_dataclass(item) else None
         if isinstance(message, JSONRPCError):
             self._pending.pop(message.id, None)
             return item

@@ -27,7 +27,8 @@ def discover_servers(
     strict: bool = False,
     on_event: Callable[[Any], Any] | None = None,
 ) -> Any:
-    """A :class:`core.mcp.client.Discovery`: every server's report and every discovered tool.
+    """A :class:`core.mcp.client.Discovery`: every server's report, every discovered tool, and
+    every listed tool that cannot be offered (``rejected``, each with its reason).
 
     ``source``: ``--mcp-config`` file(s) (merged over the user's and the project's files
     unless ``strict``), an :class:`McpConfig`, or None for the user's and project's files only.
