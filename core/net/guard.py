@@ -19,7 +19,7 @@ Settings (the ``[tools]`` table): ``allow_private_hosts`` names hosts (names, ad
 networks such as ``192.168.1.0/24``) that may be private; ``allow_private_network = true``
 allows every private destination (both off by default). A destination the owner configured
 (``searxng_url``, ``ntfy_topic_url``) is trusted: it is passed as ``trusted_urls``, and only
-hops that leave its host are checked. Tests inject ``resolver`` (see :data:`Resolver`).
+hops that leave its origin (scheme, host and port) are checked. Tests inject ``resolver`` (see :data:`Resolver`).
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ class NetPolicy:
     allow_all_private: bool = False
     allowed_hosts: frozenset[str] = frozenset()
     allowed_networks: tuple[IPv4Network | IPv6Network, ...] = ()
-    trusted_hosts: frozenset[str] = frozenset()
+    trusted_origins: frozenset[tuple[str, str, int]] = frozenset()  # (scheme, canonical host, port)
     resolver: Resolver = system_resolver
     max_redirects: int = MAX_REDIRECTS
 
@@ -185,13 +185,13 @@ class NetPolicy:
                 names.add(parsed)
             else:
                 nets.append(parsed)
-        trusted: set[str] = set()
+        trusted: set[tuple[str, str, int]] = set()
         for url in trusted_urls:
-            host = _url_host(url)
-            if host:
-                trusted.add(host)
+            origin = _origin(url)
+            if origin:
+                trusted.add(origin)
         return cls(allow_all_private=bool(settings.get("allow_private_network", False)),
-                   allowed_hosts=frozenset(names), allowed_networks=tuple(nets), trusted_hosts=frozenset(trusted),
+                   allowed_hosts=frozenset(names), allowed_networks=tuple(nets), trusted_origins=frozenset(trusted),
                    resolver=settings.get("resolver") or system_resolver)
 
     def allows(self, host: str, address: IPAddress) -> bool:
@@ -202,12 +202,13 @@ class NetPolicy:
         return any(plain.version == net.version and plain in net for net in self.allowed_networks)
 
 
-def _url_host(url: str) -> str | None:
+def _origin(url: str) -> tuple[str, str, int] | None:
     import httpx
 
     try:
-        raw = httpx.URL(url).raw_host.decode("ascii")
-        return canonical_host(raw) if raw else None
+        parsed = httpx.URL(url)
+        raw = parsed.raw_host.decode("ascii")
+        return (parsed.scheme, canonical_host(raw), _port(parsed)) if raw else None
     except (httpx.InvalidURL, ValueError):
         return None
 
@@ -247,7 +248,7 @@ async def check_url(url: httpx.URL, policy: NetPolicy) -> Destination:
     except HostError as exc:
         raise BadDestination(str(exc)) from None
     port = _port(url)
-    if host in policy.trusted_hosts:
+    if (url.scheme, host, port) in policy.trusted_origins:
         return Destination(url, host, (), port)
     literal: IPAddress | None
     try:

@@ -59,6 +59,10 @@ class Service:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def do_POST(self) -> None:  # ntfy: read the body, answer like GET
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.do_GET()
+
             def log_message(self, *args: Any) -> None:
                 pass
 
@@ -210,6 +214,25 @@ async def test_the_configured_search_backend_may_be_private_but_not_its_redirect
         assert refused.error_code == codes.DENIED_PRIVATE_ADDRESS and internal.hits == []
     finally:
         search.close()
+
+
+async def test_the_configured_ntfy_server_may_be_private_but_not_its_redirects(internal, names):
+    from core.store import open_db
+
+    ntfy = Service(body='{"id": "n1"}', content_type="application/json")
+    try:
+        fn = get_builtin("notify.owner")
+        assert fn is not None
+        ctx = tool_ctx(ntfy_topic_url=f"http://127.0.0.1:{ntfy.port}/topic")
+        ctx.db = open_db(":memory:")
+        delivered = await fn({"message": "hi"}, ctx)
+        assert delivered.structured["delivered"] is True and ntfy.hits == [("/topic", f"127.0.0.1:{ntfy.port}")]
+        ntfy.redirect = f"http://2130706433:{internal.port}/admin"
+        refused = await fn({"message": "hi"}, ctx)
+        assert refused.structured["delivered"] is False and codes.DENIED_PRIVATE_ADDRESS in refused.structured["error"]
+        assert internal.hits == []
+    finally:
+        ntfy.close()
 
 
 # --- the connection goes where the check looked (MockTransport) ------------------------------------------
