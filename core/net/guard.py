@@ -170,6 +170,7 @@ class NetPolicy:
     trusted_origins: frozenset[tuple[str, str, int]] = frozenset()  # (scheme, canonical host, port)
     resolver: Resolver = system_resolver
     max_redirects: int = MAX_REDIRECTS
+    resolve_timeout: float = 10.0  # seconds; a name that takes longer is not reached
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], *, trusted_urls: Iterable[str] = ()) -> NetPolicy:
@@ -190,9 +191,10 @@ class NetPolicy:
             origin = _origin(url)
             if origin:
                 trusted.add(origin)
+        timeout = float(settings.get("http_timeout", 20.0))
         return cls(allow_all_private=bool(settings.get("allow_private_network", False)),
                    allowed_hosts=frozenset(names), allowed_networks=tuple(nets), trusted_origins=frozenset(trusted),
-                   resolver=settings.get("resolver") or system_resolver)
+                   resolver=settings.get("resolver") or system_resolver, resolve_timeout=min(timeout, 10.0))
 
     def allows(self, host: str, address: IPAddress) -> bool:
         """Whether a private ``address`` (reached through ``host``) was allowed on purpose."""
@@ -261,8 +263,12 @@ async def check_url(url: httpx.URL, policy: NetPolicy) -> Destination:
         loopback_name = host == "localhost" or host.endswith(".localhost")
         if loopback_name and not policy.allows(host, IPv4Address("127.0.0.1")):
             raise PrivateAddress(f"{host} is this machine (a loopback name)")
+        import asyncio
+
         try:
-            found = await policy.resolver(host, port)
+            found = await asyncio.wait_for(policy.resolver(host, port), policy.resolve_timeout)
+        except TimeoutError:
+            raise BadDestination(f"{host} could not be resolved within {policy.resolve_timeout:g} s") from None
         except (OSError, UnicodeError) as exc:
             raise BadDestination(f"{host} could not be resolved: {exc}") from None
         answers = []

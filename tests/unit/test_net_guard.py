@@ -9,6 +9,7 @@ by a resolver passed in the settings.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from collections.abc import Iterator
@@ -301,6 +302,13 @@ async def test_an_unresolvable_name_is_a_plain_error():
 
     with pytest.raises(BadDestination, match="could not be resolved"):
         await check_url(httpx.URL("https://nowhere.example/"), NetPolicy(resolver=resolver))
+
+    async def hangs(host: str, port: int) -> list[str]:
+        await asyncio.sleep(30)
+        return ["93.184.215.14"]
+
+    with pytest.raises(BadDestination, match=r"within 0\.05 s"):
+        await check_url(httpx.URL("https://slow.example/"), NetPolicy(resolver=hangs, resolve_timeout=0.05))
 
 
 # --- the address rules ----------------------------------------------------------------------------------
