@@ -1,0 +1,41 @@
+"""What a server looks like from outside: its state, its report, and a one-shot discovery's findings."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from core.roster.models import RejectedTool
+from core.tools import ToolSpec
+
+State = Literal["idle", "starting", "ready", "failed", "stopped", "needs_approval"]
+
+
+class ServerReport(BaseModel):
+    """One server as ``deferchat servers`` and the roster panel show it."""
+
+    name: str
+    transport: str
+    target: str = Field(description="the command line or the URL")
+    status: State
+    message: str = ""
+    tools: int = 0
+    tool_names: list[str] = Field(default_factory=list)
+    skipped: list[RejectedTool] = Field(default_factory=list, description="listed tools not offered, with reasons")
+    needs_approval: str | None = Field(default=None, description="the unapproved file this server comes from")
+    server_name: str | None = None
+    server_version: str | None = None
+    protocol_version: str | None = None
+    source: str = ""
+    start_ms: int | None = None
+    restarts: int = 0
+    list_changed: int = 0
+
+
+class Discovery(BaseModel):
+    """What a one-shot discovery found (``deferchat plan --mcp-config``, ``deferchat servers``)."""
+
+    servers: list[ServerReport]
+    tools: list[ToolSpec]
+    rejected: list[RejectedTool] = Field(default_factory=list, description="listed tools not offered, with reasons")

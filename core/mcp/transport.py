@@ -1,0 +1,128 @@
+"""One server's transport: stdio, streamable HTTP or SSE, opened with the expanded values.
+
+The SDK's streams are wrapped: the read side tells the connection when it ends (the server
+went away) and both sides feed the :class:`core.mcp.sieve.ListingSieve`. :func:`open_transport`
+is the only place the expanded values of a config (``endpoint()``) are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from core.mcp.config import McpServerConfig
+from core.mcp.logs import guard_loggers
+from core.mcp.sieve import ListingSieve
+
+
+class WatchedSend:
+    """The transport's write stream, noting the listings asked for (see :class:`ListingSieve`)."""
+
+    def __init__(self, inner: Any, sieve: ListingSieve):
+        self._inner = inner
+        self._sieve = sieve
+
+    async def send(self, item: Any) -> None:
+        self._sieve.sent(item)
+        await self._inner.send(item)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> WatchedSend:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class WatchedReceive:
+    """The transport's read stream, telling us when it ends (the server went away), its
+    listings read tool by tool on the way (see :class:`ListingSieve`)."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None], sieve: ListingSieve | None = None):
+        self._inner = inner
+        self._on_end = on_end
+        self._sieve = sieve
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+        return item if self._sieve is None else self._sieve.received(item)
+
+    def __aiter__(self) -> WatchedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> WatchedReceive:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def open_transport(
+    server: McpServerConfig, errlog: Any, on_end: Callable[[], None], sieve: ListingSieve
+) -> AsyncIterator[tuple[WatchedReceive, WatchedSend]]:
+    """The SDK transport for one server, its read side watched for the end of the connection
+    and its listings sieved. The only place the expanded values (``endpoint()``) are used."""
+    live = server.endpoint()
+    if server.transport == "stdio":
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        assert live.command is not None
+        params = StdioServerParameters(command=live.command, args=list(live.args), env=server.process_env(),
+                                       cwd=live.cwd)
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+    elif server.transport == "http":
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert live.url is not None
+        http = httpx2.AsyncClient(headers=dict(live.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        async with http, streamable_http_client(live.url, http_client=http) as (read, write):
+            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+    else:
+        from mcp.client.sse import sse_client
+
+        assert live.url is not None
+        async with sse_client(live.url, headers=dict(live.headers)) as (read, write):
+            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+
+
+def load_sdk() -> None:
+    import mcp.client.sse
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+    import core.roster.loader  # noqa: F401
+
+    guard_loggers()
