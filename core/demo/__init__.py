@@ -1,7 +1,9 @@
 """The offline demo, in one place: the model, the MCP servers and the dataset.
 
 - :mod:`core.demo.model`: the ``demo`` provider, an offline, deterministic model
-  (:class:`~core.demo.model.DemoProvider`).
+  (:class:`~core.demo.model.DemoProvider`), with the everyday requests it knows in
+  :mod:`core.demo.intents`, how it reads the owner's words in :mod:`core.demo.text` and how
+  it sums up a result in :mod:`core.demo.answers`.
 - :mod:`core.demo.servers` (with :mod:`~core.demo.gmail` and :mod:`~core.demo.bland`): the
   demo MCP servers that back the production roster, ``bland_read``, ``bland_call``,
   ``gmail_personal`` and ``gmail_work``.

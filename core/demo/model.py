@@ -3,19 +3,26 @@
 It sees exactly what a real model would see (the system prompt with any deferred tool index,
 the tools array, the history) and nothing else. For the owner's latest message it:
 
-1. scores every tool the request offers: definitions directly, index entries (reached
-   through ``tool.call``), tools declared with ``defer_loading`` (reached through a native
-   search it performs the way a provider's server would), and ``tool.search`` when the
-   active-tools strategy offers it;
-2. when the best tool needs an id the message does not give (``schedule_id``), it first
-   calls a list or search tool from the same family and picks the matching item;
-3. fills the arguments it can read from the message (times, dates, weekdays, phone numbers,
-   email addresses, enum values, topics), and when a call comes back
-   ``tool.arguments_invalid`` with the tool's schema it fills again from the schema;
-4. sums up the result in a sentence and a few fields.
+1. tries the everyday requests it knows by their shape (:mod:`core.demo.intents`: the
+   calendar, the inbox, an email, newsletters, tasks, contacts, memory, notes, calls), which
+   name the tool they need, read its arguments from the request and take the steps a careful
+   agent takes (``time.now`` before "tomorrow", ``people.search`` before writing to a name,
+   a list before picking from it); a reply to a question it asked counts with the request it
+   answers;
+2. otherwise scores every tool the request offers: definitions directly, index entries
+   (reached through ``tool.call``), tools declared with ``defer_loading`` (reached through a
+   native search it performs the way a provider's server would), and ``tool.search`` when
+   the active-tools strategy offers it; when the best tool needs an id the message does not
+   give (``schedule_id``), it first calls a list or search tool from the same family and
+   picks the matching item; it fills the arguments it can read from the message (times,
+   dates, weekdays, phone numbers, email addresses, enum values, topics), and when a call
+   comes back ``tool.arguments_invalid`` with the tool's schema it fills again from the schema;
+3. sums up the result (:mod:`core.demo.answers`): a list as a list, anything else in a
+   sentence and a few fields.
 
-Same request, same response: no randomness, no clock (dates are resolved from the owner's
-words only when they name one).
+Either way a tool is reached the way the request offers it, so the same request shows each
+strategy's route. Same request, same response: no randomness, no clock (today is what
+``time.now`` said in this turn).
 """
 
 from __future__ import annotations
@@ -28,6 +35,25 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.demo import intents
+from core.demo.answers import failure, summarize
+from core.demo.text import (
+    ACTIONS,
+    DAY_WORDS,
+    EMAIL,
+    ISO_DATE,
+    PHONE,
+    STOP,
+    WEEKDAYS,
+    find_items,
+    keywords,
+    owner_words,
+    parse_json,
+    phone,
+    times,
+    topic,
+    words,
+)
 from core.providers.base import (
     ModelRequest,
     ProviderBase,
@@ -40,51 +66,7 @@ from core.providers.base import (
     Usage,
 )
 
-STOP = set("""a an the my me i to of for on in at by with and or please can could would you your it its this that
-these those is are be do does did from into about up out as so just now then than some any all new get""".split())  # noqa: SIM905
-# Words people use for what tools call otherwise. Applied to the owner's words only.
-SYNONYMS = {
-    "move": "update", "change": "update", "reschedule": "update", "rename": "update", "shift": "update",
-    "edit": "update", "push": "update",
-    "phone": "call", "ring": "call", "dial": "call", "calling": "call",
-    "email": "message", "mail": "message", "write": "message", "text": "message",
-    "standup": "schedule", "reminder": "schedule", "recurring": "schedule", "meeting": "event",
-    "appointment": "event", "todo": "task", "to-do": "task", "remember": "save", "forget": "cancel",
-    "stop": "pause", "unpause": "resume", "restart": "resume", "delete": "cancel", "remove": "cancel",
-    "inbox": "thread", "newsletter": "subscription", "newsletters": "subscription", "contact": "people",
-    "person": "people", "look": "search", "find": "search", "show": "list", "what": "list",
-}
-# Words that name what the owner wants done; a tool whose name lacks the owner's action word
-# is only a fallback when a search could find a better one.
-ACTIONS = {"update", "cancel", "pause", "resume", "call", "start", "send", "unsubscribe", "subscription", "trash",
-           "draft", "label", "create", "save", "complete"}
-VERBS = {"update", "call", "message", "send", "start", "list", "search", "create", "cancel", "pause", "resume",
-         "save", "show", "find", "get", "make", "add", "set", "tell", "ask", "move", "change"}
-
-_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\b", re.I)
-_PHONE = re.compile(r"(?<![\w@])\+?\d[\d\s().-]{5,}\d\b")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 _INDEX_LINE = re.compile(r"^(?P<name>[A-Za-z0-9_.:-]+)\((?P<params>[^)]*)\)(?: \u2014 (?P<desc>.*))?$")
-_WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-_DAY_WORDS = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu", "friday": "fri",
-              "saturday": "sat", "sunday": "sun"}
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "es", "ed", "s"):
-        if len(word) > 4 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def words(text: str) -> list[str]:
-    parts = re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower())
-    return [_stem(w) for w in parts if w and w not in STOP]
-
-
-def owner_words(text: str) -> list[str]:
-    return [SYNONYMS.get(w, w) for w in words(text)]
 
 
 @dataclass
@@ -104,6 +86,7 @@ class Step:
     text: str
     calls: list[dict[str, Any]] = field(default_factory=list)  # tool_use blocks, in order
     results: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool_use_id -> tool_result
+    follow_up: str = ""  # the owner's previous request, when the model's last answer asked a question
 
 
 def _block_text(content: Any) -> str:
@@ -125,6 +108,15 @@ def read_turn(messages: list[dict[str, Any]]) -> Step:
         if m.get("role") == "user" and _block_text(m.get("content")).strip():
             start = i
     step = Step(text=_block_text(messages[start].get("content")) if messages else "")
+    asked = earlier = ""
+    for m in messages[:start]:
+        said = _block_text(m.get("content")).strip()
+        if said and m.get("role") == "user":
+            earlier, asked = said, ""
+        elif said and m.get("role") == "assistant":
+            asked = said
+    if earlier and "?" in asked.split("\n\n")[-1]:
+        step.follow_up = earlier
     for m in messages[start + 1:]:
         for b in m.get("content") or []:
             if not isinstance(b, dict):
@@ -165,7 +157,7 @@ def offered_tools(request: ModelRequest) -> list[Offered]:
 
 
 def _features(text: str) -> dict[str, bool]:
-    return {"time": bool(_times(text)), "phone": bool(_PHONE.search(text)), "email": bool(_EMAIL.search(text))}
+    return {"time": bool(times(text)), "phone": bool(PHONE.search(text)), "email": bool(EMAIL.search(text))}
 
 
 def score(tool: Offered, message_words: list[str], feats: dict[str, bool]) -> float:
@@ -192,49 +184,13 @@ def score(tool: Offered, message_words: list[str], feats: dict[str, bool]) -> fl
     return s
 
 
-def _times(text: str) -> list[str]:
-    out = []
-    for m in _TIME.finditer(text):
-        hour, minute, ampm = int(m.group(1)), m.group(2), (m.group(3) or "").lower().replace(".", "")
-        if not minute and not ampm:
-            continue  # a bare number is not a time
-        if ampm == "pm" and hour < 12:
-            hour += 12
-        if ampm == "am" and hour == 12:
-            hour = 0
-        if hour < 24:
-            out.append(f"{hour:02d}:{minute or '00'}")
-    return out
-
-
-def _phone(text: str) -> str | None:
-    m = _PHONE.search(text)
-    if not m:
-        return None
-    digits = re.sub(r"\D", "", m.group(0))
-    return "+" + digits
-
-
-def _topic(text: str) -> str:
-    m = re.search(r"\babout\s+(.+?)(?:[.?!]|$)", text, re.I)
-    if m:
-        return m.group(1).strip()
-    return text.strip()
-
-
-def _keywords(text: str, limit: int = 3) -> str:
-    kept = [w for w in re.split(r"[^A-Za-z0-9@.+-]+", text) if w and w.lower() not in STOP
-            and w.lower() not in VERBS and SYNONYMS.get(w.lower()) not in VERBS and not _TIME.fullmatch(w)]
-    return " ".join(kept[:limit]) or text.strip()
-
-
 def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: str,
          known: dict[str, Any]) -> dict[str, Any]:
     """Arguments the owner's words (and what earlier steps found) can give."""
     props = (schema or {}).get("properties") or {}
     args: dict[str, Any] = {}
-    times = _times(text)
-    emails = _EMAIL.findall(text)
+    said_times = times(text)
+    emails = EMAIL.findall(text)
     lower = text.lower()
     for pname, required in params:
         p = props.get(pname) or {}
@@ -245,76 +201,57 @@ def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: st
             value = known[key]
         elif key.endswith("_id") or key == "id":
             value = known.get("_id")
-        elif "phone" in key or (key == "to" and _phone(text) and not emails):
-            value = _phone(text)
-        elif key in ("to", "cc", "email", "recipients", "attendees") and emails:
-            value = emails if kind == "array" or (key in ("to", "cc", "attendees") and not schema) else emails[0]
-        elif key == "time" and times:
-            value = times[-1]
-        elif key in ("start", "due", "until", "date") and (date := _DATE.search(text)):
+        elif "phone" in key or (key == "to" and phone(text) and not emails):
+            value = phone(text)
+        elif key == "cc":
+            value = None  # never a copy of the recipients: the mail intent reads an explicit cc
+        elif key in ("to", "email", "recipients", "attendees") and emails:
+            value = emails if kind == "array" or (key in ("to", "attendees") and not schema) else emails[0]
+        elif key == "time" and said_times:
+            value = said_times[-1]
+        elif key in ("start", "due", "until", "date") and (date := ISO_DATE.search(text)):
             value = date.group(1)
         elif key == "days":
             if "weekday" in lower:
-                value = _WEEKDAYS[:5]
+                value = WEEKDAYS[:5]
             else:
-                days = [d for word, d in _DAY_WORDS.items() if word in lower]
+                days = [d for word, d in DAY_WORDS.items() if word in lower]
                 value = days or None
         elif "enum" in p:
             value = next((v for v in p["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v)}\b", lower)),
                          None)
         elif key in ("task", "subject", "topic", "reason"):
-            value = _topic(text)
+            value = topic(text)
         elif key in ("query", "pattern"):
-            value = _keywords(text)
+            value = keywords(text)
         elif key in ("title", "name"):
             quoted = re.search(r"[\"\u201c']([^\"\u201d']{2,80})[\"\u201d']"
                                r"|\b(?:called|titled|named)\s+(.+?)(?:[.,!?]|$)", text, re.I)
-            value = (quoted.group(1) or quoted.group(2)).strip() if quoted else (_keywords(text) if required else None)
+            value = (quoted.group(1) or quoted.group(2)).strip() if quoted else (keywords(text) if required else None)
         elif key in ("body", "message", "fact", "content", "notes", "first_sentence"):
             value = text.strip() if required or key in ("body", "message", "fact", "content") else None
         elif kind in ("integer", "number") or key in ("limit", "max_results"):
             value = None
         if value is None and required and not (key.endswith("_id") or key == "id"):
-            value = _keywords(text) if kind == "string" else ([] if kind == "array" else None)
+            value = keywords(text) if kind == "string" else ([] if kind == "array" else None)
         if value is not None:
             args[pname] = value
     return args
 
 
-def _find_items(value: Any) -> list[dict[str, Any]]:
-    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
-        return value
-    if isinstance(value, dict):
-        for v in value.values():
-            items = _find_items(v)
-            if items:
-                return items
-    return []
-
-
-def _parse_json(text: str) -> Any:
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    if start < 0:
-        return None
-    try:
-        return json.JSONDecoder().raw_decode(text[start:])[0]
-    except json.JSONDecodeError:
-        return None
-
-
 def pick_item_id(result_text: str, message: str) -> str | None:
-    items = _find_items(_parse_json(result_text))
+    items = find_items(parse_json(result_text))
     if not items:
         return None
     mwords = set(owner_words(message)) | set(words(message))
-    times = set(_times(message))
+    said_times = set(times(message))
 
     def item_score(item: dict[str, Any]) -> float:
         s = 0.0
         for v in item.values():
             if isinstance(v, str):
                 s += len(mwords & set(words(v)))
-                if v in times:
+                if v in said_times:
                     s += 2
         return s
 
@@ -323,40 +260,6 @@ def pick_item_id(result_text: str, message: str) -> str | None:
         if (k == "id" or k.endswith("_id")) and isinstance(v, (str, int)):
             return str(v)
     return None
-
-
-def _brief(value: Any, depth: int = 0) -> str:
-    """One line for a JSON value: scalars as they are, changes as from -> to, nesting shallow."""
-    if isinstance(value, dict):
-        if set(value) == {"from", "to"}:
-            return f"{value['from']} \u2192 {value['to']}"
-        if depth >= 1:
-            return f"{len(value)} fields"
-        return ", ".join(f"{k} {_brief(v, depth + 1)}" for k, v in list(value.items())[:5])
-    if isinstance(value, list):
-        if all(isinstance(v, (str, int, float)) for v in value) and len(value) <= 7:
-            return ", ".join(str(v) for v in value)
-        return f"{len(value)} item{'s' if len(value) != 1 else ''}"
-    return str(value)
-
-
-def summarize(name: str, result_text: str, is_error: bool) -> str:
-    short = name.rsplit(".", 1)[-1].replace("_", " ")
-    if is_error:
-        first = result_text.strip().splitlines()[0] if result_text.strip() else "no details"
-        return f"I couldn't {short}: {first}"
-    data = _parse_json(result_text)
-    lines = [f"Done: `{name}` finished."]
-    if isinstance(data, dict):
-        for k, v in list(data.items())[:6]:
-            lines.append(f"- **{k}**: {_brief(v)}")
-    elif isinstance(data, list):
-        lines.append(f"It returned {len(data)} item{'s' if len(data) != 1 else ''}.")
-    else:
-        body = "\n".join(line for line in result_text.strip().splitlines() if "EXTERNAL_UNTRUSTED" not in line)
-        if body:
-            lines.append(body[:400])
-    return "\n".join(lines)
 
 
 def _call_id(request: ModelRequest, salt: str) -> str:
@@ -408,6 +311,10 @@ class DemoProvider(ProviderBase):
         for t in tools:
             t.score = score(t, mwords, feats)
         ranked = sorted((t for t in tools if t.score >= self.min_score), key=lambda t: (-t.score, t.name))
+        # A message that names something to do on its own is a new request, not an answer.
+        known_request = self._by_intent(request, turn, tools, answers_question=not ranked)
+        if known_request is not None:
+            return known_request
 
         last = turn.calls[-1] if turn.calls else None
         last_result = turn.results.get(last["id"]) if last else None
@@ -419,7 +326,7 @@ class DemoProvider(ProviderBase):
             body = _result_text(last_result)
             if last_result.get("is_error") and "tool.arguments_invalid" in body and len(turn.calls) < 4 \
                     and sum(1 for c in turn.calls if self._called_name(c) == target.name) == 1:
-                schema = _parse_json(body.split("Its input schema:", 1)[-1])
+                schema = parse_json(body.split("Its input schema:", 1)[-1])
                 if isinstance(schema, dict):
                     args = fill([(p, p in (schema.get("required") or [])) for p in schema.get("properties", {})],
                                 schema, text, self._known(turn))
@@ -455,6 +362,65 @@ class DemoProvider(ProviderBase):
                 return self._call(request, lister, largs,
                                   f"First I'll look up the {missing_id[0].replace('_id', '')} with `{lister.name}`.")
         return self._call(request, target, args, self._preface(target))
+
+    # -- the everyday requests (core.demo.intents) --------------------------------------------------
+    def _by_intent(self, request: ModelRequest, turn: Step, tools: list[Offered], *,
+                   answers_question: bool) -> list[dict[str, Any]] | None:
+        """The next step of the first intent that serves the request, or None (the generic policy).
+        With ``answers_question``, a message no intent matches is read as the answer to the
+        question the last reply asked, together with the request that led to it."""
+        text = turn.text
+        found = intents.matching(text)
+        if not found and turn.follow_up and answers_question:
+            text = f"{turn.follow_up} {text}"
+            found = intents.matching(text)
+        ctx = intents.Context(text=text, done=self._done(turn))
+        for intent in found:
+            action = intent.step(ctx)
+            if isinstance(action, intents.Say):
+                return [{"type": "text", "text": action.text}]
+            if action is not None and (blocks := self._reach(request, ctx, action, tools)) is not None:
+                return blocks
+        return None
+
+    def _done(self, turn: Step) -> list[intents.Done]:
+        done = []
+        for call in turn.calls:
+            result = turn.results.get(call["id"])
+            if result is None:
+                continue
+            given: dict[str, Any] = call["input"] if isinstance(call.get("input"), dict) else {}
+            args = given.get("arguments") if call.get("name") == "tool.call" else given
+            text = _result_text(result)
+            done.append(intents.Done(self._called_name(call) or "", args if isinstance(args, dict) else {},
+                                     not result.get("is_error"), text, parse_json(text)))
+        return done
+
+    def _reach(self, request: ModelRequest, ctx: intents.Context, action: intents.Call,
+               tools: list[Offered]) -> list[dict[str, Any]] | None:
+        """The blocks that make ``action``'s call by the route the request offers, a
+        ``tool.search`` for it first, or None when this chat cannot reach it."""
+        last = next((d for d in reversed(ctx.done) if d.name != "tool.search"), None)
+        if last is not None and not last.ok:  # never press on past a failure
+            return [{"type": "text", "text": failure(last.name, last.text)}]
+        target = self._resolve(action, tools)
+        if target is None:
+            query = action.search or " ".join(words(action.tool))
+            asked = {str(d.args.get("query")) for d in ctx.done if d.name == "tool.search"}
+            if any(t.name == "tool.search" for t in tools) and query not in asked:
+                return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
+            return None
+        if any(d.name == target.name and d.args == action.args for d in ctx.done):
+            return None  # the same call again would loop: let the generic policy sum up
+        preface = " ".join(p for p in (action.preface, self._preface(target) if target.route != "direct" else "")
+                           if p) or self._preface(target)
+        return self._call(request, target, action.args, preface)
+
+    @staticmethod
+    def _resolve(action: intents.Call, tools: list[Offered]) -> Offered | None:
+        found = [t for t in tools if t.name == action.tool or t.name.endswith("." + action.tool)]
+        preferred = [t for t in found if action.prefer and action.prefer in t.name]
+        return min(preferred or found, key=lambda t: t.name, default=None)
 
     # -- helpers ---------------------------------------------------------------------------------
     @staticmethod
@@ -502,7 +468,7 @@ class DemoProvider(ProviderBase):
             return self._use(request, "tool.call", {"name": tool.name, "arguments": args}, preface)
         if tool.route == "native":
             sid = "srvtoolu_demo_" + _call_id(request, "search")[-12:]
-            query = _keywords(tool.description or tool.name, 4)
+            query = keywords(tool.description or tool.name, 4)
             return [
                 {"type": "text", "text": preface},
                 {"type": "server_tool_use", "id": sid, "name": "tool_search_tool_bm25", "input": {"query": query}},
