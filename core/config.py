@@ -25,6 +25,13 @@
     [tools]
     searxng_url = "http://127.0.0.1:8888"
     ntfy_topic_url = "https://ntfy.sh/my-topic"
+    [timeouts]                        # seconds; each provider's defaults are in its profile
+    connect = 10                      # to connect
+    first_byte = 60                   # from the request to the answer's first byte (openai-chat: 300)
+    idle = 60                         # the longest silence inside an answer
+    max_retry_after = 60              # a longer retry-after fails at once, saying until when
+    [timeouts.openai-chat]            # one provider's own: anthropic | openai | openai-chat
+    first_byte = 600
 
 API keys come from the provider's environment variable first (ANTHROPIC_API_KEY,
 OPENAI_API_KEY: each provider's profile in :mod:`core.providers.profiles` names it), then
@@ -34,13 +41,14 @@ OPENAI_API_KEY: each provider's profile in :mod:`core.providers.profiles` names 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, SecretStr, model_validator
 
 from core.errors import parse_toml_model
-from core.providers.profiles import DEMO, PROFILES, profile_for
+from core.providers.profiles import DEFAULT_WAITS, DEMO, PROFILES, SDK_PROVIDERS, Waits, profile_for
 
 DEMO_PROVIDER = DEMO.name  # what runs with no key anywhere
 
@@ -70,6 +78,51 @@ class ToolSettings(BaseModel):
     allow_private_hosts: list[str] = Field(default_factory=list)
 
 
+class WaitSettings(BaseModel):
+    """Bounds on the waits for a provider, in seconds (see :class:`~core.providers.profiles.Waits`);
+    a bound left out keeps the one below it."""
+
+    model_config = ConfigDict(extra="forbid")
+    connect: PositiveFloat | None = None
+    first_byte: PositiveFloat | None = None
+    idle: PositiveFloat | None = None
+    max_retry_after: NonNegativeFloat | None = None
+
+    def over(self, waits: Waits) -> Waits:
+        """``waits`` with the bounds set here in their place."""
+        return replace(waits, **self.model_dump(include=set(WaitSettings.model_fields), exclude_none=True))
+
+
+class TimeoutSettings(WaitSettings):
+    """``[timeouts]``: bounds for every provider, and ``[timeouts.<provider>]`` tables for one. For
+    a provider, its own table wins over the shared bounds, which win over its profile's."""
+
+    providers: dict[str, WaitSettings] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_tables(cls, data: Any) -> Any:
+        """``[timeouts.anthropic]`` and friends: the sub-tables named after a provider."""
+        if isinstance(data, dict) and "providers" not in data:
+            data = dict(data)
+            data["providers"] = {name: data.pop(name) for name in SDK_PROVIDERS if name in data}
+        return data
+
+    def waits_for(self, provider: str) -> Waits:
+        """The bounds ``provider`` runs with."""
+        profile = profile_for(provider)
+        waits = self.over(profile.waits if profile else DEFAULT_WAITS)
+        own = self.providers.get(provider)
+        return own.over(waits) if own else waits
+
+    def overridden(self, **bounds: float | None) -> TimeoutSettings:
+        """These settings with ``bounds`` (None: unset) in force for every provider, as the
+        ``deferchat ask`` flags are: they win over the shared bounds and each provider's table."""
+        given = {k: v for k, v in bounds.items() if v is not None}
+        providers = {name: table.model_copy(update=dict.fromkeys(given)) for name, table in self.providers.items()}
+        return self.model_copy(update={**given, "providers": providers})
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -93,6 +146,7 @@ class Settings(BaseModel):
     keys: Keys = Field(default_factory=Keys)
     keymap: dict[str, str] = Field(default_factory=dict, description="TUI binding id -> keys, e.g. new_chat")
     tools: ToolSettings = Field(default_factory=ToolSettings)
+    timeouts: TimeoutSettings = Field(default_factory=TimeoutSettings)
 
     def api_key(self, provider: str) -> str | None:
         """The provider's key: its profile's environment variable, else its ``[keys]`` field."""

@@ -172,6 +172,17 @@ class ChatTitled(_Event):
     title: str
 
 
+class ProviderRetrying(_Event):
+    """A model request failed in a way worth another try (rate limited, overloaded, a dropped
+    connection); the turn waits ``seconds`` before retry number ``attempt``. Stopping the turn
+    stops the wait."""
+
+    type: Literal["provider.retrying"] = "provider.retrying"
+    seconds: float
+    attempt: int
+    reason: str
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     code: str
@@ -206,6 +217,7 @@ Event = Annotated[
         ServerStatus,
         RosterChanged,
         ChatTitled,
+        ProviderRetrying,
         ErrorEvent,
         TurnCompleted,
     ],

@@ -1,18 +1,58 @@
 """``deferchat ask PROMPT``: one headless turn, in a new chat or continuing ``--chat ID``.
 
 A continued chat whose last turn is parked or interrupted finishes that turn first; the new
-prompt is sent only if it ends done. Exit codes: 0 done, 1 failed, 3 parked.
+prompt is sent only if it ends done. Exit codes: 0 done, 1 failed, 3 parked, 130 stopped (ctrl+c
+stops the turn; the owner's message and the partial answer are kept). The timeout flags
+bound this run's waits on the provider, over ``[timeouts]`` in config.toml.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from core.cli.approver import approver_for
 from core.cli.exits import exit_for
+from core.cli.interrupt import stop_on_sigint
 from core.cli.options import caps_from, policy_from
 from core.cli.printer import EventPrinter
+
+if TYPE_CHECKING:
+    from core.config import Settings
+
+_TIMEOUT_FLAGS = (  # flag, Waits field, what it bounds
+    ("--connect-timeout", "connect", "seconds to connect to the provider"),
+    ("--first-byte-timeout", "first_byte", "seconds from the request to the answer's first byte"),
+    ("--idle-timeout", "idle", "seconds of silence allowed inside an answer"),
+)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
+    return value
+
+
+def add_timeout_options(p: argparse.ArgumentParser) -> None:
+    for flag, field, what in _TIMEOUT_FLAGS:
+        p.add_argument(flag, type=_seconds, default=None, metavar="S", dest=f"{field}_timeout",
+                       help=f"{what} (default: [timeouts] {field} in config.toml, else the provider's own)")
+
+
+def settings_for(args: argparse.Namespace) -> Settings:
+    """The settings with this run's timeout flags in force for every provider."""
+    from core.config import load_settings
+
+    settings = load_settings()
+    bounds = {field: getattr(args, f"{field}_timeout", None) for _, field, _ in _TIMEOUT_FLAGS}
+    if all(v is None for v in bounds.values()):
+        return settings
+    return settings.model_copy(update={"timeouts": settings.timeouts.overridden(**bounds)})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
 async def _ask(args: argparse.Namespace) -> int:
     from core.engine import ChatOptions, Engine
 
-    engine = Engine()
+    engine = Engine(settings=settings_for(args))
     printer = EventPrinter(args.json)
     opts = ChatOptions(
         roster=args.roster,
@@ -41,11 +81,12 @@ async def _ask(args: argparse.Namespace) -> int:
         args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=args.record
     )
     try:
-        if args.chat and session.parked() is not None:
-            result = await session.resume()
-            if result.status != "done":
-                return exit_for(result.status)
-        result = await session.send(args.prompt)
+        async with stop_on_sigint(session):  # ctrl+c stops the turn: its partial answer is kept, exit 130
+            if args.chat and session.parked() is not None:
+                result = await session.resume()
+                if result.status != "done":
+                    return exit_for(result.status)
+            result = await session.send(args.prompt)
         if not args.json:
             print(f"[chat {session.chat_id}]", file=sys.stderr)
         return exit_for(result.status)

@@ -59,6 +59,7 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
         "terminal, park otherwise",
     )
     p.add_argument("--json", action="store_true", help="print every event as one JSON line")
+    ask.add_timeout_options(p)
     p.set_defaults(func=ask.run)
 
     p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")

@@ -60,10 +60,14 @@ def transcript_line(event: Any) -> str | None:
         return f"[MCP server {event.server} failed: {event.message}]"
     if t == "server.status" and event.status == "needs_approval":
         return f"[MCP server {event.server} {event.message}]"
+    if t == "provider.retrying":
+        return f"[retrying in {event.seconds:g} s: {event.reason}]"
     if t == "error":
         return f"[error {event.code}: {event.message}]"
     if t == "turn.completed" and event.status == "parked":
         return f"[parked: run `deferchat resume {event.chat_id} --approve yes|no`]"
+    if t == "turn.completed" and event.status == "stopped":
+        return "[stopped: the partial answer is kept]"
     return None
 
 

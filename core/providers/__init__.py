@@ -25,7 +25,8 @@ def make_provider(name: str, model: str, base_url: str | None = None, api_key: s
                   http_client: Any = None, **options: Any) -> Provider:
     """A provider for ``name``. Keys default to the profile's environment variable (e.g.
     ANTHROPIC_API_KEY); ``http_client`` is an ``httpx2.AsyncClient`` (tests pass one with a
-    ``MockTransport``); ``options`` go to the adapter (``max_retries``, ``timeout``, ``streaming``, ...)."""
+    ``MockTransport``); ``options`` go to the adapter (``max_retries``, ``waits``: a
+    :class:`~core.providers.profiles.Waits`, ``streaming``, ...)."""
     profile = profile_for(name)
     if profile is None or profile.offline:
         raise ValueError(f"unknown provider {name!r}: make_provider builds {', '.join(SDK_PROVIDERS)}")

@@ -1,24 +1,48 @@
-"""What the three SDK adapters share: keys, error mapping, and reading engine-shaped history.
+"""What the three SDK adapters share: keys, bounded waits, retries, error mapping, and reading
+engine-shaped history.
 
 Each adapter names its :class:`~core.providers.profiles.ProviderProfile`; its name, label, key
-variable and genuine hosts come from there.
+variable, genuine hosts and waits come from there.
 
 Nothing here imports an SDK. SDK exceptions are recognised by class name (both official SDKs
 are generated from the same template: ``APIStatusError``, ``APIConnectionError``, ...), so the
 mapping is one function for all of them.
+
+Every wait is bounded (:class:`~core.providers.profiles.Waits`): the connection by httpx's
+connect timeout, the first byte of the answer and each silence inside it by
+:mod:`core.providers._pacing` and :meth:`SdkAdapter._open`. A bound that runs out is a
+``provider.timeout`` naming the wait and its length, and is not retried: the next attempt would
+wait as long again. A stream whose events lack what the SDK or the adapter reads is
+``provider.stream_malformed``, never a ``KeyError``.
+
+Retries are the adapter's, not the SDK's (its client gets ``max_retries=0``), and follow the SDK's
+own policy: the statuses and ``x-should-retry`` its ``_should_retry`` accepts, connection
+failures, the delay its ``_parse_retry_after_header`` reads (``retry-after-ms``, ``retry-after``
+as seconds or a date), else its exponential backoff (``INITIAL_RETRY_DELAY`` doubling up to
+``MAX_RETRY_DELAY``, less up to a quarter of jitter). Two things the SDK cannot do are why: its
+retry loop sleeps inside the request, where a stream cannot say "retrying in N s"
+(:class:`~core.providers.base.Retrying`) and the stop key cannot be told from a hung request;
+and the Anthropic SDK honours any ``retry-after`` (an hour slept is an hour), so a wait longer
+than ``Waits.max_retry_after`` fails at once with the time the server named.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
+import math
 import os
+import random
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from core.providers.base import ProviderBase, ProviderError, Usage
-from core.providers.profiles import ProviderProfile
+from core.providers.base import ModelRequest, ProviderBase, ProviderError, ProviderEvent, Retrying, Usage
+from core.providers.profiles import ProviderProfile, Waits
+from core.providers.wirenames import WireNames
 
 # A key is only sent where its SDK would send it; a local server (Ollama, llama.cpp) ignores it.
 PLACEHOLDER_KEY = "deferchat-no-key"
@@ -55,18 +79,39 @@ def credential(key: str | None, base_url: str | None, profile: ProviderProfile, 
     return PLACEHOLDER_KEY
 
 
+WaitName = Literal["connect", "first_byte", "idle"]
+
+
+class Stall(Exception):
+    """A wait on the provider ran past its bound: ``wait`` is which one, ``seconds`` its length."""
+
+    def __init__(self, wait: WaitName, seconds: float):
+        super().__init__(f"no answer within the {wait} bound of {seconds:g} s")
+        self.wait = wait
+        self.seconds = seconds
+
+
+_SHAPE_ERRORS = (KeyError, AttributeError, IndexError, TypeError)
+"""What reading an event the server shaped wrongly raises, in the SDK's code or the adapter's."""
+_RETRIED_STATUSES = frozenset({408, 409, 429})  # and 5xx: the statuses the SDKs' _should_retry retries
+_RETRY_REASONS = {408: "request timed out", 409: "conflict", 429: "rate limited", 529: "overloaded"}
+
+
 class SdkAdapter(ProviderBase):
-    """What the three SDK adapters share: the key (never shown), the SDK client's settings, and
-    mapping failures. Subclasses name their ``profile`` and build their SDK client in
-    ``_new_client``; ``name``, ``label`` and ``env_var`` are the profile's."""
+    """What the three SDK adapters share: the key (never shown), the SDK client's settings, bounded
+    waits, retries, and mapping failures (see the module). Subclasses name their ``profile`` and
+    ``sdk`` (the SDK's package), build their SDK client in ``_new_client`` and their request in
+    ``build_params``, send one attempt in ``_send`` and read what it returned in ``_read``;
+    ``name``, ``label`` and ``env_var`` are the profile's."""
 
     profile: ClassVar[ProviderProfile]
+    sdk: ClassVar[str]
     name: str
     label: str
     env_var: str
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 http_client: Any = None, max_retries: int = 2, timeout: float | None = None,
+                 http_client: Any = None, max_retries: int = 2, waits: Waits | None = None,
                  streaming: bool = True, env: Mapping[str, str] | None = None):
         self.name = self.profile.name
         self.label = self.profile.label
@@ -74,21 +119,20 @@ class SdkAdapter(ProviderBase):
         self.model = model
         self.base_url = base_url
         self.streaming = streaming
+        self.waits = waits or self.profile.waits
+        self.max_retries = max_retries
         self._api_key = resolve_key(api_key, self.profile.env_var, env)
         self._http_client = http_client
-        self._max_retries = max_retries
-        self._timeout = timeout
         self._client: Any = None
 
     def __repr__(self) -> str:  # never the key
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
 
     def _client_options(self, **credentials: Any) -> dict[str, Any]:
-        options = {**credentials, "base_url": self.base_url, "max_retries": self._max_retries,
-                   "http_client": self._http_client}
-        if self._timeout is not None:
-            options["timeout"] = self._timeout
-        return options
+        from core.providers._pacing import sdk_timeout
+
+        return {**credentials, "base_url": self.base_url, "max_retries": 0, "timeout": sdk_timeout(self.waits),
+                "http_client": self._http_client}
 
     def _key(self) -> str:
         return credential(self._api_key, self.base_url, self.profile, self.label)
@@ -98,15 +142,123 @@ class SdkAdapter(ProviderBase):
 
     def _sdk(self) -> Any:
         if self._client is None:
-            self._client = self._new_client()
+            from core.providers._pacing import install
+
+            client = self._new_client()
+            install(client._client)  # the SDK's HTTP client: the one passed in, or its own
+            self._client = client
         return self._client
 
     def _secrets(self) -> tuple[str | None, ...]:
         return (self._api_key,)
 
+    # -- one response ---------------------------------------------------------------------------
+
+    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
+        raise NotImplementedError
+
+    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
+        """One attempt: send the request; return the open stream (or, not streaming, the answer)."""
+        raise NotImplementedError
+
+    def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
+        """The events of what ``_send`` returned; closes a stream however it ends."""
+        raise NotImplementedError
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        """Stream one response (see :class:`~core.providers.base.Provider`): retried while
+        nothing has been read, a :class:`~core.providers.base.Retrying` before each retry."""
+        params, names = self.build_params(request)
+        try:
+            client = self._sdk()
+            attempt = 0
+            while True:
+                try:
+                    opened = await self._open(lambda: self._send(client, params))
+                    break
+                except Exception as exc:
+                    delay = self._retry_delay(client, exc, attempt)
+                    if delay is None:
+                        raise
+                    attempt += 1
+                    yield Retrying(seconds=round(delay, 3), attempt=attempt, reason=self._retry_reason(exc))
+                    await asyncio.sleep(delay)
+            try:
+                async for event in self._read(opened, names):
+                    yield event
+            except _SHAPE_ERRORS as exc:  # only here: the same errors elsewhere are no sign of the server's
+                raise malformed(self.label, redact(unreadable(exc), self._secrets())[:_MAX_DETAIL]) from None
+        except Exception as exc:
+            raise self._failure(exc) from None
+
+    async def _open(self, send: Callable[[], Awaitable[Any]]) -> Any:
+        """Run one attempt of ``send`` with its first byte due ``waits.first_byte`` from now: the
+        deadline here covers the request until the SDK returns (the headers, or a whole answer);
+        :data:`~core.providers._pacing.PACE` carries it to the body's bytes."""
+        from core.providers._pacing import PACE, Pace
+
+        token = PACE.set(Pace(self.waits, asyncio.get_running_loop().time()))
+        scope = asyncio.timeout(self.waits.first_byte)
+        try:
+            async with scope:
+                return await send()
+        except TimeoutError:
+            if scope.expired():
+                raise Stall("first_byte", self.waits.first_byte) from None
+            raise
+        finally:
+            PACE.reset(token)
+
+    def _retry_delay(self, client: Any, exc: BaseException, attempt: int) -> float | None:
+        """Seconds to wait before retrying a failed attempt, or None to fail it now. Raises the
+        ProviderError for a ``retry-after`` past ``waits.max_retry_after``."""
+        if _find(exc, Stall) is not None or _named(exc, "APITimeoutError") is not None:
+            return None  # each bound is its own; waiting as long again helps nobody
+        status_error = _named(exc, "APIStatusError")
+        if status_error is not None:
+            response = status_error.response
+            status = int(response.status_code)
+            after = client._parse_retry_after_header(response.headers)
+            if (after is not None and after > self.waits.max_retry_after and _retried_status(status)
+                    and response.headers.get("x-should-retry") != "false"):
+                _, detail = _server_detail(getattr(status_error, "body", None))
+                raise retry_after_too_long(self.label, status, after, self.waits.max_retry_after, self.env_var,
+                                           redact(detail, self._secrets())[:_MAX_DETAIL])
+            if attempt >= self.max_retries or not client._should_retry(response):
+                return None
+            return float(after) if after is not None and after > 0 else self._backoff(attempt)
+        if _named(exc, "APIConnectionError") is not None and attempt < self.max_retries:
+            return self._backoff(attempt)
+        return None
+
+    def _backoff(self, attempt: int) -> float:
+        """The SDK's own delay before retry ``attempt + 1`` when the server named none."""
+        constants = importlib.import_module(f"{self.sdk}._constants")
+        delay = min(constants.INITIAL_RETRY_DELAY * 2.0 ** attempt, constants.MAX_RETRY_DELAY)
+        return float(delay * (1 - 0.25 * random.random()))
+
+    def _retry_reason(self, exc: BaseException) -> str:
+        status_error = _named(exc, "APIStatusError")
+        if status_error is not None:
+            status = int(status_error.response.status_code)
+            return f"{_RETRY_REASONS.get(status, 'server error')} (HTTP {status})"
+        cause = exc.__cause__ or exc.__context__ or exc
+        return f"connection failed: {redact(str(cause), self._secrets())[:120]}"
+
     def _failure(self, exc: BaseException) -> ProviderError:
+        if isinstance(exc, ProviderError):
+            return exc
+        stall = _find(exc, Stall)
+        if stall is not None:
+            return self._stalled(stall.wait, stall.seconds)
+        if _named(exc, "ConnectTimeout") is not None:
+            return self._stalled("connect", self.waits.connect)
         return provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
                               secrets=self._secrets())
+
+    def _stalled(self, wait: WaitName, seconds: float) -> ProviderError:
+        where = urlsplit(self.base_url).netloc if self.base_url else "its default endpoint"
+        return stalled(self.label, where, wait, seconds)
 
 
 # --- errors -------------------------------------------------------------------------------------
@@ -124,6 +276,29 @@ def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
 
 def _class_names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes (``raise ... from``, else what it was raised while handling)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not s for s in seen):
+        seen.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return seen
+
+
+def _find(exc: BaseException, kind: type[Stall]) -> Stall | None:
+    return next((e for e in _chain(exc) if isinstance(e, kind)), None)
+
+
+def _named(exc: BaseException, class_name: str) -> Any:
+    """The first exception in ``exc``'s chain that is (a subclass of) the SDK class ``class_name``."""
+    return next((e for e in _chain(exc) if class_name in _class_names(e)), None)
+
+
+def _retried_status(status: int) -> bool:
+    return status in _RETRIED_STATUSES or status >= 500
 
 
 def _server_detail(body: Any) -> tuple[str, str]:
@@ -159,7 +334,7 @@ _BY_STATUS: dict[int, tuple[str, str, bool]] = {  # status -> (code, message tem
     404: ("provider.not_found", "{label} has no such model or endpoint (HTTP 404). Check --model and --base-url.",
           False),
     413: ("provider.request_too_large", "The request is too large for {label} (HTTP 413).", False),
-    429: ("provider.rate_limited", "{label} is rate limiting requests (HTTP 429), still after the SDK's retries. "
+    429: ("provider.rate_limited", "{label} is rate limiting requests (HTTP 429), still after retrying. "
           "Wait a little and try again.", True),
     529: ("provider.overloaded", "{label} is overloaded (HTTP 529). Try again shortly.", True),
 }
@@ -202,11 +377,69 @@ def provider_error(exc: BaseException, *, label: str, env_var: str, base_url: st
     if "APIError" in names and err_type in ERROR_TYPES:  # OpenAI's error inside a stream
         return error_for_status(label, ERROR_TYPES[err_type], env_var, detail)
     if "APIResponseValidationError" in names or isinstance(exc, ValueError):
-        why = redact(str(exc), secrets)[:_MAX_DETAIL]
-        return ProviderError("provider.stream_malformed", f"{label} sent a response deferchat could not read: {why}",
-                             retryable=True)
+        return malformed(label, redact(unreadable(exc), secrets)[:_MAX_DETAIL])
     why = redact(f"{type(exc).__name__}: {exc}", secrets)[:_MAX_DETAIL]
     return ProviderError("provider.failed", f"{label} request failed: {why}", retryable=False)
+
+
+_STALLS: dict[str, tuple[str, str, str]] = {  # wait -> (what ran out, its flag, its [timeouts] key)
+    "connect": ("could not connect to {label} at {where} within {seconds} s (connect timeout)",
+                "--connect-timeout", "connect"),
+    "first_byte": ("{label} sent nothing within {seconds} s of the request (first-byte timeout, {where})",
+                   "--first-byte-timeout", "first_byte"),
+    "idle": ("{label} went silent for {seconds} s in the middle of its answer (idle timeout, {where})",
+             "--idle-timeout", "idle"),
+}
+
+
+def stalled(label: str, where: str, wait: WaitName, seconds: float) -> ProviderError:
+    """A bound that ran out: which wait, and how long it was."""
+    what, flag, key = _STALLS[wait]
+    text = what.format(label=label, where=where, seconds=f"{seconds:g}")
+    return ProviderError("provider.timeout", f"{text[0].upper()}{text[1:]}. Try again, or allow more with {flag} or "
+                         f"{key} under [timeouts] in config.toml.", retryable=True)
+
+
+def retry_after_too_long(label: str, status: int, after: float, cap: float, env_var: str,
+                         detail: str = "") -> ProviderError:
+    """A server asked to wait longer than deferchat waits before a retry: fail now, saying until when."""
+    if math.isfinite(after):
+        until = (datetime.now().astimezone() + timedelta(seconds=after)).strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+        wait = f"until {until} (retry-after {after:g} s)"
+    else:
+        wait = "for ever (retry-after without end)"
+    beyond = (f"longer than the {cap:g} s deferchat waits before a retry (max_retry_after under [timeouts] in "
+              "config.toml).")
+    if status == 429:
+        message = f"{label} is rate limiting requests: rate limited {wait}, {beyond} Try again then."
+        code, retryable = "provider.rate_limited", True
+    else:
+        base = error_for_status(label, status, env_var)
+        message = f"{base.message} It asks to wait {wait}, {beyond}"
+        code, retryable = base.code, base.retryable
+    if detail:
+        message = f"{message} Server message: {detail}"
+    return ProviderError(code, message, retryable=retryable, status=status)
+
+
+def unreadable(exc: BaseException) -> str:
+    """What was wrong with what the server sent, from what reading it raised."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"a chunk that is not JSON ({exc})"
+    if isinstance(exc, _SHAPE_ERRORS):
+        return f"an event without a field it must have ({type(exc).__name__}: {exc})"
+    errors = getattr(exc, "errors", None)  # pydantic: an event's field had no value or the wrong type
+    if callable(errors) and "ValidationError" in _class_names(exc):
+        first = errors()[0]
+        field = ".".join(str(part) for part in first.get("loc", ())) or "?"
+        return f"an event whose {field!r} is missing or of the wrong type ({first.get('msg', '')})"
+    return str(exc)
+
+
+def malformed(label: str, why: str) -> ProviderError:
+    """The server sent an event (or a body) that is not what its API sends."""
+    return ProviderError("provider.stream_malformed", f"{label} sent a response deferchat could not read: {why}",
+                         retryable=True)
 
 
 def incomplete_stream(label: str) -> ProviderError:

@@ -176,6 +176,7 @@ class AnthropicProvider(SdkAdapter):
     """Streams one Messages API response as normalized events (see :mod:`core.providers.base`)."""
 
     profile = ANTHROPIC
+    sdk = "anthropic"
 
     def __init__(self, model: str, *, cache: bool = True, env: Mapping[str, str] | None = None, **options: Any):
         super().__init__(model, env=env, **options)
@@ -185,9 +186,10 @@ class AnthropicProvider(SdkAdapter):
     def _new_client(self) -> Any:
         import anthropic
 
-        if self._auth_token:
-            return anthropic.AsyncAnthropic(**self._client_options(auth_token=self._auth_token))
-        return anthropic.AsyncAnthropic(**self._client_options(api_key=self._key()))
+        credentials = {"auth_token": self._auth_token} if self._auth_token else {"api_key": self._key()}
+        client = anthropic.AsyncAnthropic(**self._client_options(**credentials))
+        _ = client.messages  # load it now: an import in the first request would count against its first byte
+        return client
 
     def _secrets(self) -> tuple[str | None, ...]:
         return (self._api_key, self._auth_token)
@@ -209,36 +211,38 @@ class AnthropicProvider(SdkAdapter):
             params["tools"] = tools
         return params, names
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        params, names = self.build_params(request)
-        try:
-            client = self._sdk()
-            if self.streaming:
-                async with client.messages.stream(**params) as stream:
-                    stopped = False
-                    async for event in stream:
-                        if event.type == "text":
-                            yield TextDelta(text=event.text)
-                        elif event.type == "content_block_stop":
-                            found, _ = read_block(event.content_block.to_dict(), names)
-                            if found is not None:
-                                yield found
-                        elif event.type == "message_stop":
-                            stopped = True
-                    if not stopped:
-                        raise incomplete_stream(self.label)
-                    message = await stream.get_final_message()
-            else:
-                message = await client.messages.create(**params)
-                for block in message.content:
-                    data = block.to_dict()
-                    if data.get("type") == "text" and data.get("text"):
-                        yield TextDelta(text=data["text"])
-                    found, _ = read_block(data, names)
-                    if found is not None:
-                        yield found
-        except Exception as exc:
-            raise self._failure(exc) from None
+    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
+        if self.streaming:  # the stream helper sends in __aenter__; its __aexit__ only closes, as _read does
+            return await client.messages.stream(**params).__aenter__()
+        return await client.messages.create(**params)
+
+    async def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
+        if self.streaming:
+            try:
+                stopped = False
+                async for event in opened:
+                    if event.type == "text":
+                        yield TextDelta(text=event.text)
+                    elif event.type == "content_block_stop":
+                        found, _ = read_block(event.content_block.to_dict(), names)
+                        if found is not None:
+                            yield found
+                    elif event.type == "message_stop":
+                        stopped = True
+                if not stopped:
+                    raise incomplete_stream(self.label)
+                message = await opened.get_final_message()
+            finally:
+                await opened.close()
+        else:
+            message = opened
+            for block in message.content:
+                data = block.to_dict()
+                if data.get("type") == "text" and data.get("text"):
+                    yield TextDelta(text=data["text"])
+                found, _ = read_block(data, names)
+                if found is not None:
+                    yield found
         content = [c for c in (read_block(b.to_dict(), names)[1] for b in message.content) if c is not None]
         u = message.usage
         usage = usage_from(u.input_tokens, u.output_tokens, u.cache_read_input_tokens,

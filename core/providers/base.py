@@ -102,7 +102,19 @@ class ResponseDone(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-ProviderEvent = TextDelta | ToolUse | ServerToolUse | ToolSearchResult | Usage | ResponseDone
+class Retrying(BaseModel):
+    """The request failed in a way worth another try, and the adapter waits ``seconds`` before
+    retry number ``attempt`` (1 for the first). Comes before any other event of the response:
+    once an answer has begun nothing is retried. The turn loop reports it as
+    ``provider.retrying``, so a person sees "retrying in N s" and can stop the wait."""
+
+    kind: Literal["retrying"] = "retrying"
+    seconds: float
+    attempt: int
+    reason: str  # what failed, for people: "rate limited (HTTP 429)", "connection failed: ..."
+
+
+ProviderEvent = TextDelta | ToolUse | ServerToolUse | ToolSearchResult | Usage | ResponseDone | Retrying
 
 
 class ProviderError(Exception):

@@ -2,7 +2,8 @@
 
 The engine is given a :data:`ProviderFactory` (tests pass their own); the default one builds
 each provider by its profile: the offline demo model, the script provider, or an SDK adapter
-with the key from settings. Every adapter module is imported only when it is built.
+with the key and the bounds on its waits (``[timeouts]``) from settings. Every adapter module is
+imported only when it is built.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
         key = settings.api_key(name)
         if not key and not base_url:
             raise UsageError(f"provider {name} needs an API key: set {profile.env_var} or [keys] in {settings_file()}")
-        return make_provider(name, model, base_url=base_url, api_key=key or "not-needed")
+        return make_provider(name, model, base_url=base_url, api_key=key or "not-needed",
+                             waits=settings.timeouts.waits_for(name))
 
     return make
 

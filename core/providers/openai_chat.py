@@ -22,6 +22,7 @@ from core.providers._common import (
     arguments_json,
     blocks,
     incomplete_stream,
+    malformed,
     parse_arguments,
     result_text,
     usage_from,
@@ -91,6 +92,7 @@ class OpenAIChatProvider(SdkAdapter):
     """Streams one Chat Completions response as normalized events (see :mod:`core.providers.base`)."""
 
     profile = OPENAI_CHAT
+    sdk = "openai"
 
     def __init__(self, model: str, *, include_usage: bool = True, **options: Any):
         super().__init__(model, **options)
@@ -101,8 +103,11 @@ class OpenAIChatProvider(SdkAdapter):
 
     def _new_client(self) -> Any:
         import openai
+        import openai.lib.streaming.chat  # the stream state _read uses, loaded before any deadline runs
 
-        return openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
+        client = openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
+        _ = client.chat.completions  # load it now: an import in the first request would count against its first byte
+        return client
 
     def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
         """The Chat Completions body for one request, and the name table it was built with."""
@@ -121,31 +126,35 @@ class OpenAIChatProvider(SdkAdapter):
             params["stream_options"] = {"include_usage": True}
         return params, names
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        params, names = self.build_params(request)
-        try:
-            client = self._sdk()
-            if self.streaming:
-                from openai.lib.streaming.chat import ChatCompletionStreamState
+    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
+        if self.streaming:
+            return await client.chat.completions.create(**params, stream=True)
+        return await client.chat.completions.create(**params)
 
-                state: Any = ChatCompletionStreamState()
-                finished = False
-                async with await client.chat.completions.create(**params, stream=True) as stream:
-                    async for chunk in stream:
-                        for event in state.handle_chunk(chunk):
-                            if event.type == "content.delta" and event.delta:
-                                yield TextDelta(text=event.delta)
-                        finished = finished or any(c.finish_reason for c in chunk.choices)
-                if not finished:
-                    raise incomplete_stream(self.label)
-                completion = state.current_completion_snapshot
-            else:
-                completion = await client.chat.completions.create(**params)
-                text = completion.choices[0].message.content if completion.choices else None
-                if text:
-                    yield TextDelta(text=text)
-        except Exception as exc:
-            raise self._failure(exc) from None
+    async def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
+        if self.streaming:
+            from openai.lib.streaming.chat import ChatCompletionStreamState
+
+            state: Any = ChatCompletionStreamState()
+            finished = False
+            async with opened as stream:
+                async for chunk in stream:
+                    if not isinstance(chunk.choices, list):  # a usage-only chunk has `choices: []`
+                        raise malformed(self.label, "a chunk without `choices`")
+                    for event in state.handle_chunk(chunk):
+                        if event.type == "content.delta" and event.delta:
+                            yield TextDelta(text=event.delta)
+                    finished = finished or any(c.finish_reason for c in chunk.choices)
+            if not finished:
+                raise incomplete_stream(self.label)
+            completion = state.current_completion_snapshot
+        else:
+            completion = opened
+            if not isinstance(completion.choices, list):
+                raise malformed(self.label, "a completion without `choices`")
+            text = completion.choices[0].message.content if completion.choices else None
+            if text:
+                yield TextDelta(text=text)
         content, calls, finish = _read_completion(completion, names)
         for call in calls:
             yield call

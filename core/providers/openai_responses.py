@@ -32,6 +32,7 @@ from core.providers._common import (
     blocks,
     error_for_status,
     incomplete_stream,
+    malformed,
     parse_arguments,
     redact,
     result_text,
@@ -202,6 +203,7 @@ class OpenAIResponsesProvider(SdkAdapter):
     """Streams one Responses API response as normalized events (see :mod:`core.providers.base`)."""
 
     profile = OPENAI
+    sdk = "openai"
 
     def __init__(self, model: str, *, include_reasoning: bool | None = None, **options: Any):
         super().__init__(model, **options)
@@ -210,7 +212,9 @@ class OpenAIResponsesProvider(SdkAdapter):
     def _new_client(self) -> Any:
         import openai
 
-        return openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
+        client = openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
+        _ = client.responses  # load it now: an import in the first request would count against its first byte
+        return client
 
     def pending_client_searches(self, content: list[dict[str, Any]]) -> list[ServerToolUse]:
         return pending_client_searches(content)
@@ -240,41 +244,47 @@ class OpenAIResponsesProvider(SdkAdapter):
         message = redact(str(getattr(error, "message", "") or "the response failed"), self._secrets())
         return error_for_status(self.label, ERROR_TYPES.get(code, 500), self.env_var, message)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        params, names = self.build_params(request)
+    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
+        # create(stream=True), not the responses.stream() helper: the helper's accumulator rejects
+        # real traffic whose client tool_search_call changes call_id between output_item.added
+        # and .done (recorded in openai-client-tool-search.1.chunks.txt).
+        if self.streaming:
+            return await client.responses.create(**params, stream=True)
+        return await client.responses.create(**params)
+
+    async def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
         reader = _Reader(names)
-        try:
-            client = self._sdk()
+        if self.streaming:
             final = None
-            if self.streaming:
-                # create(stream=True), not the responses.stream() helper: the helper's accumulator
-                # rejects real traffic whose client tool_search_call changes call_id between
-                # output_item.added and .done (recorded in openai-client-tool-search.1.chunks.txt).
-                async with await client.responses.create(**params, stream=True) as stream:
-                    async for event in stream:
-                        kind = event.type
-                        if kind == "response.output_text.delta":
-                            yield TextDelta(text=event.delta)
-                        elif kind == "response.output_item.done":
-                            for found in reader.read(event.item.to_dict())[0]:
-                                yield found
-                        elif kind in ("response.completed", "response.incomplete"):
-                            final = event.response
-                        elif kind in ("response.failed", "error"):
-                            raise self._failed_event(event)
-                if final is None:
-                    raise incomplete_stream(self.label)
-            else:
-                final = await client.responses.create(**params)
-                for item in final.output:
-                    item_events, read_blocks = reader.read(item.to_dict())
-                    for block in read_blocks:
-                        if block["type"] == "text":
-                            yield TextDelta(text=block["text"])
-                    for item_event in item_events:
-                        yield item_event
-        except Exception as exc:
-            raise self._failure(exc) from None
+            async with opened as stream:
+                async for event in stream:
+                    kind = event.type
+                    if kind == "response.output_text.delta":
+                        if not isinstance(event.delta, str):
+                            raise malformed(self.label, f"a {kind} event without its `delta`")
+                        yield TextDelta(text=event.delta)
+                    elif kind == "response.output_item.done":
+                        if event.item is None:
+                            raise malformed(self.label, f"a {kind} event without its `item`")
+                        for found in reader.read(event.item.to_dict())[0]:
+                            yield found
+                    elif kind in ("response.completed", "response.incomplete"):
+                        if event.response is None:
+                            raise malformed(self.label, f"a {kind} event without its `response`")
+                        final = event.response
+                    elif kind in ("response.failed", "error"):
+                        raise self._failed_event(event)
+            if final is None:
+                raise incomplete_stream(self.label)
+        else:
+            final = opened
+            for item in final.output:
+                item_events, read_blocks = reader.read(item.to_dict())
+                for block in read_blocks:
+                    if block["type"] == "text":
+                        yield TextDelta(text=block["text"])
+                for item_event in item_events:
+                    yield item_event
         content_reader = _Reader(names)
         content = [c for item in final.output for c in content_reader.read(item.to_dict())[1]]
         yield (usage := _usage(final))

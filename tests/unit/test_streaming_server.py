@@ -22,7 +22,8 @@ import openai
 import pytest
 
 from core.providers import make_provider
-from core.providers.base import ModelRequest, ProviderError, ResponseDone, TextDelta, ToolUse, Usage
+from core.providers.base import ModelRequest, ProviderError, ResponseDone, Retrying, TextDelta, ToolUse, Usage
+from core.providers.profiles import Waits
 from core.providers.wirenames import encode
 from tests.provider_replay import VERCEL, cassette
 from tests.streaming_server import (
@@ -78,6 +79,11 @@ async def timed(p: Any, req: ModelRequest) -> tuple[list[tuple[float, Any]], Bas
     except ProviderError as exc:
         return events, exc
     return events, None
+
+
+def bounded(seconds: float, **waits: float) -> Waits:
+    """Every wait bounded by ``seconds`` (``waits`` sets some apart)."""
+    return Waits(**{"connect": seconds, "first_byte": seconds, "idle": seconds, **waits})
 
 
 def deltas(events: list[tuple[float, Any]]) -> list[tuple[float, str]]:
@@ -374,7 +380,7 @@ async def test_adapter_reads_a_plain_answer_and_its_stop_reason(wire: str) -> No
 async def test_a_mid_stream_stall_times_out_a_client_with_a_short_timeout(wire: str) -> None:
     with serve([{"parts": [SENTENCE], "stall_after_chunks": 2, "stall_seconds": "forever"}]) as server:
         started = time.time()
-        events, error = await timed(provider(server, wire, timeout=0.4), request())
+        events, error = await timed(provider(server, wire, waits=bounded(0.4)), request())
         elapsed = time.time() - started
         [record] = server.wait_for(1, outcome=True, timeout=5)
     assert isinstance(error, ProviderError) and error.code == "provider.timeout" and error.retryable
@@ -386,7 +392,7 @@ async def test_a_mid_stream_stall_times_out_a_client_with_a_short_timeout(wire: 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_stall_before_the_headers_times_out_too(wire: str) -> None:
     with serve([{"parts": ["never"], "first_byte_delay": "forever"}]) as server:
-        events, error = await timed(provider(server, wire, timeout=0.3), request())
+        events, error = await timed(provider(server, wire, waits=bounded(0.3)), request())
     assert isinstance(error, ProviderError) and error.code == "provider.timeout"
     assert events == [] and "first_byte" not in server.requests[0]
 
@@ -451,37 +457,87 @@ async def test_invalid_json_in_a_chunk_is_a_malformed_stream(wire: str) -> None:
     assert len(deltas(events)) == 2
 
 
-_MALFORMED_BUG = ("issue 11 item 1: a well-formed JSON chunk that lacks a field the SDK reads ends the turn with a "
-                  "raw {} inside provider.failed (not retryable), not a clear provider.stream_malformed")
-
-
-@pytest.mark.parametrize("wire, kind", [
-    pytest.param("openai-chat", "no_choices", marks=pytest.mark.xfail(
-        strict=True, reason=_MALFORMED_BUG.format("TypeError: 'NoneType' object is not iterable (no `choices`)"))),
-    pytest.param("anthropic", "missing_field", marks=pytest.mark.xfail(
-        strict=True, reason=_MALFORMED_BUG.format("AttributeError (a content_block_delta without `delta`)"))),
-    ("openai", "missing_field"),
+@pytest.mark.parametrize("wire, kind, why", [
+    ("openai-chat", "no_choices", "a chunk without `choices`"),  # was TypeError inside provider.failed
+    ("anthropic", "missing_field", "AttributeError"),  # a content_block_delta without `delta`
+    ("openai", "missing_field", "delta"),  # an output_text.delta without its `delta`
 ])
-async def test_a_chunk_missing_a_field_is_a_malformed_stream(wire: str, kind: str) -> None:
+async def test_a_chunk_missing_a_field_is_a_malformed_stream(wire: str, kind: str, why: str) -> None:
     with serve([{"parts": [SENTENCE], "malformed": kind, "malformed_after_chunks": 2}]) as server:
         events, error = await timed(provider(server, wire), request())
     assert len(deltas(events)) == 2
     assert isinstance(error, ProviderError) and (error.code, error.retryable) == ("provider.stream_malformed", True), \
         error
+    assert "sent a response deferchat could not read" in error.message and why in error.message
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_usage_only_chunk_with_empty_choices_is_no_fault(wire: str) -> None:
+    """The closing usage chunk of Chat Completions has ``choices: []``: it is read, not refused."""
+    with serve([{"parts": ["Fine."], "usage": {"input_tokens": 9, "output_tokens": 2}}]) as server:
+        events, error = await timed(provider(server, wire), request(tools=[]))
+    assert error is None and events[-1][1].usage.output_tokens == 2
+    if wire == "openai-chat":
+        assert server.requests[0]["body"]["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_retry_after_beyond_the_cap_fails_at_once_saying_until_when(wire: str) -> None:
+    with serve([{"status": 429, "retry_after": 3600}] * 3) as server:
+        p = provider(server, wire, max_retries=2)  # the SDK's default
+        started = time.time()
+        events, error = await asyncio.wait_for(timed(p, request()), 10)
+        elapsed = time.time() - started
+    assert isinstance(error, ProviderError) and (error.code, error.status) == ("provider.rate_limited", 429)
+    assert "rate limited until " in error.message and "(retry-after 3600 s)" in error.message, error.message
+    assert "60 s" in error.message  # the cap it went past
+    assert events == [] and len(server.requests) == 1  # no retry, no sleep
+    assert elapsed < 2.0
+
+
+async def test_the_retry_after_cap_is_the_waits_own() -> None:
+    with serve([{"status": 503, "retry_after": 2}, {"parts": ["never sent"]}]) as server:
+        p = provider(server, "openai-chat", max_retries=2, waits=Waits(max_retry_after=1))
+        events, error = await timed(p, request())
+    assert isinstance(error, ProviderError) and (error.code, error.status) == ("provider.server_error", 503)
+    assert "(retry-after 2 s)" in error.message and "longer than the 1 s" in error.message
+    assert events == [] and len(server.requests) == 1
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 11 item 1: the Anthropic SDK honours any retry-after (here an hour) "
-                                       "and the adapter does not cap it, so the turn sleeps instead of failing with a "
-                                       "clear rate-limited error")
-async def test_a_retry_after_beyond_any_cap_fails_at_once() -> None:
-    with serve([{"status": 429, "retry_after": 3600}] * 3) as server:
-        p = provider(server, "anthropic", max_retries=2)  # the SDK's default
-        try:
-            _, error = await asyncio.wait_for(timed(p, request()), 2)
-        except TimeoutError:
-            error = None
-    assert isinstance(error, ProviderError) and error.code == "provider.rate_limited"
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_retry_after_within_the_cap_is_waited_out_and_announced(wire: str) -> None:
+    with serve([{"status": 429, "retry_after": 1}, {"parts": ["after the wait"]}]) as server:
+        p = provider(server, wire, max_retries=2)
+        events, error = await timed(p, request())
+    assert error is None and "".join(t for _, t in deltas(events)) == "after the wait"
+    first_at, retrying = events[0]
+    assert retrying == Retrying(seconds=1.0, attempt=1, reason="rate limited (HTTP 429)")
+    assert not any(isinstance(e, Retrying) for _, e in events[1:])
+    first, second = server.requests
+    assert (first["outcome"], second["outcome"]) == ("status", "completed")
+    assert second["received"] - first["received"] >= 0.95  # the wait announced is the wait taken
+    assert second["received"] - first_at >= 0.95  # and it was announced before it began
+
+
+async def test_retries_without_a_retry_after_use_the_sdks_backoff() -> None:
+    with serve([{"status": 500}, {"status": 529}, {"parts": ["third time"]}]) as server:
+        p = provider(server, "anthropic", max_retries=2)
+        events, error = await timed(p, request())
+    assert error is None and "".join(t for _, t in deltas(events)) == "third time"
+    waits = [e for _, e in events if isinstance(e, Retrying)]
+    assert [(w.attempt, w.reason) for w in waits] == [(1, "server error (HTTP 500)"), (2, "overloaded (HTTP 529)")]
+    # the SDK's INITIAL_RETRY_DELAY (0.5 s) doubling, less up to a quarter of jitter
+    assert 0.375 <= waits[0].seconds <= 0.5 and 0.75 <= waits[1].seconds <= 1.0
+    times = [r["received"] for r in server.requests]
+    assert times[1] - times[0] >= 0.37 and times[2] - times[1] >= 0.74
+
+
+async def test_a_retry_is_never_made_once_the_answer_has_begun() -> None:
+    with serve([{"parts": [SENTENCE], "error_after_chunks": 2, "error_status": 529}, {"parts": ["no"]}]) as server:
+        events, error = await timed(provider(server, "anthropic", max_retries=2), request())
+    assert isinstance(error, ProviderError) and error.code == "provider.overloaded"
+    assert len(server.requests) == 1 and not any(isinstance(e, Retrying) for _, e in events)
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -499,7 +555,7 @@ async def test_non_streamed_answers_can_be_cut_or_malformed(wire: str, fault: di
 
 async def test_a_non_streamed_answer_can_stall_between_headers_and_body() -> None:
     with serve([{"parts": [SENTENCE], "stall_after_chunks": 0}]) as server:
-        _, error = await timed(provider(server, "openai-chat", streaming=False, timeout=0.3), request())
+        _, error = await timed(provider(server, "openai-chat", streaming=False, waits=bounded(0.3)), request())
         [record] = server.wait_for(1, outcome=True, timeout=5)
     assert isinstance(error, ProviderError) and error.code == "provider.timeout"
     assert record["outcome"] == "client_closed" and "stalled" in record

@@ -17,7 +17,15 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from core.providers.profiles.anthropic import ANTHROPIC
-from core.providers.profiles.base import ModelAbilities, ModelSupportRule, NativeProvider, ProviderProfile, url_host
+from core.providers.profiles.base import (
+    DEFAULT_WAITS,
+    ModelAbilities,
+    ModelSupportRule,
+    NativeProvider,
+    ProviderProfile,
+    Waits,
+    url_host,
+)
 from core.providers.profiles.demo import DEMO
 from core.providers.profiles.openai_chat import COMPAT_VENDORS, LOCAL_HOSTS, LOCAL_SERVER_PORTS, OPENAI_CHAT
 from core.providers.profiles.openai_responses import OPENAI
@@ -50,6 +58,7 @@ __all__ = [
     "ANTHROPIC",
     "COMPAT_VENDORS",
     "DEFAULT_MODEL_SUPPORT",
+    "DEFAULT_WAITS",
     "DEMO",
     "LOCAL_HOSTS",
     "LOCAL_SERVER_PORTS",
@@ -63,6 +72,7 @@ __all__ = [
     "ModelSupportRule",
     "NativeProvider",
     "ProviderProfile",
+    "Waits",
     "model_support_table",
     "profile_for",
     "url_host",

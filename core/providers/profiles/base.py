@@ -55,6 +55,40 @@ class ModelAbilities:
     """The model-support row that decided ``native_tool_search``, if one matched."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Waits:
+    """How long deferchat waits on a provider, in seconds; each bound is its own
+    ``provider.timeout`` (see :mod:`core.providers._common`). The defaults are ``DEFAULT_WAITS``;
+    a profile may set others, ``[timeouts]`` in config.toml and the ``deferchat ask`` flags
+    override both."""
+
+    connect: float = 10.0
+    """To open the connection (TCP and TLS). Handshakes take well under a second; ten leaves
+    room for a slow network and a proxy without hiding a host that is down."""
+    first_byte: float = 60.0
+    """From sending a request to the first byte of the answer's body, in all (a server that
+    trickles its headers cannot stretch it). Long enough for a provider to read a large prompt
+    and start streaming; the genuine APIs open their streams with an event at once."""
+    idle: float = 60.0
+    """The longest silence between two pieces of a streamed answer, counted on the bytes
+    (keep-alive ``ping`` events and SSE comments count as life, as they reach the socket even
+    where the SDK drops them): Anthropic pings while it works, OpenAI sends a keep-alive event
+    every 30 s while a model reasons, so a minute with nothing at all is a stall."""
+    max_retry_after: float = 60.0
+    """The longest ``retry-after`` honoured before a retry. A server that asks for more fails
+    the request at once with ``provider.rate_limited`` saying until when."""
+
+    def __post_init__(self) -> None:
+        for name in ("connect", "first_byte", "idle"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"the {name} wait must be more than 0 seconds")
+        if not self.max_retry_after >= 0:
+            raise ValueError("max_retry_after must be 0 seconds or more")
+
+
+DEFAULT_WAITS = Waits()
+
+
 def url_host(url: str) -> str:
     """The lower-case host of a base URL (a bare ``host/path`` counts as https)."""
     return (urlsplit(url if "://" in url else f"https://{url}").hostname or "").lower()
@@ -96,6 +130,8 @@ class ProviderProfile:
     """A regular expression searched in the model name's last path segment: the models that reason."""
     thinking_models: str | None = None
     """A regular expression searched in the model name's last path segment: the models that can think."""
+    waits: Waits = DEFAULT_WAITS
+    """How long to wait on it (connect, first byte, idle gap, the retry-after cap)."""
     _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -4,12 +4,18 @@ Same vendor as the Responses profile, so the same key, environment variables, ho
 families; but Chat Completions has no native tool search anywhere (``tool_search`` and
 ``defer_loading`` are Responses-only), so ``auto`` always gives it active-tools. The compatible
 third parties and local servers it is pointed at are listed here only to name them in reasons.
+
+Its first byte may take long: Chat Completions streams nothing at all while a reasoning model
+thinks (OpenAI's, a minute and more at high effort; the Responses API sends keep-alive events
+instead), and a local server (Ollama, llama.cpp) loads the model and reads the whole prompt
+before its first chunk. Five minutes, where the other providers have one.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from core.providers.profiles.base import DEFAULT_WAITS
 from core.providers.profiles.openai_responses import OPENAI
 
 OPENAI_CHAT = replace(
@@ -19,6 +25,7 @@ OPENAI_CHAT = replace(
     native_strategy=None,
     native_search="",
     model_support=(),
+    waits=replace(DEFAULT_WAITS, first_byte=300.0),
 )
 
 # Hosts (and host suffixes) known to speak a genuine provider's protocol without being it.
