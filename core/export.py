@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from core.roster.models import RosterPlan
-from core.store import Store
+from core.store import InvocationRow, Store
 
 
 def _when(ts: float | None) -> str:
@@ -31,14 +31,14 @@ def chat_markdown(store: Store, chat_id: str) -> str:
     chat = store.chat(chat_id)
     if chat is None:
         raise KeyError(chat_id)
-    invocations = {inv["call_id"]: inv for inv in store.invocations(chat_id)}
-    lines = [f"# {chat['title'] or 'Chat'}", ""]
-    lines.append(f"- chat: `{chat['id']}`  ")
-    lines.append(f"- started: {_when(chat['created_at'])}  ")
-    lines.append(f"- provider: {chat['provider']} · model: {chat['model']}  ")
-    lines.append(f"- agent: {chat['agent_name']}@{chat['agent_version']} · strategy: {chat['strategy']} "
-                 f"({chat.get('strategy_reason') or 'no reason recorded'})  ")
-    plan_json = store.plan_json(chat["plan_id"]) if chat.get("plan_id") else None
+    invocations = {inv.call_id: inv for inv in store.invocations(chat_id)}
+    lines = [f"# {chat.title or 'Chat'}", ""]
+    lines.append(f"- chat: `{chat.id}`  ")
+    lines.append(f"- started: {_when(chat.created_at)}  ")
+    lines.append(f"- provider: {chat.provider} · model: {chat.model}  ")
+    lines.append(f"- agent: {chat.agent_name}@{chat.agent_version} · strategy: {chat.strategy} "
+                 f"({chat.strategy_reason or 'no reason recorded'})  ")
+    plan_json = store.plan_json(chat.plan_id) if chat.plan_id else None
     if plan_json:
         plan = RosterPlan.model_validate_json(plan_json)
         lines.append(f"- plan (pinned): {plan.builder} · {len(plan.defined_tool_names)} defined "
@@ -46,9 +46,9 @@ def chat_markdown(store: Store, chat_id: str) -> str:
                      f"({plan.index_tokens:,} tok) · {len(plan.skipped_tool_names)} skipped")
     lines.append("")
     for m in store.messages(chat_id):
-        for block in m["content"]:
+        for block in m.blocks:
             kind = block.get("type")
-            if kind == "text" and m["role"] == "user":
+            if kind == "text" and m.role == "user":
                 lines += ["## You", "", block["text"], ""]
             elif kind == "text":
                 lines += ["## Assistant", "", block["text"], ""]
@@ -62,21 +62,21 @@ def chat_markdown(store: Store, chat_id: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _tool_lines(block: dict[str, Any], inv: dict[str, Any] | None) -> list[str]:
+def _tool_lines(block: dict[str, Any], inv: InvocationRow | None) -> list[str]:
     name = block.get("name", "?")
     via = ""
     args: Any = block.get("input")
     if inv is not None:
-        name = inv["name"] or name
-        via = f" (via {inv['via']})" if inv.get("via") else ""
-        if inv.get("arguments"):
-            args = json.loads(inv["arguments"])
-    status = inv["status"] if inv else "not run"
-    code = f" · `{inv['error_code']}`" if inv and inv.get("error_code") else ""
+        name = inv.name or name
+        via = f" (via {inv.via})" if inv.via else ""
+        if inv.arguments:
+            args = json.loads(inv.arguments)
+    status = inv.status if inv else "not run"
+    code = f" · `{inv.error_code}`" if inv and inv.error_code else ""
     out = [f"### Tool: `{name}`{via} — {status}{code}", "", "Arguments:", "",
            _fence(json.dumps(args, indent=2, ensure_ascii=False), "json"), ""]
-    if inv and inv.get("model_result"):
-        out += ["Result:", "", _fence(inv["model_result"]), ""]
+    if inv and inv.model_result:
+        out += ["Result:", "", _fence(inv.model_result), ""]
     return out
 
 

@@ -30,6 +30,7 @@ from core.engine import ChatOptions, ChatSession, Engine
 from core.errors import UserFacingError
 from core.events import Event, TurnCompleted, TurnStarted
 from core.pipeline.approvals import ApprovalRequest, Decision, QueueApprover
+from core.store import ChatRow
 from tui.router import EventRouter
 from tui.screens.chats import ChatsScreen
 from tui.screens.dialogs import Confirm, TextPrompt
@@ -245,7 +246,7 @@ class DeferchatApp(App[int]):
         assert session.plan is not None
         plan = session.plan
         row = session.chat()
-        self.header_bar.set_chat(title=row["title"], provider=row["provider"], model=row["model"],
+        self.header_bar.set_chat(title=row.title, provider=row.provider, model=row.model,
                                  strategy=plan.strategy, reason=plan.strategy_reason, pinned=self.pinned)
         displays = {t.name: tool_display(t.name, t.remote_name, t.server) for t in plan.tools}
         self.router.reset(displays)
@@ -275,11 +276,11 @@ class DeferchatApp(App[int]):
                                              level="warning"))
             return
         row = pending[0]
-        placement = session.plan.placement_of(row["tool"]) if session.plan else None
+        placement = session.plan.placement_of(row.tool) if session.plan else None
         self.approval_queue.append(ApprovalView(
-            approval_id=row["id"], tool=row["tool"], side_effect=row["side_effect"] or "",
-            arguments=row["arguments"], via=row.get("via"), reason=row.get("reason") or "",
-            untrusted=bool(placement and placement.untrusted), display=self.router.displays.get(row["tool"], ""),
+            approval_id=row.id, tool=row.tool, side_effect=row.side_effect or "",
+            arguments=row.arguments, via=row.via, reason=row.reason or "",
+            untrusted=bool(placement and placement.untrusted), display=self.router.displays.get(row.tool, ""),
             parked=True))
         await self._show_next_approval()
 
@@ -301,7 +302,7 @@ class DeferchatApp(App[int]):
         await self.router.handle(message.event)
         if isinstance(message.event, (TurnStarted, TurnCompleted)) and self.session is not None:
             # the engine titles a chat from its first message (and the model may retitle it)
-            self.header_bar.set_title(self.session.chat()["title"])
+            self.header_bar.set_title(self.session.chat().title)
 
     # -- turns ------------------------------------------------------------------------------------
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
@@ -466,14 +467,14 @@ class DeferchatApp(App[int]):
             self.run_worker(self.export_chat(self.session.chat_id), exit_on_error=False)
 
     # -- chat operations (also used by the chats list, as its ChatOperations) -----------------------
-    def list_chats(self) -> list[dict[str, Any]]:
+    def list_chats(self) -> list[ChatRow]:
         return self.store.chats()
 
     async def rename_chat(self, chat_id: str) -> bool:
         row = self.store.chat(chat_id)
         if row is None:
             return False
-        title = await self.push_screen_wait(TextPrompt("Rename the chat", row["title"] or ""))
+        title = await self.push_screen_wait(TextPrompt("Rename the chat", row.title or ""))
         if not title:
             return False
         self.store.update_chat(chat_id, title=title[:80])
@@ -485,7 +486,7 @@ class DeferchatApp(App[int]):
         row = self.store.chat(chat_id)
         if row is None:
             return False
-        if not await self.push_screen_wait(Confirm(f"Delete \u201c{row['title']}\u201d for good? Its messages and "
+        if not await self.push_screen_wait(Confirm(f"Delete \u201c{row.title}\u201d for good? Its messages and "
                                                    "tool calls go with it.", yes="Delete")):
             return False
         current = self.session is not None and self.session.chat_id == chat_id
@@ -503,7 +504,7 @@ class DeferchatApp(App[int]):
         row = self.store.chat(chat_id)
         if row is None:
             return None
-        default = self.export_dir / f"{slug(row['title'] or 'chat')}.md"
+        default = self.export_dir / f"{slug(row.title or 'chat')}.md"
         answer = await self.push_screen_wait(TextPrompt("Export to Markdown (tool calls included)", str(default)))
         if not answer:
             return None

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from core.context.envelope import CLOSE_TAG, OPEN_TAG
 from core.events import Event, ModelToolSearch, ToolDiscovered, ToolRequested, parse_event
+from core.store import InvocationRow, MessageRow
 from core.tools import SideEffect
 
 log = logging.getLogger("deferchat.tui")
@@ -188,32 +189,32 @@ def _loads(value: Any) -> Any:
     return value
 
 
-def items_from_history(messages: list[dict[str, Any]], invocations: list[dict[str, Any]],
+def items_from_history(messages: Iterable[MessageRow], invocations: Iterable[InvocationRow],
                        displays: dict[str, str] | None = None) -> list[Item]:
     """The log of a stored chat: its messages in order, every tool call under the tool's own
     name (from its invocation row), tool results folded into their calls."""
-    by_call = {inv["call_id"]: inv for inv in invocations}
+    by_call = {inv.call_id: inv for inv in invocations}
     displays = displays or {}
     items: list[Item] = []
     for m in messages:
-        for block in m.get("content") or []:
+        for block in m.blocks:
             kind = block.get("type")
             if kind == "text" and block.get("text"):
-                items.append(UserItem(text=block["text"]) if m["role"] == "user" else AssistantItem(text=block["text"]))
+                items.append(UserItem(text=block["text"]) if m.role == "user" else AssistantItem(text=block["text"]))
             elif kind == "tool_use":
                 call_id = str(block.get("id") or "")
                 inv = by_call.get(call_id)
                 item = ToolItem(call_id=call_id, model_name=str(block.get("name") or "?"), arguments=block.get("input"))
                 if inv is not None:
-                    item.name = inv.get("name") or item.model_name
-                    item.via = inv.get("via")
-                    item.status = status_of_invocation(inv.get("status"))
-                    item.code = inv.get("error_code")
-                    item.message = inv.get("error_message")
-                    item.side_effect = inv.get("side_effect")
-                    if inv.get("arguments"):
-                        item.arguments = _loads(inv["arguments"])
-                    item.result = inv.get("model_result")
+                    item.name = inv.name or item.model_name
+                    item.via = inv.via
+                    item.status = status_of_invocation(inv.status)
+                    item.code = inv.error_code
+                    item.message = inv.error_message
+                    item.side_effect = inv.side_effect
+                    if inv.arguments:
+                        item.arguments = _loads(inv.arguments)
+                    item.result = inv.model_result
                     item.display = displays.get(item.name or "", "")
                 items.append(item)
             elif kind == "server_tool_use":

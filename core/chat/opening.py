@@ -23,7 +23,7 @@ from core.providers.base import Provider
 from core.roster.loader import Roster, load_roster
 from core.roster.models import AgentConfig, PlanInput, RosterPlan
 from core.roster.planner import plan_is_current, plan_roster
-from core.store import Store
+from core.store import ChatRow, Store
 from core.tokens import TokenEstimator
 from core.tools import ToolSpec
 
@@ -110,17 +110,17 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
                       provider=made, live=live, pinned=False)
 
 
-async def reopen(env: OpeningContext, row: dict[str, Any], opts: ChatOptions, events: EventLog,
+async def reopen(env: OpeningContext, row: ChatRow, opts: ChatOptions, events: EventLog,
                  servers: ChatServers) -> OpenedChat:
     """An existing chat with its stored plan; never re-planned."""
-    events.chat_id = row["id"]
-    plan_json = env.store.plan_json(row["plan_id"])
+    events.chat_id = row.id
+    plan_json = env.store.plan_json(row.plan_id) if row.plan_id else None
     if plan_json is None:
-        raise UserFacingError(f"chat {row['id']} has lost its plan; it cannot be reopened")
+        raise UserFacingError(f"chat {row.id} has lost its plan; it cannot be reopened")
     plan = RosterPlan.model_validate_json(plan_json)
-    sources = json.loads(row.get("sources") or "{}")
+    sources = json.loads(row.sources or "{}")
     try:
-        roster = load_roster(sources.get("roster") or row.get("roster") or env.settings.roster)
+        roster = load_roster(sources.get("roster") or row.roster or env.settings.roster)
     except UserFacingError as exc:
         # The roster is gone: the pinned plan still runs; nothing counts as live for resumes.
         events.emit(ev.ErrorEvent(code="roster.missing", message=str(exc)))
@@ -128,9 +128,9 @@ async def reopen(env: OpeningContext, row: dict[str, Any], opts: ChatOptions, ev
                                                             version=plan.agent.get("version", "?")),
                         configured=(), discovered=())
     extra = {"script": opts.script or sources.get("script"), "demo_delay": env.demo_delay}
-    made = env.provider_factory(row["provider"], row["model"], row.get("base_url"), extra)
+    made = env.provider_factory(row.provider, row.model, row.base_url, extra)
     await servers.start(roster, sources.get("mcp_config"), bool(sources.get("start_demo_servers", True)))
-    opened = OpenedChat(chat_id=row["id"], plan=plan, roster=roster, sources=sources, provider_name=row["provider"],
+    opened = OpenedChat(chat_id=row.id, plan=plan, roster=roster, sources=sources, provider_name=row.provider,
                         provider=made, live=servers.live_specs(roster), pinned=True)
     if not plan_is_current(plan):
         events.emit(ev.ErrorEvent(code="plan.not_current",

@@ -23,7 +23,7 @@ from core.pipeline.approvals import Approver
 from core.pipeline.policy import Policy
 from core.providers.base import Provider
 from core.roster.models import RosterPlan
-from core.store import Store
+from core.store import ApprovalRow, ChatRow, Store, TurnRow
 from core.tokens import TokenEstimator
 from core.tools import ToolSpec
 
@@ -96,7 +96,7 @@ class ChatSession:
     def approver(self) -> Approver:
         return self.turns.approver
 
-    def chat(self) -> dict[str, Any]:
+    def chat(self) -> ChatRow:
         row = self.store.chat(self.chat_id)
         assert row is not None
         return row
@@ -116,11 +116,11 @@ class ChatSession:
         self.events.emit(event)
 
     # -- turns -------------------------------------------------------------------------------------
-    def parked(self) -> dict[str, Any] | None:
+    def parked(self) -> TurnRow | None:
         """The chat's unfinished turn (parked on an approval, or interrupted), if any."""
         return self.turns.open_turn()
 
-    def pending_approvals(self) -> list[dict[str, Any]]:
+    def pending_approvals(self) -> list[ApprovalRow]:
         return self.store.pending_approvals(self.chat_id)
 
     async def send(self, text: str) -> TurnResult:

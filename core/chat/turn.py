@@ -29,7 +29,7 @@ from core.providers.base import (
     ModelRequest, Provider, ProviderError, ResponseDone, ServerToolUse, TextDelta, ToolSearchResult, ToolUse,
 )
 from core.roster.models import RosterPlan
-from core.store import Store
+from core.store import Store, TurnRow
 from core.tokens import TokenEstimator
 from core.tools import ToolSpec
 
@@ -70,7 +70,7 @@ class TurnLoop:
         self._busy = asyncio.Lock()
 
     # -- the turn's bounds -------------------------------------------------------------------------
-    def open_turn(self) -> dict[str, Any] | None:
+    def open_turn(self) -> TurnRow | None:
         """The chat's unfinished turn (parked on an approval, or interrupted), if any."""
         return self.store.open_turn(self.chat_id)
 
@@ -89,16 +89,16 @@ class TurnLoop:
         async with self._busy:
             open_turn = self.open_turn()
             if open_turn is not None:
-                raise UsageError(f"chat {self.chat_id} has an unfinished turn ({open_turn['status']}); answer its "
+                raise UsageError(f"chat {self.chat_id} has an unfinished turn ({open_turn.status}); answer its "
                                  f"approval or run `deferchat resume {self.chat_id}` first")
             parent = self.store.last_message_id(self.chat_id)
             msg_id = self.store.add_message(self.chat_id, "user", [{"type": "text", "text": text}], turn_id=None,
                                             parent_id=parent)
             turn_id = self.store.start_turn(self.chat_id, msg_id)
-            self.store.db["messages"].update(msg_id, {"turn_id": turn_id})
+            self.store.set_message_turn(msg_id, turn_id)
             self._begin(turn_id)
             chat = self.store.chat(self.chat_id)
-            if chat is not None and chat["title"] in UNTITLED:
+            if chat is not None and chat.title in UNTITLED:
                 self.store.update_chat(self.chat_id, title=title_from(text))
                 self.events.emit(ev.ChatTitled(title=title_from(text)))
             self.events.emit(ev.TurnStarted(turn_id=turn_id, text=text))
@@ -112,7 +112,7 @@ class TurnLoop:
                 raise UsageError(f"chat {self.chat_id} has nothing to resume")
             if approver is not None:
                 self.approver = approver
-            turn_id = turn["id"]
+            turn_id = turn.id
             self.store.update_turn(turn_id, status="running")
             self._begin(turn_id)
             self.events.emit(ev.TurnStarted(turn_id=turn_id, resumed=True))
@@ -129,7 +129,7 @@ class TurnLoop:
 
     # -- steps -------------------------------------------------------------------------------------
     def _history(self) -> list[dict[str, Any]]:
-        return [{"role": m["role"], "content": m["content"]} for m in self.store.messages(self.chat_id)]
+        return [{"role": m.role, "content": m.blocks} for m in self.store.messages(self.chat_id)]
 
     def _add(self, role: str, content: list[dict[str, Any]], turn_id: str) -> str:
         return self.store.add_message(self.chat_id, role, content, turn_id=turn_id,

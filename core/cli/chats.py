@@ -22,12 +22,12 @@ def run(args: argparse.Namespace) -> int:
         rows = store.chats()
         if args.json:
             for r in rows:
-                print(json.dumps({k: r.get(k) for k in _LIST_KEYS}))
+                print(json.dumps({k: getattr(r, k) for k in _LIST_KEYS}))
             return EXIT_OK
         if not rows:
             print("no chats yet: run `deferchat` or `deferchat ask PROMPT`")
         for r in rows:
-            print(f"{r['id']}  {r['status']:<7}  {r['provider']}/{r['model']}  {r['strategy']:<12}  {r['title']}")
+            print(f"{r.id}  {r.status:<7}  {r.provider}/{r.model}  {r.strategy:<12}  {r.title}")
         return EXIT_OK
     if not args.chat_id:
         raise UsageError(f"chats {action} needs a chat id")
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if action in ("show", "export"):
         if action == "export" and not args.md:
             raise UsageError("chats export writes Markdown: pass --md")
-        text = chat_markdown(store, chat["id"])
+        text = chat_markdown(store, chat.id)
         if args.output:
             from pathlib import Path
 
@@ -51,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
     if action == "rename":
         if not args.title:
             raise UsageError("chats rename needs --title")
-        store.update_chat(chat["id"], title=args.title)
+        store.update_chat(chat.id, title=args.title)
         return EXIT_OK
     if action == "delete":
-        store.delete_chat(chat["id"])
-        print(f"deleted {chat['id']}", file=sys.stderr)
+        store.delete_chat(chat.id)
+        print(f"deleted {chat.id}", file=sys.stderr)
         return EXIT_OK
     raise UsageError(f"unknown chats action {action!r}")

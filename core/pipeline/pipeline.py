@@ -26,7 +26,7 @@ from core.pipeline.canonical import CanonicalError
 from core.pipeline.policy import Policy
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
-from core.store import Store, now
+from core.store import InvocationRow, Store, now
 from core.tools import Origin, SideEffect, ToolResult, ToolSpec, canonical_json
 
 MAX_MODEL_RESULT_CHARS = 16_000
@@ -196,7 +196,7 @@ class Pipeline:
         arguments: Any = raw_input
         spec: ToolSpec | None = None
         inv = ctx.store.invocation(ctx.chat_id, call_id)
-        inv_id = inv["id"] if inv else None
+        inv_id = inv.id if inv else None
         requested = False
 
         def ensure_row(status: str, **fields: Any) -> str:
@@ -260,7 +260,7 @@ class Pipeline:
                 raise _Stop(codes.DENIED_HARDLINE, f"{name} is denied by a hardline rule: {line.reason}", denied=True)
 
             # Resuming a parked run: the tool must still be what was pinned.
-            if resuming and inv and inv["status"] == "awaiting_approval":
+            if resuming and inv and inv.status == "awaiting_approval":
                 live = ctx.tools.live_pin(name)
                 if live != spec.content_hash():
                     state = "is no longer offered" if live is None else "has changed since the chat pinned it"
@@ -275,9 +275,9 @@ class Pipeline:
 
             # 9. idempotency: a call id seen before in this chat is answered from the store
             inv = ctx.store.invocation(ctx.chat_id, call_id)
-            if inv and inv["status"] in ("completed", "failed", "unknown"):
+            if inv and inv.status in ("completed", "failed", "unknown"):
                 return self._replay(inv, spec, name, via, call_id)
-            if inv and inv["status"] == "running":
+            if inv and inv.status == "running":
                 if not side_effect.is_read:
                     raise _Stop(codes.OUTCOME_UNKNOWN,
                                 f"{name} was interrupted while running; it changes the world, so it is not run "
@@ -285,7 +285,7 @@ class Pipeline:
                 # a read interrupted mid-call is simply run again
 
             # 10. invoke
-            ensure_row("running", started_at=now())
+            inv_id = ensure_row("running", started_at=now())
             self._emit(ev.ToolStarted(call_id=call_id, name=name, via=via))
             try:
                 result = await ctx.tools.run(spec, arguments, call_id)
@@ -327,13 +327,13 @@ class Pipeline:
             self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope="chat"))
             return True
         stored = ctx.store.approval_for_call(ctx.chat_id, call_id)
-        if stored and stored["status"] == "allowed":
+        if stored and stored.status == "allowed":
             return True
-        if stored and stored["status"] == "denied":
+        if stored and stored.status == "denied":
             raise _Stop(codes.DENIED_APPROVAL, f"{name} was denied by the owner", denied=True)
         inv_id = ensure_row("awaiting_approval")
-        if stored and stored["status"] == "pending":
-            appr_id = stored["id"]
+        if stored and stored.status == "pending":
+            appr_id = stored.id
         else:
             appr_id = ctx.store.create_approval(chat_id=ctx.chat_id, turn_id=ctx.turn_id, invocation_id=inv_id,
                                                 call_id=call_id, tool=name, via=via, side_effect=side_effect.value,
@@ -356,17 +356,17 @@ class Pipeline:
         self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope=scope))
         return True
 
-    def _replay(self, inv: dict[str, Any], spec: ToolSpec, name: str, via: str | None, call_id: str) -> Outcome:
-        is_error = bool(inv["is_error"])
-        text = inv["model_result"] or ""
-        if inv["status"] == "completed":
-            result = ToolResult.model_validate(json.loads(inv["result"])) if inv["result"] else ToolResult()
+    def _replay(self, inv: InvocationRow, spec: ToolSpec, name: str, via: str | None, call_id: str) -> Outcome:
+        is_error = bool(inv.is_error)
+        text = inv.model_result or ""
+        if inv.status == "completed":
+            result = ToolResult.model_validate(json.loads(inv.result)) if inv.result else ToolResult()
             self._emit(ev.ToolCompleted(call_id=call_id, name=name, via=via, result=self._event_result(result),
                                         replayed=True))
         else:
             self._emit(ev.ToolFailed(call_id=call_id, name=name, via=via,
-                                     code=inv["error_code"] or codes.EXECUTION_FAILED,
-                                     message=(inv["error_message"] or text)[:500]))
+                                     code=inv.error_code or codes.EXECUTION_FAILED,
+                                     message=(inv.error_message or text)[:500]))
         return Outcome(self._result_block(call_id, text, is_error), name=name, via=via, status="replayed")
 
     @staticmethod

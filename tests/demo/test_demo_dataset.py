@@ -202,7 +202,7 @@ async def test_a_real_provider_chat_never_sees_demo_rows_even_with_the_demo_serv
                                                  strategy="wrapper", start_demo_servers=True),
                                approver=FixedApprover(Decision.ALLOW_ONCE), subscribers=[events.append])
     try:
-        assert s.chat()["provider"] == "anthropic"
+        assert s.chat().provider == "anthropic"
         result = await s.send("what is on my plate?")
     finally:
         await s.close()

@@ -144,7 +144,7 @@ async def test_switching_twice_quickly_opens_both_in_turn_and_closes_the_first(e
         app.open_session(None)
         app.open_session(None)
         await until(pilot, lambda: len(engine.store.chats()) == 3 and app.session is not None
-                    and app.session.chat_id == engine.store.chats()[0]["id"])
+                    and app.session.chat_id == engine.store.chats()[0].id)
         await opened(pilot)
         assert first.chat_id != app.session.chat_id
         assert not any(w.group == "session" and not w.is_finished for w in app.workers)

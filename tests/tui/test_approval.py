@@ -67,7 +67,7 @@ async def test_bar_replaces_the_input_rings_and_ignores_keys_for_half_a_second(e
         assert app.approval_bar is None and app.composer.display
         call = the_call(app)
         assert call.status == DENIED and call.code == "tool.denied.approval"
-        assert engine.store.approval(bar.view.approval_id)["status"] == "denied"
+        assert engine.store.approval(bar.view.approval_id).status == "denied"
 
 
 @pytest.mark.parametrize(("key", "decision", "scope"), [("y", "allowed", "once"), ("a", "allowed", "chat")])
@@ -82,7 +82,7 @@ async def test_allow_keys(engine, clock, key: str, decision: str, scope: str) ->
         await pilot.press(key)
         await settled(pilot)
         row = engine.store.approval(approval_id)
-        assert (row["status"], row["scope"]) == (decision, scope)
+        assert (row.status, row.scope) == (decision, scope)
         assert engine.store.granted(app.session.chat_id, "mcp.bland_call.start_call") is (scope == "chat")
         # no demo servers run in this test, so the allowed call fails as unavailable, under its own name
         call = the_call(app)
@@ -151,7 +151,7 @@ async def test_quitting_with_an_open_approval_leaves_it_for_the_reopened_chat(en
         chat_id = app.session.chat_id
         approval_id = app.approval_bar.view.approval_id
         await pilot.press("ctrl+q")
-    assert [a["id"] for a in engine.store.pending_approvals(chat_id)] == [approval_id]
+    assert [a.id for a in engine.store.pending_approvals(chat_id)] == [approval_id]
 
     app = make_app(engine, open_chat=chat_id)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -162,7 +162,7 @@ async def test_quitting_with_an_open_approval_leaves_it_for_the_reopened_chat(en
         await pilot.press("y")
         await until(pilot, lambda: app.session.parked() is None)
         await settled(pilot)
-        assert engine.store.approval(approval_id)["status"] == "allowed"
+        assert engine.store.approval(approval_id).status == "allowed"
         # no demo servers here: the allowed call fails as unavailable, and the turn finishes
         assert the_call(app).status == FAILED and the_call(app).code == "tool.unavailable"
 

@@ -3,10 +3,12 @@ Markdown with the tool calls; the plan inspector and the what-if view."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from textual.widgets import DataTable, Input, Select, TextArea
 
+from core.store import ChatRow
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
 from tui.screens.chats import ChatsScreen
 from tui.screens.dialogs import Confirm, TextPrompt
@@ -50,7 +52,7 @@ async def test_new_list_and_reopen_a_chat_with_its_pinned_plan(engine) -> None:
         assert "pinned" in str(app.header_bar.badge.render())
         texts = [getattr(i, "text", "") for i in app.log_view.items]
         assert texts[0] == "first chat" and texts[1].startswith("Here is the **plan**")
-        assert engine.store.chat(first)["plan_id"] == app.session.chat()["plan_id"]
+        assert engine.store.chat(first).plan_id == app.session.chat().plan_id
 
 
 async def test_rename_delete_and_export(engine, tmp_path: Path) -> None:
@@ -68,7 +70,7 @@ async def test_rename_delete_and_export(engine, tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, TextPrompt))
         app.screen.query_one(Input).value = "Standup moves"
         await pilot.press("enter")
-        await until(pilot, lambda: engine.store.chat(chat_id)["title"] == "Standup moves")
+        await until(pilot, lambda: engine.store.chat(chat_id).title == "Standup moves")
         assert str(app.header_bar.title_label.render()) == "Standup moves"
 
         await pilot.press("ctrl+s")
@@ -117,7 +119,7 @@ async def test_what_if_plans_side_by_side_without_replanning_the_chat(engine) ->
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot)
         pinned = app.session.plan
-        plan_id = app.session.chat()["plan_id"]
+        plan_id = app.session.chat().plan_id
         await pilot.press("ctrl+t")
         await until(pilot, lambda: isinstance(app.screen, WhatIfScreen) and app.screen.result is not None)
         screen = app.screen
@@ -137,7 +139,7 @@ async def test_what_if_plans_side_by_side_without_replanning_the_chat(engine) ->
         assert "Defined" in str(screen.query_one("#whatif-other").render())
         await pilot.press("escape")
         # the chat's own plan is untouched
-        assert app.session.plan is pinned and app.session.chat()["plan_id"] == plan_id
+        assert app.session.plan is pinned and app.session.chat().plan_id == plan_id
         assert app.roster.plan is pinned
 
 
@@ -161,23 +163,21 @@ class FakeChats:
     """ChatOperations without an app or a store: the chats list needs nothing else."""
 
     def __init__(self) -> None:
-        self.rows = [{"id": "c1", "title": "first", "status": "idle", "provider": "demo", "model": "m",
-                      "strategy": "wrapper", "updated_at": 0.0},
-                     {"id": "c2", "title": "second", "status": "idle", "provider": "demo", "model": "m",
-                      "strategy": "openai", "updated_at": 0.0}]
+        self.rows = [ChatRow(id="c1", title="first", status="idle", provider="demo", model="m", strategy="wrapper"),
+                     ChatRow(id="c2", title="second", status="idle", provider="demo", model="m", strategy="openai")]
         self.calls: list[tuple[str, str]] = []
 
-    def list_chats(self) -> list[dict]:
+    def list_chats(self) -> list[ChatRow]:
         return list(self.rows)
 
     async def rename_chat(self, chat_id: str) -> bool:
         self.calls.append(("rename", chat_id))
-        next(r for r in self.rows if r["id"] == chat_id)["title"] = "renamed"
+        self.rows = [dataclasses.replace(r, title="renamed") if r.id == chat_id else r for r in self.rows]
         return True
 
     async def delete_chat(self, chat_id: str) -> bool:
         self.calls.append(("delete", chat_id))
-        self.rows = [r for r in self.rows if r["id"] != chat_id]
+        self.rows = [r for r in self.rows if r.id != chat_id]
         return True
 
     async def export_chat(self, chat_id: str) -> Path | None:

@@ -143,7 +143,7 @@ def test_chats_list(snap_compare, engine: Engine) -> None:
         await until(pilot, lambda: app.session is not None and app.log_view.items == [])
         await opened(pilot)
         for n, row in enumerate(engine.store.chats()):
-            engine.store.update_chat(row["id"], updated_at=FIXED_TIME - 60 * n)
+            engine.store.update_chat(row.id, updated_at=FIXED_TIME - 60 * n)
         await pilot.press("ctrl+o")
         await until(pilot, lambda: isinstance(app.screen, ChatsScreen))
 

@@ -6,6 +6,7 @@ import json
 
 from core import events as ev
 from core.roster.models import Placement
+from core.store import InvocationRow, MessageRow
 from core.tools import SideEffect
 from tests.helpers import production_plan
 from tui.state import (
@@ -35,20 +36,22 @@ from tui.widgets.roster import badge_style
 
 def test_history_folds_results_into_calls_under_the_tools_own_name() -> None:
     messages = [
-        {"role": "user", "content": [{"type": "text", "text": "call the office"}]},
-        {"role": "assistant", "content": [
+        MessageRow(id="m1", role="user", content=[{"type": "text", "text": "call the office"}]),
+        MessageRow(id="m2", role="assistant", content=[
             {"type": "text", "text": "Through the wrapper."},
             {"type": "tool_use", "id": "c1", "name": "tool.call",
              "input": {"name": "mcp.bland_call.start_call", "arguments": {"phone_number": "+1"}}},
-        ]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]},
-        {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "input": {"query": "mail"}},
-                                          {"type": "tool_search_tool_result", "content": {
-                                              "tool_references": [{"tool_name": "mcp.gmail_work.send_message"}]}}]},
+        ]),
+        MessageRow(id="m3", role="user", content=[{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]),
+        MessageRow(id="m4", role="assistant", content=[
+            {"type": "server_tool_use", "id": "s", "input": {"query": "mail"}},
+            {"type": "tool_search_tool_result", "content": {
+                "tool_references": [{"tool_name": "mcp.gmail_work.send_message"}]}}]),
     ]
-    invocations = [{"call_id": "c1", "name": "mcp.bland_call.start_call", "via": "tool.call", "status": "denied",
-                    "error_code": "tool.denied.approval", "error_message": "denied by the owner",
-                    "arguments": '{"phone_number": "+1"}', "side_effect": "NETWORK_WRITE", "model_result": "x"}]
+    invocations = [InvocationRow(id="inv1", call_id="c1", name="mcp.bland_call.start_call", via="tool.call",
+                                 status="denied", error_code="tool.denied.approval",
+                                 error_message="denied by the owner", arguments='{"phone_number": "+1"}',
+                                 side_effect="NETWORK_WRITE", model_result="x")]
     items = items_from_history(messages, invocations,
                                {"mcp.bland_call.start_call": "start_call (mcp.bland_call.start_call)"})
     kinds = [type(i) for i in items]

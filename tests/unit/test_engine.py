@@ -102,7 +102,7 @@ async def test_park_survives_a_restart_and_resume_allows(env):
     await s.close()
     # a new process: a new engine on the same database
     s2 = await Engine(Store(env / "db.sqlite")).open_chat(chat_id)
-    assert s2.parked() is not None and [a["tool"] for a in s2.pending_approvals()] == ["notes.erase"]
+    assert s2.parked() is not None and [a.tool for a in s2.pending_approvals()] == ["notes.erase"]
     events2 = []
     s2.subscribe(events2.append)
     result = await s2.resume(FixedApprover(Decision.ALLOW_ONCE))
@@ -146,7 +146,7 @@ async def test_sending_while_parked_is_refused_and_nothing_is_lost(env):
 
     with pytest.raises(UsageError, match="unfinished turn"):
         await s.send("something else")
-    assert [m["role"] for m in s.store.messages(s.chat_id)] == ["user", "assistant"]
+    assert [m.role for m in s.store.messages(s.chat_id)] == ["user", "assistant"]
     await s.close()
 
 
@@ -157,7 +157,7 @@ async def test_provider_errors_become_events_and_keep_the_users_message(env):
     err = next(e for e in events if e.type == "error")
     assert err.code == "script.exhausted"
     msgs = s.store.messages(s.chat_id)
-    assert msgs[0]["content"][0]["text"] == "hello"
+    assert msgs[0].blocks[0]["text"] == "hello"
     await s.close()
 
 

@@ -91,8 +91,8 @@ async def test_unwrap_renames_to_the_deferred_tool_and_keeps_the_call_id():
         assert e.call_id == "toolu_42" and e.name == "notes.write" and e.via == "tool.call"
     assert out.result_block["tool_use_id"] == "toolu_42" and "is_error" not in out.result_block
     rows = h.store.invocations(h.chat_id)
-    assert len(rows) == 1 and rows[0]["name"] == "notes.write" and rows[0]["via"] == "tool.call"
-    assert rows[0]["call_id"] == "toolu_42" and rows[0]["status"] == "completed"
+    assert len(rows) == 1 and rows[0].name == "notes.write" and rows[0].via == "tool.call"
+    assert rows[0].call_id == "toolu_42" and rows[0].status == "completed"
 
 
 async def test_a_read_is_allowed_without_approval_and_a_direct_deferred_call_resolves_against_pins():
@@ -232,8 +232,8 @@ async def test_park_stores_the_approval_and_a_resume_answers_it():
     out = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "x"}})
     assert out.parked and out.result_block is None and h.calls == []
     inv = h.store.invocation(h.chat_id, "call_1")
-    assert inv["status"] == "awaiting_approval"
-    assert [a["tool"] for a in h.store.pending_approvals(h.chat_id)] == ["notes.write"]
+    assert inv.status == "awaiting_approval"
+    assert [a.tool for a in h.store.pending_approvals(h.chat_id)] == ["notes.write"]
     # A fresh pipeline (as after a restart) with an answer: the same approval row is decided.
     h.ctx.approver = FixedApprover(Decision.ALLOW_ONCE)
     out = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "x"}}, resuming=True)
@@ -278,7 +278,7 @@ async def test_an_interrupted_write_is_never_rerun_and_an_interrupted_read_is():
     out = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "x"}}, call_id="w1")
     assert h.calls == [] and h.last("tool.failed").code == codes.OUTCOME_UNKNOWN
     assert "not run again" in out.result_block["content"]
-    assert h.store.invocation(h.chat_id, "w1")["status"] == "unknown"
+    assert h.store.invocation(h.chat_id, "w1").status == "unknown"
     again = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "x"}}, call_id="w1")
     assert h.calls == [] and again.result_block["is_error"]
     h.store.create_invocation(chat_id=h.chat_id, turn_id="t0", call_id="r1", name="notes.read", arguments={},
@@ -310,5 +310,5 @@ async def test_untrusted_results_stay_enveloped_and_large_ones_are_cut_but_kept(
     envs = envelope.find_envelopes(text)
     assert len(envs) == 1 and text.count("<<<") == 2
     assert "result cut at 16,000" in text and h.last("tool.completed").truncated
-    stored = json.loads(h.store.invocation(h.chat_id, "call_1")["result"])
+    stored = json.loads(h.store.invocation(h.chat_id, "call_1").result)
     assert stored["content"][0]["text"] == evil

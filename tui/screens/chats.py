@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
@@ -19,12 +19,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from core.store import ChatRow
+
 
 class ChatOperations(Protocol):
     """What the chats list needs: the stored chats, and the operations on one. Each operation
     asks the owner what it needs (a title, a confirmation, a path) and says whether it did it."""
 
-    def list_chats(self) -> list[dict[str, Any]]: ...
+    def list_chats(self) -> list[ChatRow]: ...
 
     async def rename_chat(self, chat_id: str) -> bool: ...
 
@@ -71,9 +73,9 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
         table = self.query_one(DataTable)
         table.clear()
         for row in self.chats.list_chats():
-            table.add_row("\u25cf" if row["id"] == self.current else "", Text(row["title"] or "New chat"),
-                          row["status"], f"{row['provider']}/{row['model']}", row["strategy"],
-                          when(row["updated_at"]), key=row["id"])
+            table.add_row("\u25cf" if row.id == self.current else "", Text(row.title or "New chat"),
+                          row.status, f"{row.provider}/{row.model}", row.strategy,
+                          when(row.updated_at), key=row.id)
         if table.row_count and self.current is not None:
             with contextlib.suppress(Exception):  # the current chat is not stored (yet)
                 table.move_cursor(row=table.get_row_index(self.current))

@@ -1,0 +1,139 @@
+"""The rows the store hands back: one frozen dataclass per table that code reads fields of.
+
+Each has every column of its table as the migrations in :mod:`core.store.migrations` made it.
+A column the store writes on every row is typed as its value (``str``, ``float``); one it may
+leave NULL is ``X | None``. A column a newer version added is ignored, so an old reader never
+trips over a new writer's row. JSON columns stay text except ``messages.content``, which every
+reader wants parsed (:attr:`MessageRow.blocks`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Self
+
+_KNOWN: dict[type, frozenset[str]] = {}
+
+
+class _Row:
+    """What every row type shares: built from a cursor's column names and values."""
+
+    __slots__ = ()
+
+    @classmethod
+    def known_columns(cls) -> frozenset[str]:
+        known = _KNOWN.get(cls)
+        if known is None:
+            known = _KNOWN[cls] = frozenset(f.name for f in fields(cls))  # type: ignore[arg-type]
+        return known
+
+    @classmethod
+    def from_values(cls, names: Sequence[str], values: Sequence[Any]) -> Self:
+        known = cls.known_columns()
+        return cls(**{n: v for n, v in zip(names, values, strict=True) if n in known})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRow(_Row):
+    id: str
+    title: str = ""
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    agent_name: str | None = None
+    agent_version: str | None = None
+    roster: str | None = None
+    plan_id: str | None = None
+    builder: str | None = None
+    strategy: str = ""
+    policy: str | None = None
+    provider: str = ""
+    model: str = ""
+    base_url: str | None = None
+    status: str = "idle"  # idle | running | parked
+    strategy_reason: str | None = None
+    deleted: int = 0
+    sources: str | None = None  # JSON: where the chat's tools came from (roster, mcp_config, script, ...)
+
+    def sources_dict(self) -> dict[str, Any]:
+        value = json.loads(self.sources or "{}")
+        return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow(_Row):
+    id: str
+    chat_id: str = ""
+    user_message_id: str | None = None
+    status: str = "running"  # running | parked | done | failed
+    steps: int = 0
+    started_at: float = 0.0
+    ended_at: float | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow(_Row):
+    id: str
+    chat_id: str = ""
+    parent_id: str | None = None
+    turn_id: str | None = None
+    role: str = "user"  # user | assistant
+    content: list[dict[str, Any]] | None = None  # Anthropic-shaped blocks, parsed
+    created_at: float = 0.0
+
+    @classmethod
+    def from_values(cls, names: Sequence[str], values: Sequence[Any]) -> Self:
+        row = dict(zip(names, values, strict=True))
+        if isinstance(row.get("content"), str):
+            row["content"] = json.loads(row["content"])
+        known = cls.known_columns()
+        return cls(**{n: v for n, v in row.items() if n in known})
+
+    @property
+    def blocks(self) -> list[dict[str, Any]]:
+        return self.content or []
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationRow(_Row):
+    id: str
+    chat_id: str = ""
+    turn_id: str | None = None
+    call_id: str = ""
+    name: str = ""  # the tool's own name (a deferred tool reached through tool.call included)
+    via: str | None = None
+    arguments: str | None = None  # JSON
+    side_effect: str | None = None
+    pin: str | None = None
+    status: str = "requested"  # requested | awaiting_approval | running | completed | failed | denied | unknown
+    result: str | None = None  # JSON of the whole ToolResult
+    model_result: str | None = None  # what the model read
+    is_error: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+    created_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRow(_Row):
+    id: str
+    chat_id: str = ""
+    turn_id: str | None = None
+    invocation_id: str | None = None
+    call_id: str = ""
+    tool: str = ""
+    via: str | None = None
+    side_effect: str | None = None
+    arguments: str | None = None  # JSON
+    reason: str | None = None
+    status: str = "pending"  # pending | allowed | denied
+    scope: str | None = None  # once | chat
+    created_at: float = 0.0
+    decided_at: float | None = None

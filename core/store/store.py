@@ -1,0 +1,216 @@
+"""The store: typed access to the database. Every method is a small transaction of its own.
+
+Read methods return the frozen rows of :mod:`core.store.rows`; ``events`` returns each stored
+event's JSON, loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlite_utils import Database
+
+from core.store.database import open_db
+from core.store.ids import new_id, now
+from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, TurnRow, _Row
+from core.store.token_cache import TokenCache
+
+R = TypeVar("R", bound=_Row)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _insert(db: Database, table: str, row: dict[str, Any]) -> None:
+    """A plain INSERT: the per-call hot path skips sqlite-utils' table introspection."""
+    cols = ", ".join(f"[{k}]" for k in row)
+    db.execute(f"insert into [{table}] ({cols}) values ({', '.join('?' for _ in row)})", list(row.values()))
+
+
+def _update(db: Database, table: str, pk: str, fields: dict[str, Any]) -> None:
+    if fields:
+        sets = ", ".join(f"[{k}] = ?" for k in fields)
+        db.execute(f"update [{table}] set {sets} where id = ?", [*fields.values(), pk])
+
+
+def _select(db: Database, row_type: type[R], sql: str, params: list[Any]) -> list[R]:
+    cur = db.execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [row_type.from_values(names, r) for r in cur.fetchall()]
+
+
+def _first(rows: list[R]) -> R | None:
+    return rows[0] if rows else None
+
+
+class Store:
+    """Typed access to the database. Every method is a small transaction of its own."""
+
+    def __init__(self, db: Database | str | Path | None = None):
+        self.db = db if isinstance(db, Database) else open_db(db)
+        self.token_cache = TokenCache(self.db)
+
+    # chats ---------------------------------------------------------------------------------
+    def create_chat(self, **fields: Any) -> str:
+        chat_id = fields.pop("id", None) or new_id("chat")
+        t = now()
+        row = {"id": chat_id, "title": fields.pop("title", "New chat"), "created_at": t, "updated_at": t,
+               "status": "idle", "deleted": 0}
+        row.update(fields)
+        self.db.table("chats").insert(row)
+        return chat_id
+
+    def chat(self, chat_id: str) -> ChatRow | None:
+        return _first(_select(self.db, ChatRow, "select * from chats where id = ? and deleted = 0", [chat_id]))
+
+    def find_chat(self, prefix: str) -> ChatRow | None:
+        """The chat with this id, or the only one whose id starts with ``prefix``."""
+        exact = self.chat(prefix)
+        if exact:
+            return exact
+        rows = _select(self.db, ChatRow, "select * from chats where id like ? and deleted = 0 limit 2",
+                       [prefix + "%"])
+        return rows[0] if len(rows) == 1 else None
+
+    def chats(self, limit: int = 200) -> list[ChatRow]:
+        return _select(self.db, ChatRow, "select * from chats where deleted = 0 order by updated_at desc limit ?",
+                       [limit])
+
+    def update_chat(self, chat_id: str, **fields: Any) -> None:
+        fields.setdefault("updated_at", now())
+        self.db.table("chats").update(chat_id, fields)
+
+    def delete_chat(self, chat_id: str) -> None:
+        """Deleting removes the chat's messages, events and calls for good."""
+        with self.db.atomic():
+            for table in ("messages", "events", "approvals", "grants", "invocations", "turns"):
+                self.db.table(table).delete_where("chat_id = ?", [chat_id])
+            self.db.table("chats").delete_where("id = ?", [chat_id])
+
+    # plans ---------------------------------------------------------------------------------
+    def save_plan(self, plan_json: str, builder: str) -> str:
+        plan_id = "plan_" + hashlib.sha256(plan_json.encode()).hexdigest()[:24]
+        self.db.table("plans").insert({"id": plan_id, "builder": builder, "json": plan_json, "created_at": now()},
+                                ignore=True)
+        return plan_id
+
+    def plan_json(self, plan_id: str) -> str | None:
+        row = self.db.execute("select json from plans where id = ?", [plan_id]).fetchone()
+        return row[0] if row else None
+
+    # messages ------------------------------------------------------------------------------
+    def add_message(self, chat_id: str, role: str, content: list[dict[str, Any]], *, turn_id: str | None,
+                    parent_id: str | None) -> str:
+        msg_id = new_id("msg")
+        _insert(self.db, "messages", {"id": msg_id, "chat_id": chat_id, "parent_id": parent_id, "turn_id": turn_id,
+                                      "role": role, "content": _dumps(content), "created_at": now()})
+        self.update_chat(chat_id)
+        return msg_id
+
+    def set_message_turn(self, msg_id: str, turn_id: str) -> None:
+        """The turn a message opened (a user message is stored just before its turn starts)."""
+        _update(self.db, "messages", msg_id, {"turn_id": turn_id})
+
+    def messages(self, chat_id: str) -> list[MessageRow]:
+        return _select(self.db, MessageRow, "select * from messages where chat_id = ? order by created_at, rowid",
+                       [chat_id])
+
+    def last_message_id(self, chat_id: str) -> str | None:
+        row = self.db.execute("select id from messages where chat_id = ? order by created_at desc, rowid desc "
+                              "limit 1", [chat_id]).fetchone()
+        return row[0] if row else None
+
+    # turns ---------------------------------------------------------------------------------
+    def start_turn(self, chat_id: str, user_message_id: str | None) -> str:
+        turn_id = new_id("turn")
+        _insert(self.db, "turns", {"id": turn_id, "chat_id": chat_id, "user_message_id": user_message_id,
+                                   "status": "running", "steps": 0, "started_at": now()})
+        self.update_chat(chat_id, status="running")
+        return turn_id
+
+    def update_turn(self, turn_id: str, **fields: Any) -> None:
+        _update(self.db, "turns", turn_id, fields)
+
+    def end_turn(self, turn_id: str, chat_id: str, status: str, error: str | None = None) -> None:
+        _update(self.db, "turns", turn_id, {"status": status, "ended_at": now(), "error": error})
+        self.update_chat(chat_id, status="parked" if status == "parked" else "idle")
+
+    def open_turn(self, chat_id: str) -> TurnRow | None:
+        """The chat's unfinished turn (parked or interrupted), if any."""
+        return _first(_select(self.db, TurnRow, "select * from turns where chat_id = ? and status in "
+                                                "('running', 'parked') order by started_at desc limit 1", [chat_id]))
+
+    # events --------------------------------------------------------------------------------
+    def add_event(self, chat_id: str, turn_id: str | None, event_type: str, event_json: str) -> None:
+        _insert(self.db, "events", {"chat_id": chat_id, "turn_id": turn_id, "type": event_type, "json": event_json,
+                                    "created_at": now()})
+
+    def events(self, chat_id: str, types: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+        """The chat's stored events, each its JSON loaded, in the order they were emitted."""
+        where, params = "chat_id = ?", [chat_id]
+        if types:
+            where += f" and type in ({', '.join('?' for _ in types)})"
+            params += list(types)
+        return [json.loads(r[0]) for r in self.db.execute(f"select json from events where {where} order by id",
+                                                           params).fetchall()]
+
+    # invocations ---------------------------------------------------------------------------
+    def invocation(self, chat_id: str, call_id: str) -> InvocationRow | None:
+        return _first(_select(self.db, InvocationRow, "select * from invocations where chat_id = ? and call_id = ?",
+                              [chat_id, call_id]))
+
+    def invocation_by_id(self, invocation_id: str) -> InvocationRow | None:
+        return _first(_select(self.db, InvocationRow, "select * from invocations where id = ?", [invocation_id]))
+
+    def create_invocation(self, **fields: Any) -> str:
+        inv_id = new_id("inv")
+        row = {"id": inv_id, "created_at": now(), "status": "requested", "is_error": 0}
+        row.update(fields)
+        if "arguments" in row and not isinstance(row["arguments"], str):
+            row["arguments"] = _dumps(row["arguments"])
+        _insert(self.db, "invocations", row)
+        return inv_id
+
+    def update_invocation(self, inv_id: str, **fields: Any) -> None:
+        if "result" in fields and fields["result"] is not None and not isinstance(fields["result"], str):
+            fields["result"] = _dumps(fields["result"])
+        _update(self.db, "invocations", inv_id, fields)
+
+    def invocations(self, chat_id: str) -> list[InvocationRow]:
+        return _select(self.db, InvocationRow, "select * from invocations where chat_id = ? order by created_at, "
+                                               "rowid", [chat_id])
+
+    # approvals & grants --------------------------------------------------------------------
+    def create_approval(self, **fields: Any) -> str:
+        appr_id = new_id("appr")
+        row = {"id": appr_id, "status": "pending", "created_at": now()}
+        row.update(fields)
+        if not isinstance(row.get("arguments"), str):
+            row["arguments"] = _dumps(row.get("arguments"))
+        _insert(self.db, "approvals", row)
+        return appr_id
+
+    def decide_approval(self, appr_id: str, status: str, scope: str | None = None) -> None:
+        _update(self.db, "approvals", appr_id, {"status": status, "scope": scope, "decided_at": now()})
+
+    def approval_for_call(self, chat_id: str, call_id: str) -> ApprovalRow | None:
+        return _first(_select(self.db, ApprovalRow, "select * from approvals where chat_id = ? and call_id = ? "
+                                                    "order by created_at desc limit 1", [chat_id, call_id]))
+
+    def pending_approvals(self, chat_id: str) -> list[ApprovalRow]:
+        return _select(self.db, ApprovalRow, "select * from approvals where chat_id = ? and status = 'pending' "
+                                             "order by created_at", [chat_id])
+
+    def approval(self, appr_id: str) -> ApprovalRow | None:
+        return _first(_select(self.db, ApprovalRow, "select * from approvals where id = ?", [appr_id]))
+
+    def grant(self, chat_id: str, tool: str) -> None:
+        self.db.table("grants").insert({"chat_id": chat_id, "tool": tool, "created_at": now()}, ignore=True)
+
+    def granted(self, chat_id: str, tool: str) -> bool:
+        row = self.db.execute("select 1 from grants where chat_id = ? and tool = ? limit 1", [chat_id, tool])
+        return row.fetchone() is not None
