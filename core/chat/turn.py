@@ -26,7 +26,7 @@ from core.pipeline.approvals import Approver
 from core.pipeline.pipeline import Pipeline, RunContext, ToolHost
 from core.pipeline.policy import Policy
 from core.providers.base import (
-    ModelRequest, Provider, ProviderError, ResponseDone, ServerToolUse, TextDelta, ToolSearchResult, ToolUse,
+    ModelRequest, Provider, ProviderError, ResponseDone, Retrying, ServerToolUse, TextDelta, ToolSearchResult, ToolUse,
 )
 from core.roster.models import RosterPlan
 from core.store import Store, TurnRow
@@ -197,6 +197,8 @@ class TurnLoop:
                                         query=self.search.query_of(item.tool_use_id, request.messages)))
             elif isinstance(item, ResponseDone):
                 done = item
+            elif isinstance(item, Retrying):  # the adapter waits before retrying: say how long
+                emit(ev.ProviderRetrying(seconds=item.seconds, attempt=item.attempt, reason=item.reason))
         if done is None:
             raise ProviderError("provider.incomplete", "the model's response ended before it was complete",
                                 retryable=True)
