@@ -29,13 +29,14 @@ than ``Waits.max_retry_after`` fails at once with the time the server named.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import math
 import os
 import random
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -161,7 +162,7 @@ class SdkAdapter(ProviderBase):
         """One attempt: send the request; return the open stream (or, not streaming, the answer)."""
         raise NotImplementedError
 
-    def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
+    def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         """The events of what ``_send`` returned; closes a stream however it ends."""
         raise NotImplementedError
 
@@ -184,8 +185,9 @@ class SdkAdapter(ProviderBase):
                     yield Retrying(seconds=round(delay, 3), attempt=attempt, reason=self._retry_reason(exc))
                     await asyncio.sleep(delay)
             try:
-                async for event in self._read(opened, names):
-                    yield event
+                async with contextlib.aclosing(self._read(opened, names)) as events:  # a stop closes it now
+                    async for event in events:
+                        yield event
             except _SHAPE_ERRORS as exc:  # only here: the same errors elsewhere are no sign of the server's
                 raise malformed(self.label, redact(unreadable(exc), self._secrets())[:_MAX_DETAIL]) from None
         except Exception as exc:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import httpx2
 
-from core.providers._common import Stall, WaitName
+from core.providers._common import Stall
 from core.providers.profiles import Waits
 
 BACKSTOP = 5.0
@@ -55,21 +55,24 @@ def sdk_timeout(waits: Waits) -> httpx2.Timeout:
 
 class PacedStream(httpx2.AsyncByteStream):
     """An answer's body whose first byte and every later gap are bounded (see the module). The
-    bounds run on across readers: an SDK that reads the rest of a body after its end marker
-    (to reuse the connection) reads on with the idle bound, not a first byte long past."""
+    first byte is due at a fixed time; each later wait starts when the reader asks for the next
+    piece, so the reader's own work between pieces never counts as the server's silence. The
+    bounds run on across readers: an SDK that reads the rest of a body after its end marker (to
+    reuse the connection) reads on with the idle bound, not a first byte long past."""
 
     def __init__(self, inner: httpx2.AsyncByteStream, pace: Pace):
         self._inner = inner
-        self._wait: WaitName = "first_byte"
-        self._seconds = pace.waits.first_byte
-        self._deadline = pace.started + pace.waits.first_byte
+        self._first_due: float | None = pace.started + pace.waits.first_byte
+        self._first_byte = pace.waits.first_byte
         self._idle = pace.waits.idle
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         loop = asyncio.get_running_loop()
         pieces = aiter(self._inner)
         while True:
-            scope = asyncio.timeout_at(self._deadline)
+            first = self._first_due is not None
+            deadline = self._first_due if self._first_due is not None else loop.time() + self._idle
+            scope = asyncio.timeout_at(deadline)
             try:
                 async with scope:
                     piece = await anext(pieces)
@@ -77,9 +80,9 @@ class PacedStream(httpx2.AsyncByteStream):
                 return
             except TimeoutError:
                 if scope.expired():
-                    raise Stall(self._wait, self._seconds) from None
+                    raise (Stall("first_byte", self._first_byte) if first else Stall("idle", self._idle)) from None
                 raise
-            self._wait, self._seconds, self._deadline = "idle", self._idle, loop.time() + self._idle
+            self._first_due = None
             yield piece  # outside the deadline: the reader's own awaits are not ours to time
 
     async def aclose(self) -> None:

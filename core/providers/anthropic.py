@@ -21,7 +21,7 @@ appended to history and echoed on the next request.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from core.providers._common import (
@@ -216,7 +216,7 @@ class AnthropicProvider(SdkAdapter):
             return await client.messages.stream(**params).__aenter__()
         return await client.messages.create(**params)
 
-    async def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
+    async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         if self.streaming:
             try:
                 stopped = False

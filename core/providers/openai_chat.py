@@ -13,7 +13,7 @@ another provider's blocks (``provider_item``, ``server_tool_use``...) are not se
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -131,7 +131,7 @@ class OpenAIChatProvider(SdkAdapter):
             return await client.chat.completions.create(**params, stream=True)
         return await client.chat.completions.create(**params)
 
-    async def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
+    async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         if self.streaming:
             from openai.lib.streaming.chat import ChatCompletionStreamState
 
@@ -169,11 +169,11 @@ def _read_completion(completion: Any, names: WireNames) -> tuple[list[dict[str, 
     message = choice.message
     content: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
     calls: list[ToolUse] = []
-    for index, call in enumerate(message.tool_calls or []):
+    for call in message.tool_calls or []:
         function = getattr(call, "function", None)
         if function is None:
             continue
-        call_id = call.id or f"call_{completion.id}_{index}"  # some local servers send calls without ids
+        call_id = call.id or ""  # some local servers send calls without ids: the turn loop gives each one
         name, raw = names.resolve(function.name)
         args = parse_arguments(function.arguments)
         calls.append(ToolUse(id=call_id, name=name, input=args, raw_name=raw))

@@ -22,7 +22,7 @@ again is kept in ``ResponseDone.content`` as a ``provider_item`` block, in outpu
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from core.providers._common import (
@@ -252,7 +252,7 @@ class OpenAIResponsesProvider(SdkAdapter):
             return await client.responses.create(**params, stream=True)
         return await client.responses.create(**params)
 
-    async def _read(self, opened: Any, names: WireNames) -> AsyncIterator[ProviderEvent]:
+    async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         reader = _Reader(names)
         if self.streaming:
             final = None

@@ -107,6 +107,34 @@ async def test_a_slow_stream_that_never_goes_quiet_for_long_is_no_stall() -> Non
     assert server.requests[0]["last_chunk"] - server.requests[0]["first_chunk"] > BOUND
 
 
+async def test_a_slow_reader_is_not_a_silent_server() -> None:
+    """The idle wait starts when the reader asks for more: its own pauses are not the server's."""
+    with serve([{"parts": ["one two three four five six"], "chunk_tokens": 1}]) as server:
+        p = provider("anthropic", server.url_for("anthropic"), waits=Waits(idle=0.3))
+        texts = []
+        async for event in p.stream(request()):
+            if isinstance(event, TextDelta):
+                texts.append(event.text)
+                await asyncio.sleep(0.4)  # longer than the idle bound, between every piece
+    assert "".join(texts) == "one two three four five six"
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_closing_the_stream_hangs_up_at_once(wire: str) -> None:
+    """What stopping a turn relies on: closing the provider's stream closes its connection."""
+    with serve([{"parts": [SENTENCE], "chunk_delay": 0.05}]) as server:
+        p = provider(wire, server.url_for(wire))
+        stream = p.stream(request())
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                break
+        await stream.aclose()  # type: ignore[attr-defined]
+        closed = time.time()
+        [record] = server.wait_for(1, outcome=True, timeout=5)
+    assert record["outcome"] == "client_closed" and record["chunks"] < 18
+    assert record["finished"] - closed < 1.0
+
+
 async def test_a_non_streamed_answer_is_due_within_the_first_byte_bound() -> None:
     with serve([{"parts": [SENTENCE], "stall_after_chunks": 0}]) as server:  # headers, then nothing
         p = provider("anthropic", server.url_for("anthropic"), streaming=False, waits=Waits(first_byte=BOUND))
