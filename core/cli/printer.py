@@ -1,10 +1,17 @@
 """How the headless commands show engine events: one JSON line each, or a readable transcript
-(the model's text on stdout, one bracketed line per tool step on stderr)."""
+(the model's text on stdout, one bracketed line per tool step on stderr).
+
+Every string of an event in the transcript (tool and server names, messages, queries, the
+model's text, which may repeat what a tool said) passes :func:`core.display.safe`, so nothing
+an MCP server, a web page or the model wrote can drive the terminal. ``--json`` lines are data
+and stay exact (JSON escapes every C0 control character)."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+from core.display import safe
 
 
 class EventPrinter:
@@ -21,7 +28,7 @@ class EventPrinter:
             return
         t = event.type
         if t == "model.text.delta":
-            sys.stdout.write(event.text)
+            sys.stdout.write(safe(event.text, multiline=True))
             sys.stdout.flush()
             self.in_text = True
             return
@@ -33,6 +40,10 @@ class EventPrinter:
             print(line, file=sys.stderr)
 
 
+def _s(value: Any) -> str:
+    return safe(f"{value}")
+
+
 def transcript_line(event: Any) -> str | None:
     """The bracketed stderr line for one event, or None for events the transcript leaves out."""
     t = event.type
@@ -40,32 +51,32 @@ def transcript_line(event: Any) -> str | None:
         return (
             f"[plan {'pinned' if event.pinned else 'new'}: {len(event.defined_tool_names)} defined, "
             f"{len(event.deferred_tool_names)} deferred, {len(event.skipped_tool_names)} skipped; "
-            f"strategy {event.strategy}]"
+            f"strategy {_s(event.strategy)}]"
         )
     if t == "tool.requested":
-        return f"[tool {event.name}" + (f" via {event.via}" if event.via else "") + "]"
+        return f"[tool {_s(event.name)}" + (f" via {_s(event.via)}" if event.via else "") + "]"
     if t == "tool.approval_required":
-        return f"[approval required: {event.name} ({event.side_effect})]"
+        return f"[approval required: {_s(event.name)} ({_s(event.side_effect)})]"
     if t == "tool.approved":
-        return f"[approved {event.name} ({event.scope})]"
+        return f"[approved {_s(event.name)} ({_s(event.scope)})]"
     if t in ("tool.denied", "tool.failed"):
-        return f"[{t.split('.')[1]} {event.name}: {event.code}: {event.message}]"
+        return f"[{t.split('.')[1]} {_s(event.name)}: {_s(event.code)}: {_s(event.message)}]"
     if t == "tool.completed":
-        return f"[done {event.name}" + (" (replayed)" if event.replayed else "") + "]"
+        return f"[done {_s(event.name)}" + (" (replayed)" if event.replayed else "") + "]"
     if t == "model.tool_search" and event.references:
-        return f"[tool search {event.query!r}: {', '.join(event.references)}]"
+        return f"[tool search {_s(repr(event.query))}: {_s(', '.join(event.references))}]"
     if t == "tool.discovered":
-        return f"[loaded {', '.join(event.names)}]"
+        return f"[loaded {_s(', '.join(event.names))}]"
     if t == "server.status" and event.status == "failed":
-        return f"[MCP server {event.server} failed: {event.message}]"
+        return f"[MCP server {_s(event.server)} failed: {_s(event.message)}]"
     if t == "server.status" and event.status == "needs_approval":
-        return f"[MCP server {event.server} {event.message}]"
+        return f"[MCP server {_s(event.server)} {_s(event.message)}]"
     if t == "provider.retrying":
-        return f"[retrying in {event.seconds:g} s: {event.reason}]"
+        return f"[retrying in {event.seconds:g} s: {_s(event.reason)}]"
     if t == "error":
-        return f"[error {event.code}: {event.message}]"
+        return f"[error {_s(event.code)}: {_s(event.message)}]"
     if t == "turn.completed" and event.status == "parked":
-        return f"[parked: run `deferchat resume {event.chat_id} --approve yes|no`]"
+        return f"[parked: run `deferchat resume {_s(event.chat_id)} --approve yes|no`]"
     if t == "turn.completed" and event.status == "stopped":
         return "[stopped: the partial answer is kept]"
     return None
@@ -74,6 +85,6 @@ def transcript_line(event: Any) -> str | None:
 def server_failures_to_stderr(event: Any) -> None:
     """For commands that plan without a chat (``plan``, ``search``): say which MCP server failed."""
     if getattr(event, "type", "") == "server.status" and event.status == "failed":
-        print(f"deferchat: MCP server {event.server} failed: {event.message}", file=sys.stderr)
+        print(f"deferchat: MCP server {_s(event.server)} failed: {_s(event.message)}", file=sys.stderr)
     elif getattr(event, "type", "") == "server.status" and event.status == "needs_approval":
-        print(f"deferchat: MCP server {event.server} {event.message}", file=sys.stderr)
+        print(f"deferchat: MCP server {_s(event.server)} {_s(event.message)}", file=sys.stderr)

@@ -5,6 +5,9 @@ Exit 0 when every server is ready, 1 otherwise.
 A server from a project file the user has not approved is not started: it is shown
 ``needs_approval``, with what that file would run. ``--approve-project FILE`` approves the
 file's exact content (and prints what it approved); a later edit asks again.
+
+Every name, message and reason in the table passes :func:`core.display.safe` (the JSON lines
+are data and stay exact).
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ import json
 from typing import Any
 
 from core.cli.exits import EXIT_FAILED, EXIT_OK
+from core.display import safe
 
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "approve_project", None):
         return approve(args.approve_project)
-    from core.mcp.convert import visible
     from core.mcp.discovery import discover_servers
     from core.session import token_estimator
 
@@ -33,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     est = token_estimator()
     by_server: dict[str, list[Any]] = {}
     for t in discovery.tools:
-        by_server.setdefault(t.server, []).append(t)
-    rows = []
+        by_server.setdefault(t.server or "", []).append(t)
+    rows: list[dict[str, Any]] = []
     for report in discovery.servers:
         tools = by_server.get(report.name, [])
         rows.append(
@@ -59,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"{'SERVER':<24} {'STATUS':<{width}} {'TOOLS':>5} {'READS':>5} {'TOKENS':>7}  MESSAGE")
         for r in rows:
             print(
-                f"{r['server']:<24} {r['status']:<{width}} {r['tools']:>5} {r['reads']:>5} {r['tokens']:>7,}  "
-                f"{visible(r['message'])}"
+                f"{safe(r['server']):<24} {safe(r['status']):<{width}} {r['tools']:>5} {r['reads']:>5} "
+                f"{r['tokens']:>7,}  {safe(r['message'])}"
             )
             for s in r["skipped"]:
-                print(f"{'':<24} skipped {visible(s['name'])}: {visible(s['reason'])}")
+                print(f"{'':<24} skipped {safe(s['name'])}: {safe(s['reason'])}")
         _describe_pending(sorted({r.needs_approval for r in discovery.servers if r.needs_approval}))
     return EXIT_OK if all(r["status"] == "ready" for r in rows) else EXIT_FAILED
 
@@ -76,9 +79,9 @@ def _describe_pending(files: list[str]) -> None:
     for file in files:
         print()
         try:
-            print("\n".join(describe_config(file).lines()))
+            print("\n".join(safe(line) for line in describe_config(file).lines()))
         except McpConfigError as exc:  # it changed or went away since it was read
-            print(f"{file}: {exc}")
+            print(safe(f"{file}: {exc}"))
 
 
 def approve(file: str) -> int:
@@ -88,7 +91,7 @@ def approve(file: str) -> int:
     summary = describe_config(file)
     approved = approve_config(file, sha256=summary.sha256)  # refused if it changed in between
     lines = approved.lines()
-    print("\n".join(lines[:-1]))
-    print(f"approved {approved.path} (sha256 {approved.sha256[:16]}): its servers start from now on; "
+    print("\n".join(safe(line) for line in lines[:-1]))
+    print(f"approved {safe(approved.path)} (sha256 {approved.sha256[:16]}): its servers start from now on; "
           "a later edit to the file asks again")
     return EXIT_OK

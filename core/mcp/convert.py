@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from core.display import is_control, safe
 from core.roster.models import RejectedTool
 from core.tools import Origin, SideEffect, ToolResult, ToolSpec, classify_annotations, mcp_tool_name
 
@@ -27,21 +27,10 @@ class SkippedTool(ValueError):
     """A listed tool deferchat cannot offer (its name or schema is unusable)."""
 
 
-def _is_control(ch: str) -> bool:
-    """C0/C1 controls, DEL, format characters (bidi overrides, zero-width), line separators."""
-    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
-
-
 def visible(text: str) -> str:
-    """``text`` with control and format characters (escapes, bidi overrides) as visible escapes."""
-    out = []
-    for ch in text:
-        if _is_control(ch):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """``text`` with control and format characters (escapes, bidi overrides) as visible escapes:
+    :func:`core.display.safe`, the one sanitiser, on one line."""
+    return safe(text)
 
 
 def shown_name(text: str) -> str:
@@ -64,7 +53,7 @@ def listed_tool_problem(tool: Any) -> str | None:
     name = tool.get("name")
     if not isinstance(name, str) or not name:
         return "it has no name"
-    if any(_is_control(ch) for ch in name):
+    if any(is_control(ch) for ch in name):  # exactly what core.display.safe would show escaped
         return "its name contains control characters (terminal escapes, bidi overrides)"
     if any(ch.isspace() for ch in name):
         return "its name contains whitespace"

@@ -1,8 +1,12 @@
 """Plain-text views of a plan: the table ``deferchat plan`` prints and the budget lines the
-TUI's roster panel shows. No colour codes, so it pipes cleanly."""
+TUI's roster panel shows. No colour codes, so it pipes cleanly.
+
+Names, reasons and warnings can come from an MCP server or a roster file: every one passes
+:func:`core.display.safe`, so a tool name cannot redraw the table or hide a row."""
 
 from __future__ import annotations
 
+from core.display import safe
 from core.roster.models import Placement, RosterPlan
 
 _PLACEMENT_LABEL = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed", Placement.SKIPPED: "skipped"}
@@ -30,9 +34,9 @@ def _clip(text: str, width: int) -> str:
 
 def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
     lines = [
-        f"builder {plan.builder} \u00b7 agent {plan.agent.get('name')}@{plan.agent.get('version')} \u00b7 "
-        f"policy {plan.policy} \u00b7 strategy {plan.strategy}"
-        + (f" ({plan.strategy_reason})" if plan.strategy_reason else ""),
+        safe(f"builder {plan.builder} \u00b7 agent {plan.agent.get('name')}@{plan.agent.get('version')} \u00b7 "
+             f"policy {plan.policy} \u00b7 strategy {plan.strategy}"
+             + (f" ({plan.strategy_reason})" if plan.strategy_reason else "")),
         f"{plan.candidates} candidates \u00b7 prefix ceiling {plan.prefix_ceiling:,} tok",
     ]
     b = budget_lines(plan)
@@ -42,14 +46,14 @@ def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
     deferred_pos = {n: i for i, n in enumerate(plan.deferred_tool_names)}
     tools = sorted(plan.tools, key=lambda t: (order[t.placement], deferred_pos.get(t.name, 0), t.rank))
     for t in tools:
-        origin = t.origin + (f":{t.server}" if t.server else "")
-        rows.append((_PLACEMENT_LABEL[t.placement], t.name, origin, t.side_effect, f"{t.tokens:,}",
-                     _clip(t.reason, reason_width)))
+        origin = safe(t.origin + (f":{t.server}" if t.server else ""))
+        rows.append((_PLACEMENT_LABEL[t.placement], safe(t.name), origin, safe(f"{t.side_effect}"), f"{t.tokens:,}",
+                     _clip(safe(t.reason), reason_width)))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
         lines.append("  ".join(c.ljust(widths[i]) if i < 4 and i != 4 else c for i, c in enumerate(r[:4]))
                      + "  " + r[4].rjust(widths[4]) + "  " + r[5])
     if plan.warnings:
         lines.append("")
-        lines += [f"warning: {w}" for w in plan.warnings]
+        lines += [f"warning: {safe(w)}" for w in plan.warnings]
     return "\n".join(line.rstrip() for line in lines) + "\n"

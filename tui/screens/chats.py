@@ -19,6 +19,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from core.display import safe
 from core.store import ChatRow
 
 
@@ -73,7 +74,7 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
         table = self.query_one(DataTable)
         table.clear()
         for row in self.chats.list_chats():
-            table.add_row("\u25cf" if row.id == self.current else "", Text(row.title or "New chat"),
+            table.add_row("\u25cf" if row.id == self.current else "", Text(safe(row.title or "New chat")),
                           row.status, f"{row.provider}/{row.model}", row.strategy,
                           when(row.updated_at), key=row.id)
         if table.row_count and self.current is not None:

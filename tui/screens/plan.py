@@ -1,5 +1,6 @@
 """The plan inspector: the chat's whole pinned plan, the index region exactly as the prompt
-carries it, and the plan's JSON."""
+carries it, and the plan's JSON, each through :func:`core.display.safe` (names, descriptions and
+reasons can come from a server)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static, TabbedContent, TabPane
 
+from core.display import safe
 from core.roster.models import RosterPlan
 from core.roster.report import plan_table
 from tui.screens.tool import _read_only
@@ -37,7 +39,7 @@ class PlanScreen(ModalScreen[None]):
                 with TabPane("Index as sent", id="tab-index"):
                     text = p.index_text or (f"(strategy {p.strategy} sends no index region: deferred tools are "
                                             "reached by tool search)\n")
-                    yield _read_only(text, id="plan-index")
+                    yield _read_only(safe(text, multiline=True), id="plan-index")
                 with TabPane("JSON", id="tab-json"):
-                    yield _read_only(p.to_json(), "json", id="plan-json")
+                    yield _read_only(safe(p.to_json(), multiline=True), "json", id="plan-json")
             yield Static(Content("Tab switches panes \u00b7 Escape closes"), classes="panel-help")

@@ -1,5 +1,5 @@
 """One tool of the plan: why it is placed where it is, its index entry exactly as sent, and
-its input schema."""
+its input schema. Every text here can come from a server: shown through :func:`core.display.safe`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from core.context.envelope import OPEN_TAG
+from core.display import safe
 from core.roster.models import Placement, RosterPlan
 from tui.state import MARK_HELP, SIDE_EFFECT_BADGE, SIDE_EFFECT_MEANING, index_block, pretty_json
 
@@ -41,9 +42,9 @@ class ToolScreen(ModalScreen[None]):
         t = self.plan.placement_of(self.tool_name)
         with Vertical(classes="panel"):
             if t is None:
-                yield Static(Content(f"{self.tool_name} is not in this chat's plan"), classes="panel-title")
+                yield Static(Content(f"{safe(self.tool_name)} is not in this chat's plan"), classes="panel-title")
                 return
-            yield Static(Content(t.name), classes="panel-title")
+            yield Static(Content(safe(t.name)), classes="panel-title")
             with VerticalScroll(classes="panel-body"):
                 where = t.origin + (f" \u00b7 server {t.server}" if t.server else "")
                 facts = [
@@ -56,19 +57,19 @@ class ToolScreen(ModalScreen[None]):
                     f"{SIDE_EFFECT_MEANING.get(t.side_effect, '')}",
                     "this chat  " + (", ".join(MARK_HELP[m] for m in sorted(self.marks)) or "not used yet"),
                 ]
-                yield Static(Content("\n".join(facts)), classes="facts")
+                yield Static(Content("\n".join(safe(fact) for fact in facts)), classes="facts")
                 yield Static(Content("Index entry as sent"), classes="section")
                 block = index_block(self.plan.index_text, t.index_entry)
                 if block is not None:
-                    yield _read_only(block, classes="index-entry")
+                    yield _read_only(safe(block, multiline=True), classes="index-entry")
                 elif t.placement is Placement.DEFERRED:
                     yield Static(Content(f"Strategy {self.plan.strategy} sends no index region; the model finds "
                                          "this tool by tool search. Its entry text: "
-                                         f"{t.index_entry or '(none)'}"), classes="note")
+                                         f"{safe(t.index_entry or '(none)')}"), classes="note")
                 else:
                     yield Static(Content("Not indexed: it is " + _PLACEMENT[t.placement] + "."), classes="note")
                 yield Static(Content("Description"), classes="section")
-                yield Static(Content(t.description or "(none)"), classes="description")
+                yield Static(Content(safe(t.description or "(none)", multiline=True)), classes="description")
                 yield Static(Content("Input schema"), classes="section")
-                yield _read_only(pretty_json(t.input_schema), "json", classes="schema")
+                yield _read_only(safe(pretty_json(t.input_schema), multiline=True), "json", classes="schema")
             yield Static(Content("Escape closes"), classes="panel-help")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical
@@ -14,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Select, Static
 
 from core.deferral.names import STRATEGY_NAMES
+from core.display import safe
 from core.roster.models import POLICIES, Caps, Placement, PolicyConfig, RosterPlan
 from core.roster.report import budget_lines
 from core.roster.whatif import what_if
@@ -30,7 +32,7 @@ def summary(plan: RosterPlan, heading: str) -> str:
     b = budget_lines(plan)
     lines = [heading, f"strategy {plan.strategy} \u00b7 policy {plan.policy}",
              b["defined"], b["deferred"], b["skipped"]]
-    lines += [f"\u26a0 {w}" for w in plan.warnings]
+    lines += [f"\u26a0 {safe(w)}" for w in plan.warnings]
     return "\n".join(lines)
 
 
@@ -127,7 +129,8 @@ class WhatIfScreen(ModalScreen[None]):
                 continue
             mark = Content.styled("\u2260", "bold yellow") if changed else ""
             new_cell = Content.styled(new, "bold yellow") if changed else new
-            table.add_row(mark, name, old, new_cell, reason, key=name)
+            # Text, not str: a DataTable reads a str cell as markup, and a name or reason from a server is neither
+            table.add_row(mark, Text(safe(name)), old, new_cell, Text(safe(reason)), key=name)
 
     def action_toggle_changes(self) -> None:
         self.only_changes = not self.only_changes

@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Static
 
+from core.display import safe
 from core.pipeline.approvals import Decision
 from tui.state import SIDE_EFFECT_MEANING, args_preview
 
@@ -66,18 +67,18 @@ class ApprovalBar(Vertical):
 
     def compose(self) -> ComposeResult:
         v = self.view
-        name = v.display or v.tool
-        title = f"\u26a0 Approve {name}" + (f" \u00b7 via {v.via}" if v.via else "")
+        name = safe(v.display or v.tool)  # a server's name: shown as it is, never obeyed (core.display)
+        title = f"\u26a0 Approve {name}" + (f" \u00b7 via {safe(v.via)}" if v.via else "")
         if v.parked:
             title += " \u00b7 parked in this chat"
         yield Static(Content(title), classes="title")
-        facts = [f"[{v.side_effect}] {SIDE_EFFECT_MEANING.get(v.side_effect, '')}".rstrip()]
+        facts = [f"[{safe(v.side_effect)}] {SIDE_EFFECT_MEANING.get(v.side_effect, '')}".rstrip()]
         if v.untrusted:
             facts.append("\u26a0 untrusted server tool")
         if v.reason:
-            facts.append(v.reason)
+            facts.append(safe(v.reason))
         yield Static(Content(" \u00b7 ".join(facts)), classes="facts")
-        yield Static(Content(args_preview(v.arguments, 600)), classes="args")
+        yield Static(Content(safe(args_preview(v.arguments, 600))), classes="args")
         with Horizontal(classes="choices"):
             yield Button("Allow once (y)", id="allow_once", variant="success", disabled=True, compact=True)
             yield Button("Allow for this chat (a)", id="allow_chat", variant="primary", disabled=True, compact=True)

@@ -20,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from core.display import safe
 from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
 
 COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
@@ -75,13 +76,13 @@ class AssistantMessage(CopyMixin, Markdown):
         (nothing shown, and the stream spinning until the message ends)."""
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
-        await self._stream.write(fragment)
+        await self._stream.write(safe(fragment, multiline=True))
 
     async def finish(self) -> None:
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
-        await self.update(self.item.text)
+        await self.update(safe(self.item.text, multiline=True))
 
     @property
     def markdown(self) -> Markdown:
@@ -95,7 +96,7 @@ class NoteRow(CopyMixin, Static):
     BINDINGS = COPY_BINDINGS
 
     def __init__(self, item: NoteItem, **kw) -> None:
-        super().__init__(Content(item.text), **kw)
+        super().__init__(Content(safe(item.text, multiline=True)), **kw)
         self.item = item
         self.add_class(f"-{item.level}")
 
@@ -118,10 +119,10 @@ class ToolCallRow(Collapsible):
 
     def refresh_from_item(self) -> None:
         item = self.item
-        self.title = Content(tool_title(item))  # type: ignore[assignment]
+        self.title = Content(safe(tool_title(item)))  # type: ignore[assignment]
         for status in STATUSES:  # "awaiting approval" is the class -awaiting
             self.set_class(item.status == status, f"-{status.split()[0]}")
-        self._details.update(Content(self.details_text()))
+        self._details.update(Content(safe(self.details_text(), multiline=True)))
 
     def details_text(self) -> str:
         item = self.item
@@ -243,7 +244,8 @@ class ChatLog(VerticalScroll):
         if not widgets:
             return widgets
         await self.mount_all(widgets, **where)
-        texts = [w.update(w.item.text) for w in widgets if isinstance(w, AssistantMessage) and w.item.text]
+        texts = [w.update(safe(w.item.text, multiline=True))
+                 for w in widgets if isinstance(w, AssistantMessage) and w.item.text]
         if texts:
             await asyncio.gather(*texts)
         return widgets

@@ -7,6 +7,8 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from core.display import safe
+
 
 class ChatHeader(Horizontal):
     def __init__(self, **kw) -> None:
@@ -25,7 +27,7 @@ class ChatHeader(Horizontal):
         yield self.usage
 
     def set_title(self, title: str) -> None:
-        self.title_label.update(Content(title or "New chat"))
+        self.title_label.update(Content(safe(title or "New chat")))  # the model may have written it
 
     def set_chat(self, *, title: str, provider: str, model: str, strategy: str, reason: str, pinned: bool) -> None:
         self.set_title(title)

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from core.display import safe
 from core.roster.models import Placement, RosterPlan, ToolPlacement
 from core.roster.report import budget_lines
 from core.tools import SideEffect
@@ -43,8 +44,8 @@ def tool_words(t: ToolPlacement, marks: set[str]) -> str:
 
 def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
     glyphs = "".join(MARK_GLYPH[m] if m in marks else " " for m in (CALLED, DISCOVERED, LOADED))
-    short = t.remote_name if (t.server and t.remote_name) else t.name
-    where = t.origin + (f":{t.server}" if t.server else "")
+    short = safe(t.remote_name if (t.server and t.remote_name) else t.name)
+    where = safe(t.origin + (f":{t.server}" if t.server else ""))
     line2: list[tuple[str, str] | str] = ["    ", (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect),
                                                    badge_style(t.side_effect)), " ", (where, "dim")]
     if t.untrusted:
@@ -179,11 +180,11 @@ class RosterPanel(Vertical):
         for name in sorted(self.servers):
             status, tools, message = self.servers[name]
             style = {"failed": "bold red", "ready": "green", "restarted": "yellow"}.get(status, "dim")
-            text = f"{_STATUS_GLYPH.get(status, '?')} {name}"
+            text = f"{_STATUS_GLYPH.get(status, '?')} {safe(name)}"
             if status in ("ready", "restarted"):
                 text += f" {tools}"
             if status == "failed":
-                text += f": {message}"
+                text += f": {safe(message)}"
             parts += [(text, style), "  "]
         self.servers_line.update(Content.assemble(*parts))
         self.servers_line.display = True
@@ -197,7 +198,7 @@ class RosterPanel(Vertical):
         if not self.changed:
             self.changed_line.display = False
             return
-        servers = ", ".join(self.changed)
+        servers = safe(", ".join(self.changed))
         self.changed_line.update(Content.styled(
             f"\u26a0 {servers} changed its tools: this chat keeps its pinned plan; a new chat will pick it up",
             "yellow"))
