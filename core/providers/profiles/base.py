@@ -72,8 +72,9 @@ class Waits:
     idle: float = 60.0
     """The longest silence between two pieces of a streamed answer, counted on the bytes
     (keep-alive ``ping`` events and SSE comments count as life, as they reach the socket even
-    where the SDK drops them): Anthropic pings while it works, OpenAI sends a keep-alive event
-    every 30 s while a model reasons, so a minute with nothing at all is a stall."""
+    where the SDK drops them): Anthropic's streams carry ``ping`` events, and OpenAI sends a
+    keep-alive event every 30 s while a model reasons without a summary, so a minute with
+    nothing at all is a stall."""
     max_retry_after: float = 60.0
     """The longest ``retry-after`` honoured before a retry. A server that asks for more fails
     the request at once with ``provider.rate_limited`` saying until when."""
