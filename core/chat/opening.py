@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 from core import events as ev
 from core.chat.eventlog import EventLog
 from core.chat.options import ChatOptions
 from core.chat.servers import ChatServers
 from core.config import Settings
+from core.deferral.strategies.native import AnthropicSearch, OpenAISearch
 from core.errors import UserFacingError
 from core.providers.base import Provider
 from core.roster.loader import Roster, load_roster
@@ -110,6 +111,23 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
                       provider=made, live=live, pinned=False)
 
 
+def _stored_sources(row: ChatRow) -> dict[str, Any]:
+    """The chat's stored sources, each of the type it was written with; anything unreadable is
+    left out (the pinned plan still runs without it)."""
+    try:
+        stored = row.sources_dict()
+    except ValueError:
+        return {}
+    kept: dict[str, Any] = {k: v for k in ("roster", "mcp_config", "script") if isinstance(v := stored.get(k), str)}
+    if isinstance(stored.get("start_demo_servers"), bool):
+        kept["start_demo_servers"] = stored["start_demo_servers"]
+    search = stored.get("tool_search")
+    if isinstance(search, dict):
+        known = {"anthropic": get_args(AnthropicSearch), "openai": get_args(OpenAISearch)}
+        kept["tool_search"] = {k: v for k, v in search.items() if v in known.get(k, ())}
+    return kept
+
+
 async def reopen(env: OpeningContext, row: ChatRow, opts: ChatOptions, events: EventLog,
                  servers: ChatServers) -> OpenedChat:
     """An existing chat with its stored plan; never re-planned."""
@@ -117,8 +135,12 @@ async def reopen(env: OpeningContext, row: ChatRow, opts: ChatOptions, events: E
     plan_json = env.store.plan_json(row.plan_id) if row.plan_id else None
     if plan_json is None:
         raise UserFacingError(f"chat {row.id} has lost its plan; it cannot be reopened")
-    plan = RosterPlan.model_validate_json(plan_json)
-    sources = json.loads(row.sources or "{}")
+    try:
+        plan = RosterPlan.model_validate_json(plan_json)
+    except ValueError as exc:  # pydantic's ValidationError: a stored plan this version cannot read
+        raise UserFacingError(f"chat {row.id}: its stored plan cannot be read ({type(exc).__name__}); it cannot "
+                              "be reopened") from None
+    sources = _stored_sources(row)
     try:
         roster = load_roster(sources.get("roster") or row.roster or env.settings.roster)
     except UserFacingError as exc:

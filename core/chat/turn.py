@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core import events as ev
+from core.chat.blocks import well_formed
 from core.chat.eventlog import EventLog
 from core.chat.options import TurnResult, TurnStatus
 from core.context.prompt import compact
@@ -23,7 +24,7 @@ from core.controls.search import DeferredSearch
 from core.deferral.strategies import Strategy
 from core.errors import UsageError
 from core.pipeline.approvals import Approver
-from core.pipeline.pipeline import Pipeline, RunContext, ToolHost
+from core.pipeline.pipeline import CallIds, Pipeline, RunContext, ToolHost
 from core.pipeline.policy import Policy
 from core.providers.base import (
     ModelRequest, Provider, ProviderError, ResponseDone, Retrying, ServerToolUse, TextDelta, ToolSearchResult, ToolUse,
@@ -118,7 +119,7 @@ class TurnLoop:
             self.events.emit(ev.TurnStarted(turn_id=turn_id, resumed=True))
             history = self._history()
             if history and history[-1]["role"] == "assistant":
-                content = history[-1]["content"]
+                content = self._with_call_ids(history[-1]["content"])
                 uses = [b for b in content if b.get("type") == "tool_use"]
                 searches = self.provider.pending_client_searches(content)
                 if not uses and not searches:
@@ -129,7 +130,20 @@ class TurnLoop:
 
     # -- steps -------------------------------------------------------------------------------------
     def _history(self) -> list[dict[str, Any]]:
-        return [{"role": m.role, "content": m.blocks} for m in self.store.messages(self.chat_id)]
+        # whatever a stored message holds, the loop, the strategies and the adapters read blocks
+        return [{"role": m.role, "content": well_formed(m.content)} for m in self.store.messages(self.chat_id)]
+
+    def _with_call_ids(self, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The last stored response's blocks with an id on every tool use: one an older version
+        stored without (or twice) gets one now, and keeps it (the message is rewritten), so its
+        tool_result and invocation row carry the same id, on this resume and any later one."""
+        fixed = CallIds().content(content)
+        if fixed != content:
+            rows = self.store.messages(self.chat_id)
+            if rows:
+                self.store.db.table("messages").update(rows[-1].id,
+                                                       {"content": json.dumps(fixed, ensure_ascii=False)})
+        return fixed
 
     def _add(self, role: str, content: list[dict[str, Any]], turn_id: str) -> str:
         return self.store.add_message(self.chat_id, role, content, turn_id=turn_id,
@@ -181,10 +195,13 @@ class TurnLoop:
         done: ResponseDone | None = None
         client_searches: list[ServerToolUse] = []
         emit = self.events.emit
+        ids = CallIds()  # every tool use gets an id of its own before anything stores it
         async for item in self.provider.stream(request):
             if isinstance(item, TextDelta):
                 emit(ev.ModelTextDelta(text=item.text))
             elif isinstance(item, ToolUse):
+                if (call_id := ids.for_use(item.id)) != item.id:
+                    item = item.model_copy(update={"id": call_id})
                 emit(ev.ModelToolUse(id=item.id, name=item.name, input=item.input))
             elif isinstance(item, ServerToolUse):
                 query = self.search.asked(item.id, item.input)
@@ -202,6 +219,7 @@ class TurnLoop:
         if done is None:
             raise ProviderError("provider.incomplete", "the model's response ended before it was complete",
                                 retryable=True)
+        done.content = ids.content(done.content)
         return done, client_searches
 
     async def _answer(self, turn_id: str, uses: list[dict[str, Any]], searches: list[ServerToolUse], *,

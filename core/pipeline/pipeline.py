@@ -11,15 +11,19 @@ call has one row, one policy evaluation, one approval and one result.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
 from core import events as ev
-from core.events import Event
 from core.context import envelope
+from core.events import Event
 from core.pipeline import codes
 from core.pipeline.approvals import ApprovalRequest, Approver, Decision
 from core.pipeline.canonical import CanonicalError
@@ -30,6 +34,8 @@ from core.store import InvocationRow, Store, now
 from core.tools import Origin, SideEffect, ToolResult, ToolSpec, canonical_json
 
 MAX_MODEL_RESULT_CHARS = 16_000
+
+log = logging.getLogger("deferchat.pipeline")
 
 
 class ToolHost(Protocol):
@@ -73,6 +79,51 @@ class RunContext:
             self.specs = {n: s for n in self.plan.pinned_names() if (s := self.plan.spec_of(n)) is not None}
 
 
+def new_call_id() -> str:
+    """An id for a tool use that came without one (every wire accepts ``[A-Za-z0-9_-]``)."""
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+class CallIds:
+    """Gives every tool use of one response an id of its own, before anything stores it.
+
+    A use with no id (or an empty one, or one another use of the same response already has)
+    gets a generated id; :meth:`for_use` as each use streams (its event carries the id), then
+    :meth:`content` for the response's blocks, so the stored history, the tool_result and the
+    invocation row all carry the same id. An id reused from an *earlier* response is left as
+    it is: the pipeline answers it (a replay, or ``tool.call_id_reused``).
+    """
+
+    def __init__(self) -> None:
+        self._given: dict[str, deque[str]] = {}
+        self._taken: set[str] = set()
+
+    def _fresh(self, given: str) -> str:
+        final = given if given and given not in self._taken else new_call_id()
+        self._taken.add(final)
+        return final
+
+    def for_use(self, call_id: object) -> str:
+        given = call_id if isinstance(call_id, str) else ""
+        final = self._fresh(given)
+        self._given.setdefault(given, deque()).append(final)
+        return final
+
+    def content(self, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The response's blocks, each tool use with the id :meth:`for_use` gave it (or a fresh one)."""
+        out: list[dict[str, Any]] = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                stated = block.get("id")
+                given = stated if isinstance(stated, str) else ""
+                queue = self._given.get(given)
+                final = queue.popleft() if queue else self._fresh(given)
+                if final != given or "id" not in block:
+                    block = {**block, "id": final}
+            out.append(block)
+        return out
+
+
 class _Stop(Exception):
     """Ends a call early with a code; carries what the model and the events get."""
 
@@ -106,10 +157,8 @@ def unwrap(raw_input: Any) -> tuple[str, Any]:
                     denied=False)
     arguments = raw_input["arguments"]
     if isinstance(arguments, str):
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            pass
     if not isinstance(arguments, dict):
         raise _Stop(codes.ARGUMENTS_INVALID, f"tool.call arguments for {name} must be an object", denied=False)
     return name.strip(), arguments
@@ -117,31 +166,89 @@ def unwrap(raw_input: Any) -> tuple[str, Any]:
 
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Any:
-    from jsonschema import validators
-    from jsonschema.exceptions import SchemaError
+    """A validator for one input schema, or None when the schema cannot be used to validate.
 
-    schema = json.loads(schema_json)
-    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    References resolve only within the schema and the JSON Schema metaschemas: nothing is ever
+    fetched (jsonschema's default would download a remote ``$ref``).
+    """
+    import warnings
+
+    from jsonschema import validators
+    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
+
     try:
-        cls.check_schema(schema)
-    except SchemaError:
-        return None  # a broken schema from a server: only the object shape is checked
-    return cls(schema)
+        schema = json.loads(schema_json)
+        with warnings.catch_warnings():  # an unknown $schema dialect warns; the default draft is used
+            warnings.simplefilter("ignore")
+            cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+            cls.check_schema(schema)
+            return cls(schema, registry=REGISTRY)
+    except Exception as exc:  # a broken schema from a server: only the object shape is checked
+        log.info("input schema not usable for validation (%s: %s); checking the object shape only",
+                 type(exc).__name__, str(exc)[:200])
+        return None
 
 
 def validation_error(spec: ToolSpec, arguments: Any) -> str | None:
+    """The first problem of ``arguments`` against the tool's input schema, or None.
+
+    Total: a schema that cannot validate (an unresolvable or remote ``$ref``, a reference cycle,
+    invalid keywords) never raises. Validation is then lenient: the object shape, and any problem
+    found before the schema gave out, are all that is checked.
+    """
     if not isinstance(arguments, dict):
         return "arguments must be a JSON object"
-    validator = _validator(canonical_json(spec.input_schema))
+    try:
+        validator = _validator(canonical_json(spec.input_schema))
+    except Exception:  # a schema that does not even serialise (too deep)
+        return None
     if validator is None:
         return None
     from jsonschema.exceptions import best_match
 
-    error = best_match(validator.iter_errors(arguments))
-    if error is None:
+    found: list[Any] = []
+    try:
+        found.extend(validator.iter_errors(arguments))
+    except Exception as exc:  # unresolvable $ref, recursion, a keyword jsonschema cannot apply
+        log.info("input schema of %s gave out while validating (%s: %s)", spec.name, type(exc).__name__,
+                 str(exc)[:200])
+    try:
+        error = best_match(found)
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        return f"{error.message} (at {where})"
+    except Exception:
         return None
-    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-    return f"{error.message} (at {where})"
+
+
+def _stored_as(stored: str | None, forms: list[Any]) -> bool:
+    """Whether a row's stored arguments (JSON text, or the raw text of a call whose input was a
+    string) are one of ``forms``, compared canonically."""
+    if any(isinstance(f, str) and f == stored for f in forms):
+        return True
+    try:
+        parsed = canonical_json(json.loads(stored) if stored is not None else None)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    for form in forms:
+        try:
+            if canonical_json(form) == parsed:
+                return True
+        except (ValueError, TypeError, RecursionError):
+            continue
+    return False
+
+
+def _stored_result(stored: str | None, model_text: str) -> ToolResult:
+    """A completed call's stored result; one this version cannot read is replayed as the text the
+    model read (a replay never fails on what the store holds)."""
+    if stored:
+        try:
+            return ToolResult.model_validate(json.loads(stored))
+        except ValueError:  # not JSON, or not a ToolResult (pydantic's ValidationError)
+            pass
+    return ToolResult.of_text(model_text) if model_text else ToolResult()
 
 
 def schema_for_model(spec: ToolSpec) -> str:
@@ -154,6 +261,12 @@ def effective_side_effect(spec: ToolSpec, policy: Policy) -> SideEffect:
     if spec.untrusted and spec.server in policy.distrust_annotations:
         return SideEffect.NETWORK_WRITE
     return spec.side_effect
+
+
+def judged_spec(spec: ToolSpec, policy: Policy) -> ToolSpec:
+    """The spec as policy judges it: with the side effect the trust overlay gives it."""
+    side_effect = effective_side_effect(spec, policy)
+    return spec if side_effect is spec.side_effect else spec.model_copy(update={"side_effect": side_effect})
 
 
 class Pipeline:
@@ -177,7 +290,7 @@ class Pipeline:
         truncated = False
         limit = self.ctx.max_result_chars
         if len(text) > limit:
-            more = ("read on with tool.result {\"call_id\": \"%s\", \"offset\": %d}" % (call_id, limit)
+            more = (f"read on with tool.result {{\"call_id\": \"{call_id}\", \"offset\": {limit}}}"
                     if TOOL_RESULT in self.ctx.plan.defined_tool_names else "the full result is kept in the chat")
             text = text[:limit] + f"\n[result cut at {limit:,} of {len(result.text()):,} characters; {more}]"
             truncated = True
@@ -188,7 +301,9 @@ class Pipeline:
     # -- the pipeline ----------------------------------------------------------------------
     async def run(self, block: dict[str, Any], *, resuming: bool = False) -> Outcome:
         ctx = self.ctx
-        call_id = str(block.get("id") or "")
+        # The turn loop gives every tool use an id before it stores the response (CallIds); a
+        # use that reaches the pipeline without one is a call of its own all the same.
+        call_id = str(block.get("id") or "") or new_call_id()
         raw_name = str(block.get("name") or "")
         raw_input = block.get("input")
         via: str | None = None
@@ -196,6 +311,10 @@ class Pipeline:
         arguments: Any = raw_input
         spec: ToolSpec | None = None
         inv = ctx.store.invocation(ctx.chat_id, call_id)
+        if inv is not None and not self._same_call(inv, raw_name, raw_input):
+            # The id is bound to an earlier call of another tool or other arguments: that call's
+            # row is never touched and its result never given to this one.
+            return self._reused(inv, call_id, raw_name, raw_input)
         inv_id = inv.id if inv else None
         requested = False
 
@@ -241,7 +360,7 @@ class Pipeline:
             # 4-7. classify (the named tool's own class; tool.call is NONE and adds nothing),
             # trust overlay, policy, hardline rules
             side_effect = effective_side_effect(spec, ctx.policy)
-            judged = spec.model_copy(update={"side_effect": side_effect}) if side_effect is not spec.side_effect else spec
+            judged = judged_spec(spec, ctx.policy)
             action, why = ctx.policy.decide(judged)
             if spec.origin is Origin.CONTROL:
                 action, why = "allow", "control tool"
@@ -277,12 +396,11 @@ class Pipeline:
             inv = ctx.store.invocation(ctx.chat_id, call_id)
             if inv and inv.status in ("completed", "failed", "unknown"):
                 return self._replay(inv, spec, name, via, call_id)
-            if inv and inv.status == "running":
-                if not side_effect.is_read:
-                    raise _Stop(codes.OUTCOME_UNKNOWN,
-                                f"{name} was interrupted while running; it changes the world, so it is not run "
-                                "again. Check whether it took effect before retrying.", denied=False)
-                # a read interrupted mid-call is simply run again
+            if inv and inv.status == "running" and not side_effect.is_read:
+                raise _Stop(codes.OUTCOME_UNKNOWN,
+                            f"{name} was interrupted while running; it changes the world, so it is not run "
+                            "again. Check whether it took effect before retrying.", denied=False)
+            # (a read interrupted mid-call is simply run again)
 
             # 10. invoke
             inv_id = ensure_row("running", started_at=now())
@@ -327,6 +445,8 @@ class Pipeline:
             self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope="chat"))
             return True
         stored = ctx.store.approval_for_call(ctx.chat_id, call_id)
+        if stored is not None and (stored.tool != name or not _stored_as(stored.arguments, [arguments])):
+            stored = None  # a decision about another call never stands for this one
         if stored and stored.status == "allowed":
             return True
         if stored and stored.status == "denied":
@@ -356,11 +476,53 @@ class Pipeline:
         self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope=scope))
         return True
 
+    # -- call ids ---------------------------------------------------------------------------
+    def _same_call(self, inv: InvocationRow, raw_name: str, raw_input: Any) -> bool:
+        """Whether ``inv`` is the row of this very call: the same tool and the same arguments, in
+        any form the row may have stored them (as the model wrote them, unwrapped from tool.call,
+        or canonical)."""
+        names = {raw_name}
+        forms: list[Any] = [raw_input]
+        name = raw_name
+        if raw_name == TOOL_CALL and isinstance(raw_input, dict):
+            inner = raw_input.get("name")
+            if isinstance(inner, str):
+                names.update((inner, inner.strip()))
+            try:
+                name, unwrapped = unwrap(raw_input)
+                forms.append(unwrapped)
+            except _Stop:
+                pass
+        if inv.name not in names:
+            return False
+        spec = self.ctx.specs.get(name)
+        if spec is not None and isinstance(forms[-1], dict):
+            with contextlib.suppress(Exception):  # no canonical form: the forms above are all there is
+                forms.append(self.ctx.policy.canonical_arguments(judged_spec(spec, self.ctx.policy), forms[-1]))
+        return _stored_as(inv.arguments, forms)
+
+    def _reused(self, inv: InvocationRow, call_id: str, raw_name: str, raw_input: Any) -> Outcome:
+        """Answer a call whose id an earlier call of this chat already has: a tool error of its own
+        (``tool.call_id_reused``), no row written (the id's row is the earlier call's), nothing run."""
+        name, via, arguments = raw_name, None, raw_input
+        if raw_name == TOOL_CALL:
+            via = TOOL_CALL
+            if isinstance(raw_input, dict) and isinstance(raw_input.get("name"), str):
+                name, arguments = raw_input["name"].strip(), raw_input.get("arguments")
+        same = "other arguments" if inv.name == name else "another tool"
+        message = (f"the call id {call_id!r} already belongs to an earlier call in this chat ({inv.name}); a call "
+                   f"with {same} cannot reuse it, so {name or 'this call'} was not run. Call it again with an id "
+                   "of its own.")
+        self._emit(ev.ToolRequested(call_id=call_id, name=name, via=via, arguments=arguments))
+        self._emit(ev.ToolFailed(call_id=call_id, name=name, via=via, code=codes.CALL_ID_REUSED, message=message))
+        return Outcome(self._result_block(call_id, f"{codes.CALL_ID_REUSED}: {message}", True), name=name, via=via,
+                       status="failed")
+
     def _replay(self, inv: InvocationRow, spec: ToolSpec, name: str, via: str | None, call_id: str) -> Outcome:
         is_error = bool(inv.is_error)
         text = inv.model_result or ""
         if inv.status == "completed":
-            result = ToolResult.model_validate(json.loads(inv.result)) if inv.result else ToolResult()
+            result = _stored_result(inv.result, text)
             self._emit(ev.ToolCompleted(call_id=call_id, name=name, via=via, result=self._event_result(result),
                                         replayed=True))
         else:
