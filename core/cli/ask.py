@@ -65,6 +65,7 @@ async def _ask(args: argparse.Namespace) -> int:
     from core.engine import ChatOptions, Engine
 
     engine = Engine(settings=settings_for(args))
+    engine.store.require_writable()  # a turn writes: a store that cannot take it is refused before anything starts
     printer = EventPrinter(args.json)
     opts = ChatOptions(
         roster=args.roster,

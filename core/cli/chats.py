@@ -31,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not args.chat_id:
         raise UsageError(f"chats {action} needs a chat id")
+    if action in ("rename", "delete"):
+        store.require_writable()  # refused at once, before the chat is even looked up
     chat = store.find_chat(args.chat_id)
     if chat is None:
         raise UsageError(f"no chat {args.chat_id!r}")

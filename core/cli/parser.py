@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import approver, ask, chats, plan, resume, search, servers
+from core.cli import approver, ask, chats, doctor, plan, resume, search, servers
 from core.cli.options import add_plan_options, add_roster_options
 from core.deferral.names import STRATEGY_CHOICES
 
@@ -96,4 +96,8 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
                    help="approve this project MCP config (e.g. .mcp.json) as it is now: show what it runs, record it")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=servers.run)
+
+    p = sub.add_parser("doctor", help="check the store: integrity, schema version, files (exit 0 healthy, 1 not)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=doctor.run)
     return parser

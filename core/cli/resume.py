@@ -20,6 +20,7 @@ async def _resume(args: argparse.Namespace) -> int:
     from core.engine import ChatOptions, Engine
 
     engine = Engine()
+    engine.store.require_writable()  # a turn writes: a store that cannot take it is refused before anything starts
     session = await engine.open_chat(
         args.chat,
         ChatOptions(script=args.script),

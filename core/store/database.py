@@ -1,34 +1,309 @@
-"""Opening the database: the file, its connection settings, and the migrations."""
+"""Opening the database file: fail safe, and safe when many processes start together.
+
+:func:`open_file` checks the path before SQLite sees it (a directory, unreadable, a folder
+that cannot be made), connects read-write or, where this process may only read, read-only,
+reads the schema (a damaged header or a truncated file fails here), compares the recorded
+migrations with the ones this version knows (a newer database is opened for reading only,
+with a warning), and migrates. Each fault is a :class:`~core.store.errors.StoreError`: one
+line naming the file and what to do.
+
+Many processes may open an empty home at once. Every connection waits for locks
+(``busy_timeout``); WAL is set once, when the file is not in WAL yet; the migrations run inside
+one ``BEGIN IMMEDIATE`` transaction, and sqlite-utils re-reads which ones are pending inside
+it, so exactly one process applies them and the others find them applied.
+
+Integrity: ``PRAGMA quick_check`` costs about 1 ms per MB (40-70 ms on a 50 MB file), too much
+for every ``plan`` and ``chats list``. It runs before the first write of a process (and before
+migrating), when SQLite reports a damaged file mid-use, and in ``deferchat doctor``; a failed
+check stops every write from then on.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlite_utils import Database
 
-from core.store.migrations import SCHEMA
+from core.store.errors import ELSEWHERE, StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew, StoreUnusable
+from core.store.migrations import OUR_SETS_PREFIX, known_migrations, migration_sets
 from core.store.paths import default_db_path
+
+log = logging.getLogger("deferchat.store")
+
+BUSY_TIMEOUT_S = 30.0
+MIGRATIONS_TABLE = "_sqlite_migrations"
+
+# SQLite's words for a damaged file (sqlite3.DatabaseError, not one of its subclasses).
+_DAMAGED = ("malformed", "not a database", "disk i/o error", "database corrupt")
+
+
+class StoreFile:
+    """One open database and what this process may do with it.
+
+    ``refusal`` says why writes are refused (read-only, newer), None when they are allowed.
+    :meth:`require_writable` runs before every write: it raises the refusal, or the damage
+    found earlier, and checks the file's integrity once per process before the first write.
+    """
+
+    def __init__(self, db: Database, path: Path | None, *, refusal: StoreError | None = None):
+        self.db = db
+        self.path = path
+        self.refusal = refusal
+        self.broken: StoreCorrupt | None = None
+        self._checked = path is None  # an in-memory database cannot be damaged on disk
+        self._warned = False
+
+    @property
+    def writable(self) -> bool:
+        return self.refusal is None and self.broken is None
+
+    @property
+    def too_new(self) -> bool:
+        return isinstance(self.refusal, StoreTooNew)
+
+    def warn(self) -> None:
+        """Say once, at the first read, that a newer database is only read (a refused write says it
+        instead, so a command says one or the other)."""
+        if not self._warned and isinstance(self.refusal, StoreTooNew):
+            self._warned = True
+            log.warning(self.refusal.warning())
+
+    def require_writable(self) -> None:
+        if self.broken is not None:
+            raise self.broken
+        if self.refusal is not None:
+            self._warned = True
+            raise self.refusal
+        if not self._checked:
+            self.check_integrity()
+            self._checked = True
+
+    def check_integrity(self) -> None:
+        """``PRAGMA quick_check``; a damaged file is marked broken and raises :class:`StoreCorrupt`."""
+        problem = quick_check(self.db)
+        if problem is not None:
+            self.broken = StoreCorrupt(self.path, problem)
+            raise self.broken
+
+    def fault(self, exc: sqlite3.Error) -> Exception:
+        """The one-line error for an SQLite error met while reading or writing; anything that is
+        not a fault of the file (a constraint, a bug) is returned as it was."""
+        text = str(exc).lower()
+        if (type(exc) is sqlite3.DatabaseError and any(w in text for w in _DAMAGED)) or "disk i/o error" in text:
+            self.broken = StoreCorrupt(self.path, str(exc))
+            return self.broken
+        if "readonly database" in text or "read-only" in text:
+            return StoreReadOnly(self.path, "SQLite refused to write it")
+        if "database is locked" in text or "database table is locked" in text:
+            return StoreError(self.path, f"{self.path} stayed locked by another process for {BUSY_TIMEOUT_S:.0f} s; "
+                                         "close the other deferchat, or try again")
+        if "database or disk is full" in text:
+            return StoreError(self.path, f"{self.path}: the disk is full; free some space and try again")
+        if "unable to open database file" in text:
+            return StoreUnusable(self.path, f"cannot open {self.path} any more (was it moved or deleted?); "
+                                            "start deferchat again")
+        if self.too_new and isinstance(exc, sqlite3.OperationalError):  # e.g. a column a newer version dropped
+            return StoreError(self.path, f"{self.path} was written by a newer deferchat and this version cannot "
+                                         f"read it ({exc}); upgrade deferchat")
+        return exc
+
+
+def quick_check(db: Database) -> str | None:
+    """None when ``PRAGMA quick_check`` finds the file sound, else a short account of what it found."""
+    try:
+        rows = db.execute("PRAGMA quick_check(100)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return check_summary([str(r[0]) for r in rows])
+
+
+def check_summary(found: list[str]) -> str | None:
+    """The rows of an integrity check as one short line: None for ``ok``, else the first two
+    findings and how many more there were."""
+    lines = [x.strip() for row in found for x in row.splitlines() if x.strip()]
+    lines = [x for x in lines if not x.startswith("*** in database")]
+    if lines == ["ok"]:
+        return None
+    more = f" and {len(lines) - 2} more" if len(lines) > 2 else ""
+    return "integrity check: " + "; ".join(lines[:2]) + more
 
 
 def open_db(path: str | Path | None = None) -> Database:
-    """Open (creating if needed) and migrate the database at ``path``."""
+    """Open (creating if needed) and migrate the database at ``path``; the faults of
+    :func:`open_file` raise."""
+    return open_file(path).db
+
+
+def open_file(path: str | Path | None = None) -> StoreFile:
+    """The database at ``path`` (default: :func:`~core.store.paths.default_db_path`), made and
+    migrated when this process may write it, read-only when it may only read it."""
     if path == ":memory:":
         db = Database(memory=True)
+        db.execute("PRAGMA foreign_keys = ON")
+        _migrate(db)
+        return StoreFile(db, None)
+    p = Path(path) if path else default_db_path()
+    writable = _check_path(p)
+    db = _probe(_connect(p, writable), p)
+    unknown = _unknown_migrations(db, p)
+    if unknown:
+        refusal = StoreTooNew(p, unknown)
+        if writable:  # read it read-only, so nothing can write it by mistake
+            db.close()
+            db = _probe(_connect(p, False), p)
+        return StoreFile(db, p, refusal=refusal)
+    if not writable:
+        return StoreFile(db, p, refusal=StoreReadOnly(p, _read_only_why(p)))
+    store = StoreFile(db, p)
+    try:
+        _set_wal(db)
+        db.execute("PRAGMA synchronous = NORMAL")
+        if _pending(db):
+            store.require_writable()  # never migrate a damaged file
+            _migrate(db)
+    except sqlite3.Error as exc:
+        raise store.fault(exc) from None
+    return store
+
+
+# --- before SQLite --------------------------------------------------------------------------------
+
+
+def _check_path(p: Path) -> bool:
+    """Whether this process may write ``p``; raises when it cannot even read it."""
+    if p.is_dir():
+        raise StoreUnusable(p, f"{p} is a directory, not a database: move it out of the way, {ELSEWHERE}")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)  # several processes may make it at once
+    except OSError as exc:
+        raise StoreUnusable(p, f"cannot create the folder {p.parent} ({exc.strerror}): make it yourself, "
+                               f"{ELSEWHERE}") from None
+    if not p.parent.is_dir():
+        raise StoreUnusable(p, f"{p.parent} is not a folder: move it out of the way, {ELSEWHERE}")
+    exists = p.exists()
+    if exists and not os.access(p, os.R_OK):
+        raise StoreUnusable(p, f"cannot read {p} (permission denied): give yourself read and write access "
+                               f"(chmod u+rw), {ELSEWHERE}")
+    folder_writable = os.access(p.parent, os.W_OK | os.X_OK)
+    if not exists:
+        if not folder_writable:
+            raise StoreUnusable(p, f"cannot create {p}: the folder is read-only; make it writable, {ELSEWHERE}")
+        return True
+    sidecars = [Path(f"{p}{s}") for s in ("-wal", "-shm")]
+    return folder_writable and os.access(p, os.W_OK) and all(os.access(s, os.W_OK) for s in sidecars if s.exists())
+
+
+def _read_only_why(p: Path) -> str:
+    if not os.access(p, os.W_OK):
+        return "the file is read-only"
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        return f"its folder {p.parent} is read-only"
+    return "its write-ahead log files are read-only"
+
+
+# --- SQLite ---------------------------------------------------------------------------------------
+
+
+def _connect(p: Path, writable: bool) -> Database:
+    """A connection in autocommit mode that waits for locks rather than failing on them."""
+    if writable:
+        target, uri = str(p), False
     else:
-        p = Path(path) if path else default_db_path()
-        p.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(p), timeout=30, isolation_level=None, check_same_thread=False)
-        db = Database(conn)
-        db.enable_wal()
+        # Read-only. Without a writable folder SQLite cannot make the WAL index (-shm); an
+        # immutable open reads the main file alone, which is right only when no write-ahead
+        # log holds commits the main file lacks.
+        wal = Path(f"{p}-wal")
+        can_index = os.access(p.parent, os.W_OK) or Path(f"{p}-shm").exists()
+        if can_index or (wal.exists() and wal.stat().st_size > 0):
+            target = f"file:{quote(str(p))}?mode=ro"
+        else:
+            target = f"file:{quote(str(p))}?immutable=1"
+        uri = True
+    try:
+        conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreUnusable(p, f"cannot open {p} ({exc}): check its permissions, {ELSEWHERE}") from None
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    db = Database(conn)
+    db.execute("PRAGMA foreign_keys = ON")
+    return db
+
+
+def _probe(db: Database, p: Path) -> Database:
+    """Read the schema: a file that is not a database, or whose first pages are damaged, fails here."""
+    try:
+        tables = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'").fetchall()}
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        text = str(exc).lower()
+        if isinstance(exc, sqlite3.OperationalError) and not any(w in text for w in _DAMAGED):
+            raise StoreUnusable(p, f"cannot read {p} ({exc}): check its permissions and its folder's, "
+                                   f"{ELSEWHERE}") from None
+        raise StoreCorrupt(p, str(exc)) from None
+    if tables and MIGRATIONS_TABLE not in tables:
+        db.close()
+        raise StoreUnusable(p, f"{p} is not a deferchat database (it has tables but no record of deferchat's "
+                               f"migrations): move it out of the way, {ELSEWHERE}")
+    return db
+
+
+def _applied(db: Database) -> list[tuple[str, str]]:
+    if not db.table(MIGRATIONS_TABLE).exists():
+        return []
+    return [(r[0], r[1]) for r in db.execute(f"select migration_set, name from {MIGRATIONS_TABLE} order by rowid")]
+
+
+def _unknown_migrations(db: Database, p: Path) -> list[str]:
+    """``set/name`` of every recorded migration of ours that this version does not know."""
+    try:
+        applied = _applied(db)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise StoreCorrupt(p, str(exc)) from None
+    known = known_migrations()
+    return [f"{s}/{n}" for s, n in applied if s.startswith(OUR_SETS_PREFIX) and (s, n) not in known]
+
+
+def _pending(db: Database) -> bool:
+    return any(s.pending(db) for s in migration_sets())
+
+
+def _set_wal(db: Database) -> None:
+    """WAL once: it is a property of the file, so a file already in WAL is left alone."""
+    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    if str(mode).lower() != "wal":
         # WAL + NORMAL: a commit survives a killed process (kill -9); only an OS crash or power
         # loss can drop the last commits, never corrupt the file. FULL would fsync every
         # invocation-row update, which costs milliseconds per tool call.
-        db.execute("PRAGMA synchronous = NORMAL")
-    db.execute("PRAGMA foreign_keys = ON")
-    db.execute("PRAGMA busy_timeout = 30000")
-    SCHEMA.apply(db)
-    from core.builtins.data import BUILTIN_SCHEMA
+        db.execute("PRAGMA journal_mode = WAL")
 
-    BUILTIN_SCHEMA.apply(db)
-    return db
+
+def _migrate(db: Database) -> None:
+    """Apply the pending migrations of every set in one ``BEGIN IMMEDIATE`` transaction: the
+    first process takes the write lock, the others wait for it and then find nothing pending
+    (sqlite-utils reads what is applied inside the transaction; each migration nests as a
+    savepoint)."""
+    with immediate(db):
+        for migrations in migration_sets():
+            migrations.apply(db)
+
+
+@contextlib.contextmanager
+def immediate(db: Database) -> Iterator[Database]:
+    """A write transaction that takes the write lock at its start (waiting ``busy_timeout`` for
+    it), so it never fails half-way because another process wrote since it began reading."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if db.conn.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

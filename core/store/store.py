@@ -1,34 +1,73 @@
 """The store: typed access to the database. Every method is a small transaction of its own.
 
 Read methods return the frozen rows of :mod:`core.store.rows`; ``events`` returns each stored
-event's JSON, loaded.
+event's JSON, loaded. Each method is marked as reading or writing: a write first asks the file
+whether it may (:meth:`~core.store.database.StoreFile.require_writable`: not read-only, not
+from a newer version, not damaged), and an SQLite fault of the file met by either becomes its
+one-line :class:`~core.store.errors.StoreError`.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlite_utils import Database
 
-from core.store.database import open_db
+from core.store.database import StoreFile, immediate, open_file
 from core.store.ids import new_id, now
 from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, TurnRow, _Row
 from core.store.token_cache import TokenCache
 
 R = TypeVar("R", bound=_Row)
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _reads(method: Callable[Concatenate[Store, P], T]) -> Callable[Concatenate[Store, P], T]:
+    """A read: an SQLite fault of the file becomes its one-line error."""
+
+    @functools.wraps(method)
+    def read(self: Store, *args: P.args, **kwargs: P.kwargs) -> T:
+        self.file.warn()
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            err = self.file.fault(exc)
+            if err is exc:
+                raise
+            raise err from None
+
+    return read
+
+
+def _writes(method: Callable[Concatenate[Store, P], T]) -> Callable[Concatenate[Store, P], T]:
+    """A write: refused on a file this process may not write, then as a read."""
+    reading = _reads(method)
+
+    @functools.wraps(method)
+    def write(self: Store, *args: P.args, **kwargs: P.kwargs) -> T:
+        self.file.require_writable()
+        return reading(self, *args, **kwargs)
+
+    return write
 
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _insert(db: Database, table: str, row: dict[str, Any]) -> None:
-    """A plain INSERT: the per-call hot path skips sqlite-utils' table introspection."""
+def _insert(db: Database, table: str, row: dict[str, Any], *, or_ignore: bool = False) -> None:
+    """A plain INSERT (one statement, so one autocommit transaction): the per-call hot path
+    skips sqlite-utils' table introspection."""
     cols = ", ".join(f"[{k}]" for k in row)
-    db.execute(f"insert into [{table}] ({cols}) values ({', '.join('?' for _ in row)})", list(row.values()))
+    verb = "insert or ignore" if or_ignore else "insert"
+    db.execute(f"{verb} into [{table}] ({cols}) values ({', '.join('?' for _ in row)})", list(row.values()))
 
 
 def _update(db: Database, table: str, pk: str, fields: dict[str, Any]) -> None:
@@ -50,23 +89,45 @@ def _first(rows: list[R]) -> R | None:
 class Store:
     """Typed access to the database. Every method is a small transaction of its own."""
 
-    def __init__(self, db: Database | str | Path | None = None):
-        self.db = db if isinstance(db, Database) else open_db(db)
-        self.token_cache = TokenCache(self.db)
+    def __init__(self, db: StoreFile | Database | str | Path | None = None):
+        if isinstance(db, StoreFile):
+            self.file = db
+        elif isinstance(db, Database):
+            self.file = StoreFile(db, _filename(db))
+        else:
+            self.file = open_file(db)
+        self.db = self.file.db
+        self.token_cache = TokenCache(self.db, self.file)
+
+    @property
+    def path(self) -> Path | None:
+        return self.file.path
+
+    @property
+    def writable(self) -> bool:
+        """Whether writes are allowed (not read-only, not from a newer version, not found damaged)."""
+        return self.file.writable
+
+    def require_writable(self) -> None:
+        """Raise the one-line reason this process may not write the store, if there is one."""
+        self.file.require_writable()
 
     # chats ---------------------------------------------------------------------------------
+    @_writes
     def create_chat(self, **fields: Any) -> str:
         chat_id = fields.pop("id", None) or new_id("chat")
         t = now()
         row = {"id": chat_id, "title": fields.pop("title", "New chat"), "created_at": t, "updated_at": t,
                "status": "idle", "deleted": 0}
         row.update(fields)
-        self.db.table("chats").insert(row)
+        _insert(self.db, "chats", row)
         return chat_id
 
+    @_reads
     def chat(self, chat_id: str) -> ChatRow | None:
         return _first(_select(self.db, ChatRow, "select * from chats where id = ? and deleted = 0", [chat_id]))
 
+    @_reads
     def find_chat(self, prefix: str) -> ChatRow | None:
         """The chat with this id, or the only one whose id starts with ``prefix``."""
         exact = self.chat(prefix)
@@ -76,33 +137,39 @@ class Store:
                        [prefix + "%"])
         return rows[0] if len(rows) == 1 else None
 
+    @_reads
     def chats(self, limit: int = 200) -> list[ChatRow]:
         return _select(self.db, ChatRow, "select * from chats where deleted = 0 order by updated_at desc limit ?",
                        [limit])
 
+    @_writes
     def update_chat(self, chat_id: str, **fields: Any) -> None:
         fields.setdefault("updated_at", now())
-        self.db.table("chats").update(chat_id, fields)
+        _update(self.db, "chats", chat_id, fields)
 
+    @_writes
     def delete_chat(self, chat_id: str) -> None:
         """Deleting removes the chat's messages, events and calls for good."""
-        with self.db.atomic():
+        with immediate(self.db):
             for table in ("messages", "events", "approvals", "grants", "invocations", "turns"):
-                self.db.table(table).delete_where("chat_id = ?", [chat_id])
-            self.db.table("chats").delete_where("id = ?", [chat_id])
+                self.db.execute(f"delete from [{table}] where chat_id = ?", [chat_id])
+            self.db.execute("delete from chats where id = ?", [chat_id])
 
     # plans ---------------------------------------------------------------------------------
+    @_writes
     def save_plan(self, plan_json: str, builder: str) -> str:
         plan_id = "plan_" + hashlib.sha256(plan_json.encode()).hexdigest()[:24]
-        self.db.table("plans").insert({"id": plan_id, "builder": builder, "json": plan_json, "created_at": now()},
-                                ignore=True)
+        _insert(self.db, "plans", {"id": plan_id, "builder": builder, "json": plan_json, "created_at": now()},
+                or_ignore=True)
         return plan_id
 
+    @_reads
     def plan_json(self, plan_id: str) -> str | None:
         row = self.db.execute("select json from plans where id = ?", [plan_id]).fetchone()
         return row[0] if row else None
 
     # messages ------------------------------------------------------------------------------
+    @_writes
     def add_message(self, chat_id: str, role: str, content: list[dict[str, Any]], *, turn_id: str | None,
                     parent_id: str | None) -> str:
         msg_id = new_id("msg")
@@ -111,20 +178,24 @@ class Store:
         self.update_chat(chat_id)
         return msg_id
 
+    @_writes
     def set_message_turn(self, msg_id: str, turn_id: str) -> None:
         """The turn a message opened (a user message is stored just before its turn starts)."""
         _update(self.db, "messages", msg_id, {"turn_id": turn_id})
 
+    @_reads
     def messages(self, chat_id: str) -> list[MessageRow]:
         return _select(self.db, MessageRow, "select * from messages where chat_id = ? order by created_at, rowid",
                        [chat_id])
 
+    @_reads
     def last_message_id(self, chat_id: str) -> str | None:
         row = self.db.execute("select id from messages where chat_id = ? order by created_at desc, rowid desc "
                               "limit 1", [chat_id]).fetchone()
         return row[0] if row else None
 
     # turns ---------------------------------------------------------------------------------
+    @_writes
     def start_turn(self, chat_id: str, user_message_id: str | None) -> str:
         turn_id = new_id("turn")
         _insert(self.db, "turns", {"id": turn_id, "chat_id": chat_id, "user_message_id": user_message_id,
@@ -132,23 +203,28 @@ class Store:
         self.update_chat(chat_id, status="running")
         return turn_id
 
+    @_writes
     def update_turn(self, turn_id: str, **fields: Any) -> None:
         _update(self.db, "turns", turn_id, fields)
 
+    @_writes
     def end_turn(self, turn_id: str, chat_id: str, status: str, error: str | None = None) -> None:
         _update(self.db, "turns", turn_id, {"status": status, "ended_at": now(), "error": error})
         self.update_chat(chat_id, status="parked" if status == "parked" else "idle")
 
+    @_reads
     def open_turn(self, chat_id: str) -> TurnRow | None:
         """The chat's unfinished turn (parked or interrupted), if any."""
         return _first(_select(self.db, TurnRow, "select * from turns where chat_id = ? and status in "
                                                 "('running', 'parked') order by started_at desc limit 1", [chat_id]))
 
     # events --------------------------------------------------------------------------------
+    @_writes
     def add_event(self, chat_id: str, turn_id: str | None, event_type: str, event_json: str) -> None:
         _insert(self.db, "events", {"chat_id": chat_id, "turn_id": turn_id, "type": event_type, "json": event_json,
                                     "created_at": now()})
 
+    @_reads
     def events(self, chat_id: str, types: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         """The chat's stored events, each its JSON loaded, in the order they were emitted."""
         where, params = "chat_id = ?", [chat_id]
@@ -159,13 +235,16 @@ class Store:
                                                            params).fetchall()]
 
     # invocations ---------------------------------------------------------------------------
+    @_reads
     def invocation(self, chat_id: str, call_id: str) -> InvocationRow | None:
         return _first(_select(self.db, InvocationRow, "select * from invocations where chat_id = ? and call_id = ?",
                               [chat_id, call_id]))
 
+    @_reads
     def invocation_by_id(self, invocation_id: str) -> InvocationRow | None:
         return _first(_select(self.db, InvocationRow, "select * from invocations where id = ?", [invocation_id]))
 
+    @_writes
     def create_invocation(self, **fields: Any) -> str:
         inv_id = new_id("inv")
         row = {"id": inv_id, "created_at": now(), "status": "requested", "is_error": 0}
@@ -175,16 +254,19 @@ class Store:
         _insert(self.db, "invocations", row)
         return inv_id
 
+    @_writes
     def update_invocation(self, inv_id: str, **fields: Any) -> None:
         if "result" in fields and fields["result"] is not None and not isinstance(fields["result"], str):
             fields["result"] = _dumps(fields["result"])
         _update(self.db, "invocations", inv_id, fields)
 
+    @_reads
     def invocations(self, chat_id: str) -> list[InvocationRow]:
         return _select(self.db, InvocationRow, "select * from invocations where chat_id = ? order by created_at, "
                                                "rowid", [chat_id])
 
     # approvals & grants --------------------------------------------------------------------
+    @_writes
     def create_approval(self, **fields: Any) -> str:
         appr_id = new_id("appr")
         row = {"id": appr_id, "status": "pending", "created_at": now()}
@@ -194,23 +276,34 @@ class Store:
         _insert(self.db, "approvals", row)
         return appr_id
 
+    @_writes
     def decide_approval(self, appr_id: str, status: str, scope: str | None = None) -> None:
         _update(self.db, "approvals", appr_id, {"status": status, "scope": scope, "decided_at": now()})
 
+    @_reads
     def approval_for_call(self, chat_id: str, call_id: str) -> ApprovalRow | None:
         return _first(_select(self.db, ApprovalRow, "select * from approvals where chat_id = ? and call_id = ? "
                                                     "order by created_at desc limit 1", [chat_id, call_id]))
 
+    @_reads
     def pending_approvals(self, chat_id: str) -> list[ApprovalRow]:
         return _select(self.db, ApprovalRow, "select * from approvals where chat_id = ? and status = 'pending' "
                                              "order by created_at", [chat_id])
 
+    @_reads
     def approval(self, appr_id: str) -> ApprovalRow | None:
         return _first(_select(self.db, ApprovalRow, "select * from approvals where id = ?", [appr_id]))
 
+    @_writes
     def grant(self, chat_id: str, tool: str) -> None:
-        self.db.table("grants").insert({"chat_id": chat_id, "tool": tool, "created_at": now()}, ignore=True)
+        _insert(self.db, "grants", {"chat_id": chat_id, "tool": tool, "created_at": now()}, or_ignore=True)
 
+    @_reads
     def granted(self, chat_id: str, tool: str) -> bool:
         row = self.db.execute("select 1 from grants where chat_id = ? and tool = ? limit 1", [chat_id, tool])
         return row.fetchone() is not None
+
+
+def _filename(db: Database) -> Path | None:
+    row = db.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row and row[2] else None

@@ -2,19 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
+if TYPE_CHECKING:
+    from core.store.database import StoreFile
+
 
 class TokenCache(MutableMapping[str, int]):
-    """The token-estimate cache, read whole at open and written back in one batch."""
+    """The token-estimate cache, read whole at open and written back in one batch.
 
-    def __init__(self, db: Database):
+    A cache: on a store this process may only read (read-only, from a newer version) the
+    estimates stay in memory and :meth:`flush` writes nothing."""
+
+    def __init__(self, db: Database, file: StoreFile | None = None):
         self.db = db
-        self._mem: dict[str, int] = {r[0]: r[1] for r in db.execute("select key, tokens from token_cache")}
+        self.file = file
+        with self._faults():
+            self._mem: dict[str, int] = dict(db.execute("select key, tokens from token_cache").fetchall())
         self._pending: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def _faults(self) -> Iterator[None]:
+        """An SQLite fault of the file as its one-line error (see StoreFile.fault)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            err = self.file.fault(exc) if self.file is not None else exc
+            if err is exc:
+                raise
+            raise err from None
 
     def __getitem__(self, key: str) -> int:
         return self._mem[key]
@@ -25,7 +47,10 @@ class TokenCache(MutableMapping[str, int]):
 
     def __delitem__(self, key: str) -> None:
         del self._mem[key]
-        self.db.table("token_cache").delete_where("key = ?", [key])
+        self._pending.pop(key, None)
+        if self._may_write():
+            with self._faults():
+                self.db.execute("delete from token_cache where key = ?", [key])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._mem)
@@ -33,15 +58,28 @@ class TokenCache(MutableMapping[str, int]):
     def __len__(self) -> int:
         return len(self._mem)
 
+    def _may_write(self) -> bool:
+        if self.file is None:
+            return True
+        if self.file.refusal is not None:
+            return False
+        self.file.require_writable()  # a damaged file raises: nothing is written to it
+        return True
+
     def flush(self) -> None:
-        if self._pending:
-            with self.db.atomic():
-                self.db.table("token_cache").insert_all(
-                    ({"key": k, "tokens": v} for k, v in self._pending.items()), replace=True, batch_size=1000)
-            self._pending.clear()
+        if not self._pending:
+            return
+        if self._may_write():
+            from core.store.database import immediate
+
+            with self._faults(), immediate(self.db):  # many processes flush at once on a fresh home
+                self.db.conn.executemany("insert or replace into token_cache (key, tokens) values (?, ?)",
+                                         list(self._pending.items()))
+        self._pending.clear()
 
 
 def open_token_cache(path: str | Path | None = None) -> TokenCache:
-    from core.store.database import open_db
+    from core.store.database import open_file
 
-    return TokenCache(open_db(path))
+    file = open_file(path)
+    return TokenCache(file.db, file)

@@ -30,3 +30,25 @@ for _module in MODULES:
 
 SCHEMA_VERSION: str = MODULES[-1].NAME
 """The newest migration this version knows."""
+
+RETIRED: dict[str, frozenset[str]] = {"deferchat-builtins": frozenset({"0002_demo_seed"})}
+"""Migrations earlier versions applied that are no longer registered (see
+:mod:`core.builtins.data`): recorded in old databases, known, never run again."""
+
+OUR_SETS_PREFIX = "deferchat"
+"""Every migration set deferchat records starts so; a recorded name in such a set that this
+version does not know means a newer version has migrated the database."""
+
+
+def migration_sets() -> tuple[Migrations, ...]:
+    """The sets applied to the store's file, in order: the store's, then the built-in tools'."""
+    from core.builtins.data import BUILTIN_SCHEMA
+
+    return (SCHEMA, BUILTIN_SCHEMA)
+
+
+def known_migrations() -> set[tuple[str, str]]:
+    """``(set, name)`` of every migration this version registers or knows was retired."""
+    known = {(s.name, m.name) for s in migration_sets() for m in s._migrations}
+    known |= {(name, m) for name, retired in RETIRED.items() for m in retired}
+    return known
