@@ -16,11 +16,11 @@ from textual.widgets import DataTable, Input, Label, Select, Static
 
 from core.deferral.names import STRATEGY_NAMES
 from core.display import safe
-from core.roster.models import POLICIES, Caps, Placement, PolicyConfig, RosterPlan
+from core.roster.models import POLICIES, Caps, PolicyConfig, RosterPlan
 from core.roster.report import budget_lines
-from core.roster.whatif import what_if
+from core.roster.whatif import ABSENT, compare, what_if
 
-_SHORT = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed", Placement.SKIPPED: "skipped"}
+PINNED = "Pinned plan"  # this chat's plan: the roster panel's title calls it the same
 _CAP_FIELDS = ("max_definitions", "max_definition_tokens", "max_index_entries", "max_index_tokens")
 _POLICY_FIELDS = ("per_server", "aggregate")
 _LABELS = {"max_definitions": "definitions", "max_definition_tokens": "definition tok",
@@ -37,14 +37,9 @@ def summary(plan: RosterPlan, heading: str) -> str:
 
 
 def placement_rows(pinned: RosterPlan, other: RosterPlan) -> list[tuple[str, str, str, str, bool]]:
-    """(tool, pinned placement, what-if placement, what-if reason, changed), in the what-if's order."""
-    before = {t.name: t for t in pinned.tools}
-    rows = []
-    for t in sorted(other.tools, key=lambda t: t.rank):
-        was = before.get(t.name)
-        old = _SHORT[was.placement] if was else "\u2013"
-        rows.append((t.name, old, _SHORT[t.placement], t.reason, was is None or was.placement is not t.placement))
-    return rows
+    """(tool, pinned placement, what-if placement, reason, changed): the what-if's tools in its
+    order, then the tools that leave the plan (``core.roster.whatif.compare``)."""
+    return [(c.tool, c.pinned_word, c.what_if_word, c.reason, c.changed) for c in compare(pinned, other)]
 
 
 class WhatIfScreen(ModalScreen[None]):
@@ -78,14 +73,15 @@ class WhatIfScreen(ModalScreen[None]):
                     yield Label(_LABELS[f])
                     yield Input(str(self.values[f]), type="integer", id=f"whatif-{f}", compact=True)
             with Horizontal(id="whatif-summaries"):
-                yield Static(Content(summary(self.plan, "This chat (pinned)")), id="whatif-pinned")
+                yield Static(Content(summary(self.plan, PINNED)), id="whatif-pinned")
                 yield Static("", id="whatif-other")
             yield DataTable(id="whatif-table", zebra_stripes=True, cursor_type="row")
-            yield Static(Content("ctrl+t: only changed tools \u00b7 Escape closes"), classes="panel-help")
+            yield Static(Content("ctrl+t: only the tools that join, leave or move \u00b7 Escape closes"),
+                         classes="panel-help")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("", "tool", "pinned", "what-if", "why (what-if)")
+        table.add_columns("", "tool", PINNED.lower(), "what-if", "why (what-if)")
         self.recompute()
 
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -127,7 +123,8 @@ class WhatIfScreen(ModalScreen[None]):
         for name, old, new, reason, changed in placement_rows(self.plan, self.result):
             if self.only_changes and not changed:
                 continue
-            mark = Content.styled("\u2260", "bold yellow") if changed else ""
+            sign = "+" if old == ABSENT else "\u2212" if new == ABSENT else "\u2260"  # joins, leaves, moves
+            mark = Content.styled(sign, "bold yellow") if changed else ""
             new_cell = Content.styled(new, "bold yellow") if changed else new
             # Text, not str: a DataTable reads a str cell as markup, and a name or reason from a server is neither
             table.add_row(mark, Text(safe(name)), old, new_cell, Text(safe(reason)), key=name)
