@@ -12,14 +12,20 @@ from core.roster.models import Placement, RosterPlan
 _PLACEMENT_LABEL = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed", Placement.SKIPPED: "skipped"}
 
 
+def deferred_reach(plan: RosterPlan) -> str:
+    """How the model reaches the plan's deferred tools, in the words the budget lines use."""
+    if plan.strategy == "wrapper":
+        return "the index and tool.call"
+    return "tool.search" if plan.strategy == "active-tools" else "native tool search"
+
+
 def budget_lines(plan: RosterPlan) -> dict[str, str]:
     caps = plan.caps
     if plan.strategy == "wrapper":
         indexed = (f"Indexed {len(plan.deferred_tool_names)}/{caps['max_index_entries']} \u00b7 "
                    f"{plan.index_tokens:,}/{caps['max_index_tokens']:,} tok")
     else:  # no index in the prompt: deferred tools are found by search
-        how = "tool.search" if plan.strategy == "active-tools" else "native tool search"
-        indexed = f"Deferred {len(plan.deferred_tool_names)} \u00b7 reached by {how}"
+        indexed = f"Deferred {len(plan.deferred_tool_names)} \u00b7 reached by {deferred_reach(plan)}"
     return {
         "defined": (f"Defined {len(plan.defined_tool_names)}/{caps['max_definitions']} \u00b7 "
                     f"{plan.definition_tokens:,}/{caps['max_definition_tokens']:,} tok"),

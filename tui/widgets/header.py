@@ -30,6 +30,7 @@ class ChatHeader(Horizontal):
         self.title_label.update(Content(safe(title or "New chat")))  # the model may have written it
 
     def set_chat(self, *, title: str, provider: str, model: str, strategy: str, reason: str, pinned: bool) -> None:
+        self.remove_class("-failed")
         self.set_title(title)
         self.model_label.update(Content(f"{provider}/{model}"))
         self.badge.update(Content(f" {strategy} " + ("\u00b7 pinned " if pinned else "")))
@@ -38,10 +39,25 @@ class ChatHeader(Horizontal):
         self.reason.tooltip = reason
         self.usage.update("")
 
-    def set_opening(self, what: str) -> None:
-        self.model_label.update(Content(what))
-        self.badge.update("")
-        self.reason.update("")
+    def set_opening(self, what: str = "Opening a chat\u2026") -> None:
+        """Another chat is opening: nothing of the previous one stays (its title, its usage)."""
+        self._clear()
+        self.title_label.update(Content(what))
+
+    def set_failed(self, why: str) -> None:
+        """The chat did not open: the header says so (and why) until another one does."""
+        self._clear()
+        self.add_class("-failed")
+        self.title_label.update(Content("No chat open"))
+        self.model_label.update(Content("the chat could not be opened"))
+        self.reason.update(Content(safe(why)))
+        self.reason.tooltip = safe(why)
+
+    def _clear(self) -> None:
+        self.remove_class("-failed")
+        for label in (self.model_label, self.badge, self.reason, self.usage):
+            label.update("")
+        self.badge.tooltip = self.reason.tooltip = None
 
     def set_usage(self, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int) -> None:
         text = f"\u2191{input_tokens:,} \u2193{output_tokens:,}"

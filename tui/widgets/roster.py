@@ -1,7 +1,10 @@
-"""The roster panel: the chat's plan as sections (Defined, Indexed, Skipped) with their
-budgets, every tool with its origin, server, side-effect badge and untrusted marker, live
-marks for what this chat called, discovered or loaded, a filter, server status and the
-roster-changed notice. It shows the plan; it never computes one."""
+"""The roster panel: the chat's plan as sections (Defined, Indexed or Deferred, Skipped) with
+their budgets, every tool with its side-effect badge, tokens, origin, server and untrusted
+marker, live marks for what this chat called, discovered or loaded, a filter, server status
+and the roster-changed notice. It shows the plan; it never computes one.
+
+Where the terminal is too narrow for it, the app folds the panel into :class:`RosterStrip`,
+one line in the words of the panel's summary."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from textual.widgets.option_list import Option
 
 from core.display import safe
 from core.roster.models import Placement, RosterPlan, ToolPlacement
-from core.roster.report import budget_lines
+from core.roster.report import budget_lines, deferred_reach
 from core.tools import SideEffect
 from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, SIDE_EFFECT_BADGE, is_read
 
@@ -47,14 +50,55 @@ def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
     short = safe(t.remote_name if (t.server and t.remote_name) else t.name)
     where = safe(t.origin + (f":{t.server}" if t.server else ""))
     line2: list[tuple[str, str] | str] = ["    ", (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect),
-                                                   badge_style(t.side_effect)), " ", (where, "dim")]
+    # the tokens before the origin: a long server name is what a narrow panel cuts, not the count
+                                                   badge_style(t.side_effect)), (f" {t.tokens:,} tok ", "dim"),
+                                          (where, "dim")]
     if t.untrusted:
         line2.append((" \u26a0untrusted", "red"))
-    line2.append((f" {t.tokens:,} tok", "dim"))
     return Content.assemble((glyphs, "bold cyan"), " ", (short, "bold"), "\n", *line2)
 
 
 class RosterPanel(Vertical):
+PINNED = "pinned plan"  # the chat's plan; the what-if screen calls it the same
+
+
+def summary_parts(plan: RosterPlan) -> list[tuple[str, str] | str]:
+    """Defined, deferred and skipped counts in the section headings' words: "indexed" where the
+    index carries the deferred tools (wrapper), else "deferred" and how the model reaches them."""
+    deferred = (f"{len(plan.deferred_tool_names)} indexed" if plan.strategy == "wrapper" else
+                f"{len(plan.deferred_tool_names)} deferred, reached by {deferred_reach(plan)}")
+    return [(f"{len(plan.defined_tool_names)} defined", "bold"), " \u00b7 ", (deferred, "bold"), " \u00b7 ",
+            (f"{len(plan.skipped_tool_names)} skipped", "bold")]
+
+
+class RosterStrip(Static):
+    """The roster folded into one line (a narrow terminal, or the panel hidden): the summary,
+    the servers that are not ready, and the key that brings the panel back."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__("", **kw)
+        self.key = ""  # the key display of the toggle, set by the app (it knows the keymap)
+        self.parts: list[tuple[str, str] | str] = []
+        self.down: list[str] = []
+
+    def show(self, parts: list[tuple[str, str] | str], servers: dict[str, tuple[str, int, str]]) -> None:
+        self.parts = parts
+        self.down = sorted(n for n, (status, _, _) in servers.items() if status == "failed")
+        self._render_strip()
+
+    def set_key(self, key: str) -> None:
+        self.key = key
+        self._render_strip()
+
+    def _render_strip(self) -> None:
+        parts: list[tuple[str, str] | str] = [("Roster ", "bold"), *(self.parts or [("no plan yet", "dim")])]
+        if self.down:
+            parts += [" \u00b7 ", (f"\u2717 {', '.join(safe(n) for n in self.down)}", "bold red")]
+        if self.key:
+            parts += ["  ", (f"{self.key} shows it", "dim")]
+        self.update(Content.assemble(*parts))
+
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "clear_filter", "Clear filter", show=False, id="roster_clear_filter"),
     ]
@@ -72,6 +116,7 @@ class RosterPanel(Vertical):
         self.servers: dict[str, tuple[str, int, str]] = {}
         self.changed: list[str] = []
         self.title = Static("Roster", id="roster-title")
+        self.strip = RosterStrip(id="roster-strip")  # the app places it (above the chat log)
         self.summary = Static("", id="roster-summary")
         self.filter = Input(placeholder="filter tools (name, server, net-write, called\u2026)", id="roster-filter")
         self.options = OptionList(id="roster-list")
@@ -106,17 +151,17 @@ class RosterPanel(Vertical):
         self._render_servers()
         self._render_changed()
 
+        self.strip.show([], {})
     def set_plan(self, plan: RosterPlan, *, pinned: bool, marks: dict[str, set[str]] | None = None) -> None:
         self.plan = plan
         self.pinned = pinned
         self.marks = {k: set(v) for k, v in (marks or {}).items()}
-        state = "pinned plan" if pinned else "new plan"
+        state = PINNED if pinned else f"{PINNED} (new)"  # a new chat pins its plan as it opens
         self.title.update(Content.assemble(("Roster", "bold"), f" \u00b7 {state} \u00b7 {plan.policy} \u00b7 "
                                            f"{plan.builder}"))
-        self.summary.update(Content.assemble(
-            (f"{len(plan.defined_tool_names)} defined", "bold"), " \u00b7 ",
-            (f"{len(plan.deferred_tool_names)} indexed", "bold"), " \u00b7 ",
-            (f"{len(plan.skipped_tool_names)} skipped", "bold")))
+        parts = summary_parts(plan)
+        self.summary.update(Content.assemble(*parts))
+        self.strip.show(parts, self.servers)
         self.render_tools()
 
     def mark(self, name: str, mark: str) -> bool:
@@ -172,6 +217,8 @@ class RosterPanel(Vertical):
         self.servers[server] = (status, tools, message)
         self._render_servers()
 
+        if self.plan is not None:
+            self.strip.show(summary_parts(self.plan), self.servers)
     def _render_servers(self) -> None:
         if not self.servers:
             self.servers_line.display = False
