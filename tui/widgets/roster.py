@@ -49,8 +49,8 @@ def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
     glyphs = "".join(MARK_GLYPH[m] if m in marks else " " for m in (CALLED, DISCOVERED, LOADED))
     short = safe(t.remote_name if (t.server and t.remote_name) else t.name)
     where = safe(t.origin + (f":{t.server}" if t.server else ""))
-    line2: list[tuple[str, str] | str] = ["    ", (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect),
     # the tokens before the origin: a long server name is what a narrow panel cuts, not the count
+    line2: list[tuple[str, str] | str] = ["    ", (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect),
                                                    badge_style(t.side_effect)), (f" {t.tokens:,} tok ", "dim"),
                                           (where, "dim")]
     if t.untrusted:
@@ -58,7 +58,6 @@ def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
     return Content.assemble((glyphs, "bold cyan"), " ", (short, "bold"), "\n", *line2)
 
 
-class RosterPanel(Vertical):
 PINNED = "pinned plan"  # the chat's plan; the what-if screen calls it the same
 
 
@@ -99,6 +98,7 @@ class RosterStrip(Static):
         self.update(Content.assemble(*parts))
 
 
+class RosterPanel(Vertical):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "clear_filter", "Clear filter", show=False, id="roster_clear_filter"),
     ]
@@ -115,8 +115,8 @@ class RosterStrip(Static):
         self.marks: dict[str, set[str]] = {}
         self.servers: dict[str, tuple[str, int, str]] = {}
         self.changed: list[str] = []
-        self.title = Static("Roster", id="roster-title")
         self.strip = RosterStrip(id="roster-strip")  # the app places it (above the chat log)
+        self.title = Static("Roster", id="roster-title")
         self.summary = Static("", id="roster-summary")
         self.filter = Input(placeholder="filter tools (name, server, net-write, called\u2026)", id="roster-filter")
         self.options = OptionList(id="roster-list")
@@ -150,8 +150,8 @@ class RosterStrip(Static):
         self.options.clear_options()
         self._render_servers()
         self._render_changed()
-
         self.strip.show([], {})
+
     def set_plan(self, plan: RosterPlan, *, pinned: bool, marks: dict[str, set[str]] | None = None) -> None:
         self.plan = plan
         self.pinned = pinned
@@ -216,9 +216,9 @@ class RosterStrip(Static):
     def set_server(self, server: str, status: str, tools: int, message: str) -> None:
         self.servers[server] = (status, tools, message)
         self._render_servers()
-
         if self.plan is not None:
             self.strip.show(summary_parts(self.plan), self.servers)
+
     def _render_servers(self) -> None:
         if not self.servers:
             self.servers_line.display = False
