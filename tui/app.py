@@ -41,6 +41,7 @@ from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from
 from tui.widgets.approval import ApprovalBar, ApprovalView
 from tui.widgets.chat_log import ChatLog
 from tui.widgets.composer import Composer
+from tui.widgets.footer import AppFooter
 from tui.widgets.header import ChatHeader
 from tui.widgets.roster import RosterPanel
 
@@ -84,12 +85,24 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("export_current", "Export this chat to Markdown", "Write the chat, tool calls included, to a file"),
     ("plan", "Plan inspector", "The chat's whole plan and the index text as sent"),
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
-    ("toggle_roster", "Toggle the roster panel", "Show or hide the roster"),
+    ("toggle_roster", "Toggle the roster panel", "Show or hide the roster (below 100 columns it folds into one line)"),
     ("filter_tools", "Filter the roster", "Focus the roster's filter box"),
     ("copy_last", "Copy the last answer", "Copy the assistant's last message to the clipboard"),
     ("resume", "Resume the unfinished turn", "Show a parked approval again, or continue an interrupted turn"),
     ("focus_input", "Focus the message box", "Back to typing (or to the approval, when one is open)"),
 )
+
+
+ROSTER_FOLD_WIDTH = 100  # below this many columns the roster folds into one line
+CRAMPED_WIDTH = 64  # a chat column narrower than this stacks the approval's buttons
+FOOTER_SPARE = frozenset({"plan", "whatif"})  # the palette has them, with their keys
+
+
+class MainColumn(Vertical):
+    """The chat column: it marks itself cramped when the roster leaves it little room."""
+
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width < CRAMPED_WIDTH, "-cramped")
 
 
 class DeferchatApp(App[int]):
@@ -103,7 +116,7 @@ class DeferchatApp(App[int]):
         Binding("ctrl+r", "toggle_roster", "Roster", id="toggle_roster"),
         Binding("ctrl+g", "plan", "Plan", id="plan"),
         Binding("ctrl+t", "whatif", "What-if", id="whatif"),
-        Binding("ctrl+f", "filter_tools", "Filter", id="filter_tools"),
+        Binding("ctrl+f", "filter_tools", "Filter", id="filter_tools", show=False),  # in the palette: 80 cols
         Binding("f2", "rename_current", "Rename", id="rename_current", show=False),
         Binding("ctrl+s", "export_current", "Export", id="export_current", show=False),
         Binding("f3", "copy_last", "Copy answer", id="copy_last", show=False),
@@ -134,6 +147,7 @@ class DeferchatApp(App[int]):
         self.composer = Composer(id="composer")
         self.bottom = Vertical(self.status_line, self.composer, id="bottom")
         self.roster = RosterPanel(id="roster")
+        self.roster_wanted: bool | None = None  # the owner's toggle; None: the width decides
         self.router = EventRouter(self.log_view, self.roster, self.header_bar)
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -150,11 +164,12 @@ class DeferchatApp(App[int]):
     def compose(self) -> ComposeResult:
         yield self.header_bar
         with Horizontal(id="body"):
-            with Vertical(id="main"):
+            with MainColumn(id="main"):
+                yield self.roster.strip
                 yield self.log_view
                 yield self.bottom
             yield self.roster
-        yield Footer()
+        yield AppFooter(id="footer", spare=self.footer_spare)
 
     def on_mount(self) -> None:
         settings = self.engine.settings
@@ -163,11 +178,30 @@ class DeferchatApp(App[int]):
         if settings.keymap:
             self.set_keymap(settings.keymap)
         self.composer.focus()
+        self.lay_out(self.size.width)
         self.open_session(self.initial_chat)
 
     def on_resize(self, event: Resize) -> None:
-        self.screen.set_class(event.size.width < 100, "-narrow")
-        self.screen.set_class(event.size.width >= 160, "-wide")
+        self.lay_out(event.size.width)
+
+    # -- layout -----------------------------------------------------------------------------------
+    def lay_out(self, width: int) -> None:
+        """Below ROSTER_FOLD_WIDTH columns the roster folds into its one-line strip (the chat
+        gets the width) and the footer is compact; the toggle key brings the panel back."""
+        self.screen.set_class(width < ROSTER_FOLD_WIDTH, "-narrow")
+        self.screen.set_class(width >= 160, "-wide")
+        for footer in self.query(Footer):
+            footer.compact = width < ROSTER_FOLD_WIDTH
+        self.refresh_bindings()  # the footer recomposes for the width (footer_spare)
+        shown = self.roster_wanted if self.roster_wanted is not None else width >= ROSTER_FOLD_WIDTH
+        self.roster.display = shown
+        self.roster.strip.display = not shown
+        key = self._keymap.get("toggle_roster", "ctrl+r").split(",")[0].strip()
+        self.roster.strip.set_key(self.get_key_display(Binding(key, "toggle_roster")))
+
+    def footer_spare(self) -> frozenset[str]:
+        """What a narrow footer leaves out while a turn's own keys (Stop, Answer) need the room."""
+        return FOOTER_SPARE if self.size.width < ROSTER_FOLD_WIDTH and self.turn_running else frozenset()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -209,7 +243,7 @@ class DeferchatApp(App[int]):
         self.approver = QueueApprover()
         await self._reset_view()
         self.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
-        self.header_bar.set_opening("opening\u2026")
+        self.header_bar.set_opening()
         try:
             session = await self.engine.open_chat(chat_id, self.options if chat_id is None else ChatOptions(),
                                                   approver=self.approver,
@@ -217,13 +251,14 @@ class DeferchatApp(App[int]):
         except UserFacingError as exc:
             self.set_status("")
             await self.log_view.add(NoteItem(text=str(exc), level="error"))
-            self.header_bar.set_opening("no chat open")
+            self.header_bar.set_failed(str(exc))
             return
         except Exception as exc:  # keep the app usable: the chats list still works
             log.exception("opening a chat failed")
             self.set_status("")
             await self.log_view.add(NoteItem(text=f"could not open the chat: {type(exc).__name__}: {exc}",
                                              level="error"))
+            self.header_bar.set_failed(f"{type(exc).__name__}: {exc}")
             return
         if generation != self.generation:
             await session.close()
@@ -410,10 +445,12 @@ class DeferchatApp(App[int]):
         self.push_screen(ChatsScreen(self, self.session.chat_id if self.session else None), chosen)
 
     def action_toggle_roster(self) -> None:
-        self.roster.display = not self.roster.display
+        self.roster_wanted = not self.roster.display
+        self.lay_out(self.size.width)
 
     def action_filter_tools(self) -> None:
-        self.roster.display = True
+        self.roster_wanted = True
+        self.lay_out(self.size.width)
         self.roster.filter.focus()
 
     def action_copy_last(self) -> None:
