@@ -85,6 +85,7 @@ class MessageRow(_Row):
     role: str = "user"  # user | assistant
     content: list[dict[str, Any]] | None = None  # Anthropic-shaped blocks, parsed
     created_at: float = 0.0
+    replaces: str | None = None  # the earlier user message this one was sent in the place of
 
     @classmethod
     def from_values(cls, names: Sequence[str], values: Sequence[Any]) -> Self:

@@ -86,6 +86,22 @@ def _first(rows: list[R]) -> R | None:
     return rows[0] if rows else None
 
 
+def branch(rows: list[MessageRow]) -> list[MessageRow]:
+    """A chat's current branch (``rows`` oldest first): every message but the replaced ones and
+    what descends from them. A message sent in the place of another (edit, retry) names it in
+    ``replaces`` and takes its parent; the replaced message and its descendants (their
+    ``parent_id`` chain leads to it) leave the branch, not the store. A chat never replaced is
+    every row, as stored."""
+    replaced = {r.replaces for r in rows if r.replaces}
+    if not replaced:
+        return rows
+    gone: set[str] = set()
+    for r in rows:  # a parent is stored before its children
+        if r.id in replaced or (r.parent_id is not None and r.parent_id in gone):
+            gone.add(r.id)
+    return [r for r in rows if r.id not in gone]
+
+
 class Store:
     """Typed access to the database. Every method is a small transaction of its own."""
 
@@ -151,7 +167,7 @@ class Store:
     def delete_chat(self, chat_id: str) -> None:
         """Deleting removes the chat's messages, events and calls for good."""
         with immediate(self.db):
-            for table in ("messages", "events", "approvals", "grants", "invocations", "turns"):
+            for table in ("messages", "events", "approvals", "grants", "invocations", "turns", "input_history"):
                 self.db.execute(f"delete from [{table}] where chat_id = ?", [chat_id])
             self.db.execute("delete from chats where id = ?", [chat_id])
 
@@ -171,10 +187,14 @@ class Store:
     # messages ------------------------------------------------------------------------------
     @_writes
     def add_message(self, chat_id: str, role: str, content: list[dict[str, Any]], *, turn_id: str | None,
-                    parent_id: str | None) -> str:
+                    parent_id: str | None, replaces: str | None = None) -> str:
+        """``replaces``: the earlier user message this one is sent in the place of (:func:`branch`)."""
         msg_id = new_id("msg")
-        _insert(self.db, "messages", {"id": msg_id, "chat_id": chat_id, "parent_id": parent_id, "turn_id": turn_id,
-                                      "role": role, "content": _dumps(content), "created_at": now()})
+        row = {"id": msg_id, "chat_id": chat_id, "parent_id": parent_id, "turn_id": turn_id, "role": role,
+               "content": _dumps(content), "created_at": now()}
+        if replaces is not None:
+            row["replaces"] = replaces
+        _insert(self.db, "messages", row)
         self.update_chat(chat_id)
         return msg_id
 
@@ -185,8 +205,13 @@ class Store:
 
     @_reads
     def messages(self, chat_id: str) -> list[MessageRow]:
-        return _select(self.db, MessageRow, "select * from messages where chat_id = ? order by created_at, rowid",
-                       [chat_id])
+        """The chat's current branch, oldest first: what the model is sent (:func:`branch`)."""
+        return branch(_select(self.db, MessageRow, "select * from messages where chat_id = ? order by created_at, "
+                                                   "rowid", [chat_id]))
+
+    @_reads
+    def message(self, msg_id: str) -> MessageRow | None:
+        return _first(_select(self.db, MessageRow, "select * from messages where id = ?", [msg_id]))
 
     @_reads
     def last_message_id(self, chat_id: str) -> str | None:
@@ -203,6 +228,10 @@ class Store:
         self.update_chat(chat_id, status="running")
         return turn_id
 
+    @_reads
+    def turn(self, turn_id: str) -> TurnRow | None:
+        return _first(_select(self.db, TurnRow, "select * from turns where id = ?", [turn_id]))
+
     @_writes
     def update_turn(self, turn_id: str, **fields: Any) -> None:
         _update(self.db, "turns", turn_id, fields)
@@ -217,6 +246,18 @@ class Store:
         """The chat's unfinished turn (parked or interrupted), if any."""
         return _first(_select(self.db, TurnRow, "select * from turns where chat_id = ? and status in "
                                                 "('running', 'parked') order by started_at desc limit 1", [chat_id]))
+
+    # input history (what the owner typed, for the message box's ↑) ---------------------------
+    @_writes
+    def add_input(self, chat_id: str, text: str) -> None:
+        _insert(self.db, "input_history", {"chat_id": chat_id, "text": text, "created_at": now()})
+
+    @_reads
+    def input_history(self, chat_id: str | None = None, limit: int = 500) -> list[str]:
+        """What the owner typed, newest first: ``chat_id``'s own first, then the other chats'."""
+        rows = self.db.execute("select text from input_history order by (chat_id = ?) desc, id desc limit ?",
+                               [chat_id, limit]).fetchall()
+        return [r[0] for r in rows]
 
     # events --------------------------------------------------------------------------------
     @_writes

@@ -16,12 +16,14 @@ from core.store.migrations import (
     m0001_initial,
     m0002_grants_token_cache_strategy_reason,
     m0003_chat_sources,
+    m0004_branches_input_history,
 )
 
 MODULES: tuple[ModuleType, ...] = (
     m0001_initial,
     m0002_grants_token_cache_strategy_reason,
     m0003_chat_sources,
+    m0004_branches_input_history,
 )
 
 SCHEMA = Migrations("deferchat")
