@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from core.context.envelope import CLOSE_TAG, OPEN_TAG
 from core.events import Event, ModelToolSearch, ToolDiscovered, ToolRequested, parse_event
+from core.pipeline import codes
 from core.store import InvocationRow, MessageRow
 from core.tools import SideEffect
 
@@ -140,10 +141,12 @@ def status_of_invocation(status: str | None) -> str:
 
 
 def tool_title(item: ToolItem) -> str:
-    """The row's one-line title: glyph, name, the wrapper it came through, status and code."""
+    """The row's title: glyph, status, name and the wrapper it came through; a failed or
+    denied call says why in the owner's words (``codes.describe``; the raw code is in the row's
+    detail)."""
     status = item.status
     if item.code and item.status in (FAILED, DENIED):
-        status += f" {item.code}"
+        status += f": {codes.describe(item.code)}"
     if item.status == DONE and item.replayed:
         status += " (replayed)"
     parts = [STATUS_GLYPH.get(item.status, "\u00b7"), status, "\u00b7", item.shown_name]

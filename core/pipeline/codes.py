@@ -19,3 +19,30 @@ CALL_ID_REUSED = "tool.call_id_reused"
 DENIED_PRIVATE_ADDRESS = "tool.denied.private_address"
 
 CONTRACT_CODES = (NOT_OFFERED, ARGUMENTS_INVALID, DENIED_POLICY, DENIED_HARDLINE, DENIED_APPROVAL, PIN_MISMATCH)
+
+# What each code means to the owner, in one clause: the row of a call shows it, and the raw
+# code goes in the detail (every presentation uses the same words; see describe).
+_SENTENCES: dict[str, str] = {
+    NOT_OFFERED: "the model asked for a tool this chat does not offer",
+    ARGUMENTS_INVALID: "the arguments do not fit the tool's schema",
+    DENIED_POLICY: "your tool policy does not allow it",
+    DENIED_HARDLINE: "a hardline rule forbids it",
+    DENIED_APPROVAL: "you did not approve it",
+    PIN_MISMATCH: "the tool changed since this chat pinned its plan",
+    UNAVAILABLE: "the tool is not available (no implementation here, or its server is down)",
+    EXECUTION_FAILED: "the tool reported an error",
+    OUTCOME_UNKNOWN: "interrupted while it ran: it may have happened, and it is not run again",
+    TIMEOUT: "the tool took too long to answer",
+    CALL_ID_REUSED: "the model reused another call's id, so it was not run",
+    DENIED_PRIVATE_ADDRESS: "it would reach a private network address",
+}
+
+
+def describe(code: str | None) -> str:
+    """The owner's words for an error code (a clause, no code in it). A code this table does
+    not know is described by its family, so a new code never shows as a blank."""
+    if code in _SENTENCES:
+        return _SENTENCES[code]
+    if code and code.startswith("tool.denied"):
+        return "it was refused"
+    return "it failed"

@@ -74,7 +74,7 @@ def test_row_title_names_the_deferred_tool_and_the_wrapper() -> None:
     assert "start_call (mcp.bland_call.start_call)" in title
     assert "via tool.call" in title and "awaiting approval" in title
     item.status, item.code = DENIED, "tool.denied.approval"
-    assert "denied tool.denied.approval" in tool_title(item)
+    assert "denied: you did not approve it" in tool_title(item) and "tool.denied" not in tool_title(item)
     item.status, item.code, item.scope = DONE, None, "chat"
     assert "allowed for this chat" in tool_title(item)
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from core import events as ev
+from core.pipeline import codes
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
 from tui.app import EngineEvent
 from tui.state import AWAITING, DONE, PENDING, RUNNING, ToolItem, tool_title
@@ -78,7 +79,8 @@ async def test_statuses_follow_the_events(engine) -> None:
 
 @pytest.mark.parametrize(("kind", "status", "code"), [("tool.failed", "failed", "tool.execution_failed"),
                                                       ("tool.denied", "denied", "tool.denied.policy")])
-async def test_failed_and_denied_rows_carry_their_code(engine, kind: str, status: str, code: str) -> None:
+async def test_failed_and_denied_rows_say_why_and_carry_their_code_in_the_detail(engine, kind: str, status: str,
+                                                                                 code: str) -> None:
     app = make_app(engine)
     async with app.run_test(size=(110, 30)) as pilot:
         await opened(pilot)
@@ -90,7 +92,8 @@ async def test_failed_and_denied_rows_carry_their_code(engine, kind: str, status
         await until(pilot, lambda: any(isinstance(i, ToolItem) and i.status == status for i in app.log_view.items))
         row = next(i for i in app.log_view.items if isinstance(i, ToolItem))
         assert row.code == code
-        assert f"{status} {code}" in str(row.widget.title)
+        assert f"{status}: {codes.describe(code)}" in str(row.widget.title) and code not in str(row.widget.title)
+        assert f"{code}: no" in str(row.widget.query_one(".details").render())
 
 
 async def test_rows_collapse_and_expand(engine) -> None:

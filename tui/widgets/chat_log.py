@@ -139,8 +139,8 @@ class ToolCallRow(Collapsible):
             lines.append("result:")
             lines.append(clip_lines(item.result if isinstance(item.result, str) else pretty_json(item.result),
                                     RESULT_LINES))
-        if item.message:
-            lines.append(f"{item.code or 'error'}: {item.message}")
+        if item.code or item.message:  # the raw code is here; the title says it in words
+            lines.append(f"{item.code or 'error'}: {item.message}" if item.message else str(item.code))
         return "\n".join(lines)
 
     def full_text(self) -> str:
