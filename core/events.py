@@ -191,9 +191,12 @@ class ErrorEvent(_Event):
 
 
 class TurnCompleted(_Event):
+    """The turn ended. ``stopped``: the owner stopped it (Esc, ctrl+c, SIGINT); its partial
+    answer is kept and ``stop_reason`` is ``owner``."""
+
     type: Literal["turn.completed"] = "turn.completed"
     turn_id: str = ""
-    status: Literal["done", "parked", "failed"] = "done"
+    status: Literal["done", "parked", "failed", "stopped"] = "done"
     stop_reason: str | None = None
 
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from core.roster.models import Caps, PolicyConfig
 
-TurnStatus = Literal["done", "parked", "failed"]
+TurnStatus = Literal["done", "parked", "failed", "stopped"]  # stopped: by the owner (TurnLoop.stop)
 
 
 @dataclass

@@ -129,5 +129,14 @@ class ChatSession:
     async def resume(self, approver: Approver | None = None) -> TurnResult:
         return await self.turns.resume(approver)
 
+    @property
+    def turn_running(self) -> bool:
+        return self.turns.running
+
+    def stop(self) -> bool:
+        """Stop the running turn at once (Esc, ctrl+c, SIGINT); False when none runs. The turn's
+        ``send``/``resume`` then returns a ``stopped`` result; see :mod:`core.chat.stopping`."""
+        return self.turns.stop()
+
     async def close(self) -> None:
         await self.servers.close()

@@ -1,24 +1,27 @@
 """The turn loop: one user message (or a resumed turn) through model steps until the model stops
-calling tools, parks on an approval, fails, or runs out of steps.
+calling tools, parks on an approval, fails, runs out of steps, or the owner stops it.
 
 Each step compacts the history to its budget, asks the strategy for the request's surface,
 streams the response (emitting its events), stores it, and answers every tool use through the
 pipeline and every search the client must run. A turn that parks is resumed later, here or in
-another process, from what the store holds.
+another process, from what the store holds. :meth:`TurnLoop.stop` stops the running turn at once
+(see :mod:`core.chat.stopping` for what is kept).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from core import events as ev
 from core.chat.blocks import well_formed
 from core.chat.eventlog import EventLog
 from core.chat.options import TurnResult, TurnStatus
+from core.chat.stopping import STOP_REASON, STOPPED_ERROR, PartialResponse, settle_unanswered
 from core.context.prompt import compact
 from core.controls.search import DeferredSearch
 from core.deferral.strategies import Strategy
@@ -37,6 +40,7 @@ from core.tools import ToolSpec
 log = logging.getLogger("deferchat.turn")
 
 HISTORY_BUDGET_TOKENS = 120_000
+YIELD_EVERY = 0.008  # seconds a stream's events are handled in a row before the loop gets a turn
 TITLE_CHARS = 60
 UNTITLED = (None, "", "New chat")
 
@@ -69,11 +73,85 @@ class TurnLoop:
         self.max_steps = max_steps
         self.record_path = record
         self._busy = asyncio.Lock()
+        # the running turn: its task (what stop() cancels), the response being streamed and the
+        # results of the tool uses answered so far (what a stop keeps)
+        self._task: asyncio.Task[Any] | None = None
+        self._stopping = False
+        self._partial: PartialResponse | None = None
+        self._answered: dict[str, dict[str, Any]] = {}
 
     # -- the turn's bounds -------------------------------------------------------------------------
     def open_turn(self) -> TurnRow | None:
         """The chat's unfinished turn (parked on an approval, or interrupted), if any."""
         return self.store.open_turn(self.chat_id)
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn runs now (and :meth:`stop` would stop it)."""
+        return self._task is not None
+
+    def stop(self) -> bool:
+        """Stop the running turn at once; False when none runs.
+
+        Cancels the turn's task wherever it waits: the provider's stream is closed (its HTTP
+        connection with it), a tool call in flight is abandoned, an open approval is withdrawn.
+        The turn then ends ``stopped`` (:meth:`_stopped`) and ``send``/``resume`` return its
+        result: nothing is raised to the caller."""
+        task = self._task
+        if task is None or task.done():
+            return False
+        if not self._stopping:
+            self._stopping = True
+            task.cancel()
+        return True
+
+    async def _guarded(self, turn_id: str, work: Coroutine[Any, Any, TurnResult]) -> TurnResult:
+        """Run a turn's steps so that :meth:`stop` can end them. A cancellation that is not a
+        stop (the app closing) goes on up and leaves the turn open, as a killed process would."""
+        task = asyncio.current_task()
+        self._task, self._stopping, self._partial, self._answered = task, False, None, {}
+        try:
+            return await work
+        except asyncio.CancelledError:
+            if not self._stopping or task is None:
+                raise
+            result = self._stopped(turn_id)
+            if task.uncancel() > 0:  # cancelled for another reason too: that one goes on
+                raise
+            return result
+        finally:
+            self._task, self._stopping, self._partial = None, False, None
+
+    def _check_stop(self) -> None:
+        """A stop whose cancellation something below swallowed still stops, between steps."""
+        if self._stopping:
+            raise asyncio.CancelledError
+
+    def _stopped(self, turn_id: str) -> TurnResult:
+        """End the turn the owner stopped: keep what the model wrote (the text so far and the
+        tool uses it finished), answer every tool use of the turn's last response (what finished
+        keeps its result, the rest is settled by :func:`settle_unanswered`), end it ``stopped``."""
+        partial, self._partial = self._partial, None
+        text = ""
+        if partial is not None:
+            content = partial.content()
+            if content:
+                self._add("assistant", content, turn_id)
+            text = partial.text
+            if text.strip():
+                self.events.emit(ev.ModelText(text=text))
+        history = self._history()
+        if history and history[-1]["role"] == "assistant":
+            content = history[-1]["content"]
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            searches = self.provider.pending_client_searches(content)
+            if uses or searches:
+                results = [self._answered.get(str(b.get("id") or "")) or settle_unanswered(
+                    b, store=self.store, chat_id=self.chat_id, turn_id=turn_id, specs=self.specs,
+                    policy=self.policy, emit=self.events.emit) for b in uses]
+                answers = [self.search.answer_client_search(s.id, s.input) for s in searches]
+                self._add("user", answers + results, turn_id)
+        return self._end(turn_id, "stopped", STOPPED_ERROR, text=text, stop_reason=STOP_REASON)
 
     def _begin(self, turn_id: str) -> None:
         self.events.turn_id = turn_id
@@ -103,7 +181,8 @@ class TurnLoop:
                 self.store.update_chat(self.chat_id, title=title_from(text))
                 self.events.emit(ev.ChatTitled(title=title_from(text)))
             self.events.emit(ev.TurnStarted(turn_id=turn_id, text=text))
-            return await self._loop(turn_id)
+            return await self._guarded(turn_id, self._loop(turn_id))
+
 
     async def resume(self, approver: Approver | None = None) -> TurnResult:
         """Continue the chat's parked or interrupted turn, answering its approval with ``approver``."""
@@ -117,16 +196,19 @@ class TurnLoop:
             self.store.update_turn(turn_id, status="running")
             self._begin(turn_id)
             self.events.emit(ev.TurnStarted(turn_id=turn_id, resumed=True))
-            history = self._history()
-            if history and history[-1]["role"] == "assistant":
-                content = self._with_call_ids(history[-1]["content"])
-                uses = [b for b in content if b.get("type") == "tool_use"]
-                searches = self.provider.pending_client_searches(content)
-                if not uses and not searches:
-                    return self._end(turn_id, "done")
-                if await self._answer(turn_id, uses, searches, resuming=True):
-                    return self._end(turn_id, "parked")
-            return await self._loop(turn_id)
+            return await self._guarded(turn_id, self._resumed(turn_id))
+
+    async def _resumed(self, turn_id: str) -> TurnResult:
+        history = self._history()
+        if history and history[-1]["role"] == "assistant":
+            content = self._with_call_ids(history[-1]["content"])
+            uses = [b for b in content if b.get("type") == "tool_use"]
+            searches = self.provider.pending_client_searches(content)
+            if not uses and not searches:
+                return self._end(turn_id, "done")
+            if await self._answer(turn_id, uses, searches, resuming=True):
+                return self._end(turn_id, "parked")
+        return await self._loop(turn_id)
 
     # -- steps -------------------------------------------------------------------------------------
     def _history(self) -> list[dict[str, Any]]:
@@ -152,6 +234,7 @@ class TurnLoop:
     async def _loop(self, turn_id: str) -> TurnResult:
         text_out = ""
         for step in range(self.max_steps):
+            self._check_stop()
             sent = compact(self._history(), HISTORY_BUDGET_TOKENS, self.estimator)
             surface = self.strategy.surface(sent)
             if surface.seeded:
@@ -172,6 +255,7 @@ class TurnLoop:
                 return self._end(turn_id, "failed", msg, stop_reason="error")
             content = done.content
             self._add("assistant", content, turn_id)
+            self._partial = None  # stored whole
             text = "\n\n".join(b["text"] for b in content if b.get("type") == "text" and b.get("text"))
             if text:
                 text_out = text
@@ -185,6 +269,7 @@ class TurnLoop:
                 return self._end(turn_id, "done", text=text_out, stop_reason=done.stop_reason)
             if await self._answer(turn_id, uses, searches):
                 return self._end(turn_id, "parked", text=text_out, stop_reason="tool_use")
+            self._check_stop()
         msg = f"the model called tools {self.max_steps} times in a row without answering; stopped"
         self.events.emit(ev.ErrorEvent(code="engine.max_steps", message=msg))
         return self._end(turn_id, "failed", msg, stop_reason="max_steps")
@@ -195,27 +280,42 @@ class TurnLoop:
         done: ResponseDone | None = None
         client_searches: list[ServerToolUse] = []
         emit = self.events.emit
+        self._partial = partial = PartialResponse()
         ids = CallIds()  # every tool use gets an id of its own before anything stores it
-        async for item in self.provider.stream(request):
-            if isinstance(item, TextDelta):
-                emit(ev.ModelTextDelta(text=item.text))
-            elif isinstance(item, ToolUse):
-                if (call_id := ids.for_use(item.id)) != item.id:
-                    item = item.model_copy(update={"id": call_id})
-                emit(ev.ModelToolUse(id=item.id, name=item.name, input=item.input))
-            elif isinstance(item, ServerToolUse):
-                query = self.search.asked(item.id, item.input)
-                emit(ev.ModelToolSearch(id=item.id, query=query, executor=item.executor))
-                if item.executor == "client":
-                    client_searches.append(item)
-            elif isinstance(item, ToolSearchResult):
-                self.strategy.discover(item.references)
-                emit(ev.ModelToolSearch(id=item.tool_use_id, references=item.references,
-                                        query=self.search.query_of(item.tool_use_id, request.messages)))
-            elif isinstance(item, ResponseDone):
-                done = item
-            elif isinstance(item, Retrying):  # the adapter waits before retrying: say how long
-                emit(ev.ProviderRetrying(seconds=item.seconds, attempt=item.attempt, reason=item.reason))
+        items = self.provider.stream(request)
+        loop = asyncio.get_running_loop()
+        ran_since = loop.time()
+        async with contextlib.AsyncExitStack() as closing:
+            if (aclose := getattr(items, "aclose", None)) is not None:
+                closing.push_async_callback(aclose)  # a stop closes the stream (and its connection)
+            async for item in items:
+                if loop.time() - ran_since > YIELD_EVERY:
+                    # a fast stream arrives in big reads, parsed without a pause: let the rest of
+                    # the loop (a screen to redraw, a stop key) run between its pieces
+                    await asyncio.sleep(0)
+                    ran_since = loop.time()
+                if isinstance(item, TextDelta):
+                    partial.texts.append(item.text)
+                    emit(ev.ModelTextDelta(text=item.text))
+                elif isinstance(item, ToolUse):
+                    if (call_id := ids.for_use(item.id)) != item.id:
+                        item = item.model_copy(update={"id": call_id})
+                    partial.tool_uses.append({"type": "tool_use", "id": item.id, "name": item.name,
+                                              "input": item.input})
+                    emit(ev.ModelToolUse(id=item.id, name=item.name, input=item.input))
+                elif isinstance(item, ServerToolUse):
+                    query = self.search.asked(item.id, item.input)
+                    emit(ev.ModelToolSearch(id=item.id, query=query, executor=item.executor))
+                    if item.executor == "client":
+                        client_searches.append(item)
+                elif isinstance(item, ToolSearchResult):
+                    self.strategy.discover(item.references)
+                    emit(ev.ModelToolSearch(id=item.tool_use_id, references=item.references,
+                                            query=self.search.query_of(item.tool_use_id, request.messages)))
+                elif isinstance(item, ResponseDone):
+                    done = item
+                elif isinstance(item, Retrying):  # the adapter waits before retrying: say how long
+                    emit(ev.ProviderRetrying(seconds=item.seconds, attempt=item.attempt, reason=item.reason))
         if done is None:
             raise ProviderError("provider.incomplete", "the model's response ended before it was complete",
                                 retryable=True)
@@ -228,6 +328,7 @@ class TurnLoop:
         must run; append the results as the next user message. True when a tool parked (the
         searches are then answered on resume, from the stored response)."""
         results: list[dict[str, Any]] = []
+        self._answered = {}
         if uses:
             pipeline = Pipeline(RunContext(chat_id=self.chat_id, turn_id=turn_id, store=self.store, plan=self.plan,
                                            policy=self.policy, approver=self.approver, tools=self.tools,
@@ -238,6 +339,7 @@ class TurnLoop:
                     return True
                 assert outcome.result_block is not None
                 results.append(outcome.result_block)
+                self._answered[str(block.get("id") or "")] = outcome.result_block
         answers = [self.search.answer_client_search(s.id, s.input) for s in searches]
         self._add("user", answers + results, turn_id)
         return False

@@ -17,8 +17,8 @@ EXIT_INTERRUPTED: Final = 130
 
 
 def exit_for(status: str) -> int:
-    """A turn's status as an exit code: done 0, parked 3, anything else 1."""
-    return {"done": EXIT_OK, "parked": EXIT_PARKED}.get(status, EXIT_FAILED)
+    """A turn's status as an exit code: done 0, parked 3, stopped (ctrl+c) 130, anything else 1."""
+    return {"done": EXIT_OK, "parked": EXIT_PARKED, "stopped": EXIT_INTERRUPTED}.get(status, EXIT_FAILED)
 
 
 def guarded(run: Callable[[], int]) -> int:

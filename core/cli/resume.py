@@ -7,6 +7,7 @@ import argparse
 
 from core.cli.approver import approver_for
 from core.cli.exits import exit_for
+from core.cli.interrupt import stop_on_sigint
 from core.cli.printer import EventPrinter
 
 
@@ -29,7 +30,8 @@ async def _resume(args: argparse.Namespace) -> int:
         record=args.record,
     )
     try:
-        result = await session.resume()
+        async with stop_on_sigint(session):  # ctrl+c stops the turn (exit 130), as for ask
+            result = await session.resume()
         return exit_for(result.status)
     finally:
         await session.close()

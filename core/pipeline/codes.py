@@ -11,6 +11,7 @@ PIN_MISMATCH = "tool_pin_mismatch"
 UNAVAILABLE = "tool.unavailable"  # no implementation here, or its server is down
 EXECUTION_FAILED = "tool.execution_failed"  # the tool raised or reported an error
 OUTCOME_UNKNOWN = "tool.outcome_unknown"  # interrupted mid-call; a write is never re-run
+STOPPED = "tool.stopped"  # the owner stopped the turn before the call ran (or while a read ran)
 TIMEOUT = "tool.timeout"
 # A call whose id an earlier call of the chat, of another tool or with other arguments, already has:
 # refused, never run, never answered with the other call's result (the model must use an id of its own).
