@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, SecretStr, model_validator
 
-from core.errors import parse_toml_model
+from core.errors import parse_toml_model, read_text
 from core.providers.profiles import DEFAULT_WAITS, DEMO, PROFILES, SDK_PROVIDERS, Waits, profile_for
 
 DEMO_PROVIDER = DEMO.name  # what runs with no key anywhere
@@ -195,4 +195,4 @@ def load_settings(path: str | Path | None = None) -> Settings:
     p = Path(path) if path else settings_path()
     if not p.exists():
         return Settings()
-    return parse_toml_model(p.read_text(encoding="utf-8"), Settings, str(p))
+    return parse_toml_model(read_text(p, str(p)), Settings, str(p))

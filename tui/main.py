@@ -64,9 +64,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_app(args: argparse.Namespace) -> int:
+    _preflight()
     from tui.app import run_app  # deferred: this is the only path that imports Textual
 
     return run_app(args)
+
+
+def _preflight() -> None:
+    """Read what the app would otherwise fail on after it took the screen (the settings, the
+    policy file, the store), so that a broken one is one line on a normal terminal (through
+    :func:`~core.cli.exits.guarded`), never a traceback behind the app."""
+    from core.config import load_settings
+    from core.pipeline.policy import load_policy
+    from core.store import Store
+
+    settings = load_settings()
+    load_policy(settings.policy_file)
+    Store()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from core.cli.approver import approver_for
 from core.cli.exits import exit_for
 from core.cli.interrupt import stop_on_sigint
-from core.cli.options import caps_from, policy_from
+from core.cli.options import caps_from, policy_from, record_file
 from core.cli.printer import EventPrinter
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ async def _ask(args: argparse.Namespace) -> int:
         caps=caps_from(args),
     )
     session = await engine.open_chat(
-        args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=args.record
+        args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=record_file(args.record)
     )
     try:
         async with stop_on_sigint(session):  # ctrl+c stops the turn: its partial answer is kept, exit 130

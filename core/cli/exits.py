@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from types import TracebackType
 from typing import Final
 
 EXIT_OK: Final = 0
@@ -22,21 +23,93 @@ def exit_for(status: str) -> int:
 
 
 def guarded(run: Callable[[], int]) -> int:
-    """Run one command (or the full-screen app) and return its exit code; an expected failure
-    (:class:`~core.errors.UserFacingError`) becomes a one-line message, not a traceback."""
+    """Run one command (or the full-screen app) and return its exit code. Nothing ends in a
+    traceback:
+
+    * an expected failure (:class:`~core.errors.UserFacingError`) is one line: exit 2 for a
+      usage or configuration error, 1 for any other;
+    * an environment fault (a file or device error, a database error) is one line, exit 1;
+    * a reader that left stdout (``deferchat ... | head -1``) ends the program quietly, exit 0;
+    * anything else is a bug: one line that says where its traceback was written, exit 1
+      (``DEFERCHAT_DEBUG=1`` raises it instead).
+    """
     try:
         return int(run())
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except BrokenPipeError:  # `deferchat ... | head`: the reader left; leave quietly
-        import os
+    except BrokenPipeError:
+        if _stdout_is_gone():
+            stdout_gone()
+            return EXIT_OK
+        return _failure(*sys.exc_info())
+    except Exception:
+        return _failure(*sys.exc_info())
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
-    except Exception as exc:
-        from core.errors import UserFacingError
 
-        if isinstance(exc, UserFacingError):
-            print(f"deferchat: {exc}", file=sys.stderr)
-            return EXIT_USAGE if exc.usage else EXIT_FAILED
-        raise
+def stdout_gone() -> None:
+    """The reader of stdout has left: point stdout at the null device, so that no later write
+    and no flush at exit fails again (Python's documented recipe for SIGPIPE)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no descriptor (a test's capture): nothing to flush
+        pass
+
+
+def _stdout_is_gone() -> bool:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def _say(line: str) -> None:
+    import contextlib
+
+    from core.errors import one_line
+
+    with contextlib.suppress(OSError, ValueError):  # stderr is gone too: the exit code says it
+        print(f"deferchat: {one_line(line)}", file=sys.stderr)
+
+
+def _failure(kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> int:
+    import os
+
+    from core.errors import UserFacingError
+
+    if isinstance(exc, UserFacingError):
+        _say(str(exc))
+        return EXIT_USAGE if exc.usage else EXIT_FAILED
+    if os.environ.get("DEFERCHAT_DEBUG"):
+        raise exc if exc is not None else RuntimeError("no exception")
+    if isinstance(exc, OSError):
+        what = exc.strerror or str(exc) or type(exc).__name__
+        _say(f"{what}: {exc.filename}" if exc.filename else what)
+        return EXIT_FAILED
+    if kind is not None and any(k.__module__ == "sqlite3" for k in kind.__mro__):
+        _say(f"the database failed: {exc} (`deferchat doctor` checks it)")
+        return EXIT_FAILED
+    _say(f"internal error: {kind.__name__ if kind else 'error'}: {exc}{_saved(kind, exc, tb)}")
+    return EXIT_FAILED
+
+
+def _saved(kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> str:
+    """Where the traceback of a bug was written (a file in the temporary directory), said as the
+    end of its one line."""
+    import tempfile
+    import time
+    import traceback
+
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"deferchat-crash-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".txt")
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write("".join(traceback.format_exception(kind, exc, tb)))
+    except OSError:
+        return ""
+    return f" (the traceback is in {path}; please report it)"

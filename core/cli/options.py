@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from core.roster.models import Caps, PolicyConfig
+
+T = TypeVar("T")
 
 _CAP_FLAGS = ("max_definitions", "max_definition_tokens", "max_index_entries", "max_index_tokens")
 
@@ -60,7 +62,7 @@ def caps_from(args: argparse.Namespace) -> Caps:
     from core.roster.models import Caps
 
     fields = {k: getattr(args, k) for k in _CAP_FLAGS if getattr(args, k, None) is not None}
-    return Caps(**fields)
+    return _from_flags(Caps, fields)
 
 
 def policy_from(args: argparse.Namespace) -> PolicyConfig:
@@ -74,4 +76,34 @@ def policy_from(args: argparse.Namespace) -> PolicyConfig:
         fields["per_server"] = args.per_server
     if args.aggregate is not None:
         fields["aggregate"] = args.aggregate
-    return PolicyConfig(**fields)
+    return _from_flags(PolicyConfig, fields)
+
+
+def _from_flags(model: type[T], fields: dict[str, Any]) -> T:
+    """``model`` built from flag values; a value it refuses is a usage error naming its flag."""
+    from pydantic import ValidationError
+
+    from core.errors import UsageError
+
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = err.get("loc") or ()
+        where = f"--{str(loc[0]).replace('_', '-')}: " if loc else ""
+        raise UsageError(f"{where}{err.get('msg')}") from None
+
+
+def record_file(path: str | None) -> str | None:
+    """``--record FILE``, checked before a turn starts: a file that cannot be appended to is a
+    usage error now, not a failure in the middle of the turn."""
+    if path is None:
+        return None
+    from core.errors import UsageError
+
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--record {path}: {exc.strerror or exc}") from None
+    return path

@@ -22,6 +22,14 @@ class EventPrinter:
         self.in_text = False
 
     def __call__(self, event: Any) -> None:
+        try:
+            self._print(event)
+        except BrokenPipeError:  # the reader of stdout left (`| head -1`): the turn goes on, quietly
+            from core.cli.exits import stdout_gone
+
+            stdout_gone()
+
+    def _print(self, event: Any) -> None:
         if self.as_json:
             sys.stdout.write(event.to_json() + "\n")
             sys.stdout.flush()

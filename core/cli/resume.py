@@ -7,6 +7,7 @@ import argparse
 
 from core.cli.approver import approver_for
 from core.cli.exits import exit_for
+from core.cli.options import record_file
 from core.cli.interrupt import stop_on_sigint
 from core.cli.printer import EventPrinter
 
@@ -27,7 +28,7 @@ async def _resume(args: argparse.Namespace) -> int:
         ChatOptions(script=args.script),
         approver=approver_for(args.approve),
         subscribers=[EventPrinter(args.json)],
-        record=args.record,
+        record=record_file(args.record),
     )
     try:
         async with stop_on_sigint(session):  # ctrl+c stops the turn (exit 130), as for ask

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.errors import UsageError, parse_toml_model
+from core.errors import parse_toml_model, read_text
 from core.pipeline.canonical import (
     CanonicalError,
     Kind,
@@ -212,7 +212,4 @@ def load_policy(path: str | Path | None = None) -> Policy:
             return default_policy()
         path = candidate
     p = Path(path)
-    try:
-        return parse_policy(p.read_text(encoding="utf-8"), str(p))
-    except FileNotFoundError:
-        raise UsageError(f"policy file {p} does not exist") from None
+    return parse_policy(read_text(p, f"policy file {p}", missing=f"policy file {p} does not exist"), str(p))

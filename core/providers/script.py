@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from core.errors import UsageError
+from core.errors import UsageError, first_validation_error, read_text
 from core.providers.base import (
     ModelRequest,
     ProviderBase,
@@ -40,12 +40,13 @@ class _Script(BaseModel):
 
 def load_script(path: str | Path) -> list[list[dict[str, Any]]]:
     p = Path(path)
+    text = read_text(p, f"script file {p}", missing=f"script file {p} does not exist")
     try:
-        turns = _Script.model_validate(json.loads(p.read_text(encoding="utf-8"))).turns
-    except FileNotFoundError:
-        raise UsageError(f"script file {p} does not exist") from None
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise UsageError(f"script file {p}: {exc}") from exc
+        turns = _Script.model_validate(json.loads(text)).turns
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"script file {p}: not valid JSON: {exc}") from exc
+    except ValidationError as exc:
+        raise UsageError(f"script file {p}: {first_validation_error(exc)}") from exc
     for i, turn in enumerate(turns):
         for block in turn:
             kind = block.get("type")

@@ -167,6 +167,8 @@ def load_roster(name_or_path: str) -> Roster:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise RosterError(f"roster file {path} does not exist") from None
+        except UnicodeDecodeError as exc:
+            raise RosterError(f"roster file {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
         except (OSError, json.JSONDecodeError) as exc:
             raise RosterError(f"roster file {path}: {exc}") from exc
         if not isinstance(data, dict):
