@@ -89,6 +89,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("filter_tools", "Filter the roster", "Focus the roster's filter box"),
     ("copy_last", "Copy the last answer", "Copy the assistant's last message to the clipboard"),
     ("resume", "Resume the unfinished turn", "Show a parked approval again, or continue an interrupted turn"),
+    ("stop_turn", "Stop the turn", "Stop the running turn at once (Esc, ctrl+c); its partial answer is kept"),
     ("focus_input", "Focus the message box", "Back to typing (or to the approval, when one is open)"),
 )
 
@@ -123,6 +124,11 @@ class DeferchatApp(App[int]):
         Binding("f8", "delete_current", "Delete chat", id="delete_current", show=False),
         Binding("f9", "change_theme", "Theme", id="change_theme", show=False),
         Binding("escape", "focus_input", "Input", id="focus_input", show=False),
+        # while a turn runs (check_action), Esc and ctrl+c stop it; otherwise they do what they did
+        Binding("escape", "stop_turn", "Stop", id="stop_turn", priority=True),
+        Binding("ctrl+c", "stop_turn", "Stop", id="stop_turn_ctrl_c", priority=True, show=False),
+        # listing ctrl+c here replaces App's own binding for it: keep its quit hint for the idle app
+        Binding("ctrl+c", "help_quit", show=False, system=True, id="quit_hint"),
     ]
 
     def __init__(self, engine: Engine | None = None, *, options: ChatOptions | None = None,
@@ -355,7 +361,8 @@ class DeferchatApp(App[int]):
 
     def _run_turn(self, work: Callable[[], Awaitable[Any]]) -> None:
         self.turn_running = True
-        self.set_status("Working\u2026")
+        self.refresh_bindings()  # the footer shows Stop
+        self.set_status("Working\u2026 (Esc stops)")
         self.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)
 
     async def _turn(self, work: Callable[[], Awaitable[Any]]) -> None:
@@ -370,7 +377,26 @@ class DeferchatApp(App[int]):
             await self.log_view.add(NoteItem(text=f"the turn failed: {type(exc).__name__}: {exc}", level="error"))
         finally:
             self.turn_running = False
+            self.refresh_bindings()
             self.set_status("")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_turn":
+            # only while a turn runs and the chat is in front: otherwise Esc and ctrl+c go on
+            # to their other bindings (back to the input, TextArea's copy, the quit hint)
+            return self.turn_running and self.session is not None and self.screen is self.screen_stack[0]
+        return True
+
+    async def action_stop_turn(self) -> None:
+        """Stop the running turn at once. The engine closes the provider's stream, keeps the
+        partial answer and settles a tool call in flight (core.chat.stopping); the turn's events
+        say the rest."""
+        session = self.session
+        if session is None or not session.stop():
+            return
+        self.set_status("Stopping\u2026")
+        await self._clear_approvals()  # the stopped turn's approval is withdrawn
+        self.focus_input()
 
     # -- approvals ---------------------------------------------------------------------------------
     async def _approvals(self, approver: QueueApprover, generation: int) -> None:

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from tui.widgets.header import ChatHeader
     from tui.widgets.roster import RosterPanel
 
+STOPPED_NOTE = "Stopped by you; what the model had written is kept."
+
 ToolEvent: TypeAlias = (ToolRequested | ToolApprovalRequired | ToolApproved | ToolStarted | ToolCompleted
                         | ToolFailed | ToolDenied)
 """The pipeline's events about one call: each updates the call's row."""
@@ -155,6 +157,8 @@ class EventRouter:
         self.segments = []
         if e.status == "parked":
             await self.log.add(NoteItem(text="The turn is parked on an approval.", level="warning"))
+        elif e.status == "stopped":
+            await self.log.add(NoteItem(text=STOPPED_NOTE, level="warning"))
 
     async def on_usage(self, e: UsageEvent) -> None:
         await self._end_segment()

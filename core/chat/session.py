@@ -11,6 +11,7 @@ from core import events as ev
 from core.chat.eventlog import EventLog, Subscriber
 from core.chat.opening import OpenedChat
 from core.chat.options import TurnResult
+from core.chat.retry import Prompt, RetryPlan, last_prompt, retry_plan
 from core.chat.routing import ToolRouter
 from core.chat.servers import ChatServers
 from core.chat.turn import TurnLoop
@@ -123,8 +124,25 @@ class ChatSession:
     def pending_approvals(self) -> list[ApprovalRow]:
         return self.store.pending_approvals(self.chat_id)
 
-    async def send(self, text: str) -> TurnResult:
-        return await self.turns.send(text)
+    async def send(self, text: str, *, replaces: str | None = None) -> TurnResult:
+        """A new turn; ``replaces``: the earlier message of the owner's it takes the place of
+        (edit last message; :mod:`core.chat.retry`)."""
+        return await self.turns.send(text, replaces=replaces)
+
+    def last_prompt(self) -> Prompt | None:
+        """The owner's message that started the last turn (what *edit last message* edits)."""
+        return last_prompt(self.store, self.chat_id)
+
+    def retry_plan(self) -> RetryPlan:
+        """How :meth:`retry` would run the last turn again; UsageError when it cannot."""
+        return retry_plan(self.store, self.chat_id)
+
+    async def retry(self) -> TurnResult:
+        """Run the last turn again, after a provider error or a stop (:mod:`core.chat.retry`)."""
+        plan = self.retry_plan()
+        if plan.kind == "continue":
+            return await self.turns.rerun(plan.prompt.turn_id)
+        return await self.turns.send(plan.prompt.text, replaces=plan.message_id)
 
     async def resume(self, approver: Approver | None = None) -> TurnResult:
         return await self.turns.resume(approver)

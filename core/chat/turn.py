@@ -164,15 +164,18 @@ class TurnLoop:
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 
-    async def send(self, text: str) -> TurnResult:
+    async def send(self, text: str, *, replaces: str | None = None) -> TurnResult:
+        """Send ``text`` as a new turn. ``replaces`` names an earlier user message that this one
+        takes the place of: the new message branches from that one's parent, so what followed
+        it is no longer sent to the model (the store keeps it, with its invocation rows)."""
         async with self._busy:
             open_turn = self.open_turn()
             if open_turn is not None:
                 raise UsageError(f"chat {self.chat_id} has an unfinished turn ({open_turn.status}); answer its "
                                  f"approval or run `deferchat resume {self.chat_id}` first")
-            parent = self.store.last_message_id(self.chat_id)
+            parent = self.store.last_message_id(self.chat_id) if replaces is None else self._parent_of(replaces)
             msg_id = self.store.add_message(self.chat_id, "user", [{"type": "text", "text": text}], turn_id=None,
-                                            parent_id=parent)
+                                            parent_id=parent, replaces=replaces)
             turn_id = self.store.start_turn(self.chat_id, msg_id)
             self.store.set_message_turn(msg_id, turn_id)
             self._begin(turn_id)
@@ -183,6 +186,22 @@ class TurnLoop:
             self.events.emit(ev.TurnStarted(turn_id=turn_id, text=text))
             return await self._guarded(turn_id, self._loop(turn_id))
 
+    def _parent_of(self, message_id: str) -> str | None:
+        replaced = self.store.message(message_id)
+        if replaced is None or replaced.chat_id != self.chat_id or replaced.role != "user":
+            raise UsageError(f"message {message_id} is not a message of yours in chat {self.chat_id}")
+        return replaced.parent_id
+
+    async def rerun(self, turn_id: str) -> TurnResult:
+        """Ask the model again in a turn that failed on its request (the history ends with what
+        the model was asked). What the turn already ran is not run again."""
+        async with self._busy:
+            if self.open_turn() is not None:
+                raise UsageError(f"chat {self.chat_id} has an unfinished turn; answer it or resume it first")
+            self.store.update_turn(turn_id, status="running", error=None, ended_at=None)
+            self._begin(turn_id)
+            self.events.emit(ev.TurnStarted(turn_id=turn_id, resumed=True))
+            return await self._guarded(turn_id, self._loop(turn_id))
 
     async def resume(self, approver: Approver | None = None) -> TurnResult:
         """Continue the chat's parked or interrupted turn, answering its approval with ``approver``."""
