@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
 from tui.state import AssistantItem, UserItem
@@ -14,24 +14,20 @@ from tui.widgets.chat_log import AssistantMessage, ChatLog, UserMessage
 
 
 @pytest.fixture
-def markdown_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
-    calls: dict[str, list[Any]] = {"stream": [], "update": []}
-    get_stream, update = Markdown.get_stream, Markdown.update
-
-    def spy_stream(markdown: Markdown):  # type: ignore[no-untyped-def]
-        calls["stream"].append(markdown)
-        return get_stream(markdown)
+def markdown_updates(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Markdown, str]]:
+    """Every whole-document render (Markdown.update), with its text."""
+    calls: list[tuple[Markdown, str]] = []
+    update = Markdown.update
 
     def spy_update(self: Markdown, markdown: str):  # type: ignore[no-untyped-def]
-        calls["update"].append((self, markdown))
+        calls.append((self, markdown))
         return update(self, markdown)
 
-    monkeypatch.setattr(Markdown, "get_stream", staticmethod(spy_stream))
     monkeypatch.setattr(Markdown, "update", spy_update)
     return calls
 
 
-async def test_streamed_through_markdown_stream_then_one_final_update(engine, markdown_calls) -> None:
+async def test_streamed_through_markdown_stream_and_never_rendered_whole_again(engine, markdown_updates) -> None:
     engine.demo_delay = 0.002
     app = make_app(engine)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -42,11 +38,59 @@ async def test_streamed_through_markdown_stream_then_one_final_update(engine, ma
         assert answers and not answers[0].streaming
         widget = answers[0].widget
         assert isinstance(widget, AssistantMessage)
-        assert widget.markdown in markdown_calls["stream"]
-        # Markdown's own mount sets the (empty) initial document; after the stream, one update
-        finals = [text for md, text in markdown_calls["update"] if md is widget.markdown and text]
-        assert finals == [answers[0].text]
         assert widget.markdown.source == answers[0].text
+        # Markdown's own mount sets the (empty) initial document; the stream did the rest
+        assert [text for md, text in markdown_updates if md is widget.markdown and text] == []
+
+
+def blocks_of(widget: Markdown) -> list[tuple[str, list[str]]]:
+    """A rendered document's shape: each top-level block's class and the text of everything in
+    it (Textual's incremental table update builds its cells as plain Statics, so nested
+    widgets are compared by what they show, not by class)."""
+    def shown(w: Any) -> str:
+        content = getattr(w, "_content", None)
+        if getattr(w, "code", None):
+            return str(w.code)
+        if content is not None and hasattr(content, "plain"):
+            return str(content.plain)
+        return str(w.render()) if isinstance(w, Static) else ""
+
+    return [(type(b).__name__, [t for w in [b, *b.walk_children()] if (t := shown(w))]) for b in widget.children]
+
+
+async def test_a_streamed_answer_ends_as_the_whole_text_renders() -> None:
+    """Token by token through the stream, then finished: the same blocks as one update of the
+    whole text (headings, lists, tables, code), each paragraph apart from the next."""
+    from textual.app import App, ComposeResult
+
+    from tests.streaming_server import markdown_answer, tokens
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatLog()
+
+    text = markdown_answer(900, seed=2)
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        log = app.query_one(ChatLog)
+        streamed = AssistantItem(streaming=True)
+        await log.add(streamed)
+        for i, piece in enumerate(tokens(text)):
+            await log.stream(streamed, piece)
+            if i % 50 == 0:
+                await pilot.pause()
+        await log.finish(streamed)
+        whole = AssistantItem(text=text)
+        await log.add(whole)
+        await pilot.pause()
+        assert isinstance(streamed.widget, AssistantMessage) and isinstance(whole.widget, AssistantMessage)
+        assert streamed.widget.source == whole.widget.source == text
+        assert blocks_of(streamed.widget) == blocks_of(whole.widget)
+        kinds = {kind for kind, _ in blocks_of(whole.widget)}
+        assert {"MarkdownH1", "MarkdownH2", "MarkdownBulletList", "MarkdownTable", "MarkdownFence"} <= kinds
+        for widget in (streamed.widget, whole.widget):
+            margins = [b.styles.margin.bottom for b in widget.children]
+            assert margins[:-1] == [1] * (len(margins) - 1) and margins[-1] == 0
 
 
 async def test_streamed_text_shows_while_the_model_writes() -> None:

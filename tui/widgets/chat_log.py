@@ -10,6 +10,7 @@ widget is mounted, the widget.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -22,6 +23,8 @@ from textual.widgets.markdown import MarkdownStream
 
 from core.display import safe
 from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
+
+STREAM_INTERVAL = 1 / 15  # seconds between two renders of a streamed answer, at least
 
 COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
 
@@ -56,9 +59,57 @@ class UserMessage(CopyMixin, Static):
         return self.item.text
 
 
+class PacedMarkdownStream(MarkdownStream):
+    """Textual's ``MarkdownStream`` (fragments gathered while an append renders, then appended
+    as one), at most one append per ``interval``: each append lays the whole screen out again,
+    and a model that sends a token every few milliseconds would otherwise pay that per token."""
+
+    def __init__(self, markdown_widget: Markdown, interval: float,
+                 appended: Callable[[], None] | None = None) -> None:
+        super().__init__(markdown_widget)
+        self.interval = interval
+        self.appended = appended or (lambda: None)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while await self._new_markup.wait():
+                started = loop.time()
+                new_markdown = "".join(self._pending)
+                self._pending.clear()
+                self._new_markup.clear()
+                await asyncio.shield(self.markdown_widget.append(new_markdown))
+                self.appended()
+                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
+        except asyncio.CancelledError:
+            pass  # stopped: what is still pending goes in below
+        new_markdown = "".join(self._pending)
+        self._pending.clear()
+        if new_markdown:
+            await self.markdown_widget.append(new_markdown)
+            self.appended()
+
+
 class AssistantMessage(CopyMixin, Markdown):
-    """Markdown, streamed through ``MarkdownStream`` while the model writes, then set once
-    from the whole text (the stream's appends can leave a half-parsed block behind)."""
+    """Markdown, streamed through ``MarkdownStream`` while the model writes.
+
+    The stream batches fragments that arrive faster than they render, and each append parses
+    again from the start of the document's last block, so what it shows at the end is what a
+    parse of the whole text shows: the message ends by parsing its last block once more, not
+    by rendering the whole document again (for a long answer that re-mounts hundreds of
+    widgets and freezes the app for a second or more). Only a final text that differs from
+    what was streamed (the engine's joined text blocks) is set whole."""
+
+    # Every block has a blank line below it (Markdown's own margins keep paragraphs apart); the
+    # first and last blocks lose their outer margin, so the answer sits tight in its border.
+    # Whole margins (a margin-top rule alone would zero the bottom too), and classes set by
+    # mark_edges (:first-child and :last-child go stale as a stream appends).
+    DEFAULT_CSS = """
+    AssistantMessage {
+        & > .-first-block { margin: 0 0 1 0; }
+        & > .-last-block { margin: 0; }
+    }
+    """
 
     BINDINGS = COPY_BINDINGS
 
@@ -75,14 +126,32 @@ class AssistantMessage(CopyMixin, Markdown):
         show what it gathered, and an override would hand each fragment back to the stream
         (nothing shown, and the stream spinning until the message ends)."""
         if self._stream is None:
-            self._stream = Markdown.get_stream(self)
+            self._stream = PacedMarkdownStream(self, STREAM_INTERVAL, self.mark_edges)
+            self._stream.start()
         await self._stream.write(safe(fragment, multiline=True))
 
     async def finish(self) -> None:
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
-        await self.update(safe(self.item.text, multiline=True))
+        text = safe(self.item.text, multiline=True)
+        if self.source == text:
+            await self.append("")  # the last block, parsed once more now that it is whole
+            self.mark_edges()
+        else:
+            await self.show(text)
+
+    async def show(self, text: str) -> None:
+        """Set the whole (sanitised) text at once: a message that was not streamed."""
+        await self.update(text)
+        self.mark_edges()
+
+    def mark_edges(self) -> None:
+        """Class the first and last blocks (DEFAULT_CSS above takes their outer margin away)."""
+        blocks = list(self.children)
+        for i, block in enumerate(blocks):
+            block.set_class(i == 0, "-first-block")
+            block.set_class(i == len(blocks) - 1, "-last-block")
 
     @property
     def markdown(self) -> Markdown:
@@ -244,7 +313,7 @@ class ChatLog(VerticalScroll):
         if not widgets:
             return widgets
         await self.mount_all(widgets, **where)
-        texts = [w.update(safe(w.item.text, multiline=True))
+        texts = [w.show(safe(w.item.text, multiline=True))
                  for w in widgets if isinstance(w, AssistantMessage) and w.item.text]
         if texts:
             await asyncio.gather(*texts)
