@@ -24,7 +24,7 @@ from typing import Any
 
 from core import events as ev
 from core.pipeline import codes
-from core.pipeline.pipeline import effective_side_effect
+from core.pipeline.pipeline import effective_side_effect, same_call
 from core.pipeline.policy import Policy
 from core.roster.controls import TOOL_CALL
 from core.store import Store, now
@@ -70,6 +70,15 @@ def settle_unanswered(block: dict[str, Any], *, store: Store, chat_id: str, turn
     invocation row and its event say what became of it."""
     call_id = str(block.get("id") or "")
     inv = store.invocation(chat_id, call_id)
+    if inv is not None and not same_call(inv, str(block.get("name") or ""), block.get("input"), specs=specs,
+                                         policy=policy):
+        # the id is an earlier call's (another tool, other arguments): that call's row is never
+        # touched and its result never given to this use, which did not run
+        name, via = _names(block)
+        message = f"{name} was not run: the owner stopped the turn (and its call id is an earlier call's)"
+        emit(ev.ToolFailed(call_id=call_id, name=name, via=via, code=codes.STOPPED, message=message))
+        return {"type": "tool_result", "tool_use_id": call_id, "content": f"{codes.STOPPED}: {message}",
+                "is_error": True}
     if inv is not None and inv.status in FINISHED and inv.model_result is not None:
         # finished just as the stop came: its own result stands
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": inv.model_result}

@@ -16,7 +16,7 @@ import json
 import logging
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -31,7 +31,7 @@ from core.pipeline.policy import Policy
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
 from core.store import InvocationRow, Store, now
-from core.tools import Origin, SideEffect, ToolResult, ToolSpec, canonical_json, result_envelope_source
+from core.tools import Origin, SideEffect, ToolResult, ToolSpec, canonical_json
 
 MAX_MODEL_RESULT_CHARS = 16_000
 
@@ -256,17 +256,6 @@ def schema_for_model(spec: ToolSpec) -> str:
     return envelope.fence(json.dumps(spec.input_schema, indent=1, ensure_ascii=False), spec.envelope_source)
 
 
-def invalid_arguments_text(spec: ToolSpec, name: str, problem: str) -> str:
-    """What the model reads for arguments that do not match (decision 10): the problem and the
-    schema. The problem quotes the schema (its ``enum``, ``const``), so for an untrusted tool both
-    travel in the tool's one envelope."""
-    head = f"{codes.ARGUMENTS_INVALID}: arguments for {name} do not match its input schema"
-    schema = json.dumps(spec.input_schema, indent=1, ensure_ascii=False)
-    if spec.envelope_source is None:
-        return f"{head}: {problem}\nIts input schema:\n{schema}"
-    return f"{head}:\n" + envelope.fence(f"{problem}\nIts input schema:\n{schema}", spec.envelope_source)
-
-
 def effective_side_effect(spec: ToolSpec, policy: Policy) -> SideEffect:
     """Trust overlay: a server whose annotations are not believed cannot claim a read."""
     if spec.untrusted and spec.server in policy.distrust_annotations:
@@ -278,6 +267,33 @@ def judged_spec(spec: ToolSpec, policy: Policy) -> ToolSpec:
     """The spec as policy judges it: with the side effect the trust overlay gives it."""
     side_effect = effective_side_effect(spec, policy)
     return spec if side_effect is spec.side_effect else spec.model_copy(update={"side_effect": side_effect})
+
+
+def same_call(inv: InvocationRow, raw_name: str, raw_input: Any, *, specs: Mapping[str, ToolSpec],
+              policy: Policy) -> bool:
+    """Whether ``inv`` is the row of this very call (the tool use ``raw_name``/``raw_input`` as the
+    model wrote it): the same tool and the same arguments, in any form the row may have stored
+    them (as the model wrote them, unwrapped from tool.call, or canonical). A row that is not
+    is another call's, which this one must neither touch nor be answered from."""
+    names = {raw_name}
+    forms: list[Any] = [raw_input]
+    name = raw_name
+    if raw_name == TOOL_CALL and isinstance(raw_input, dict):
+        inner = raw_input.get("name")
+        if isinstance(inner, str):
+            names.update((inner, inner.strip()))
+        try:
+            name, unwrapped = unwrap(raw_input)
+            forms.append(unwrapped)
+        except _Stop:
+            pass
+    if inv.name not in names:
+        return False
+    spec = specs.get(name)
+    if spec is not None and isinstance(forms[-1], dict):
+        with contextlib.suppress(Exception):  # no canonical form: the forms above are all there is
+            forms.append(policy.canonical_arguments(judged_spec(spec, policy), forms[-1]))
+    return _stored_as(inv.arguments, forms)
 
 
 class Pipeline:
@@ -305,7 +321,9 @@ class Pipeline:
                     if TOOL_RESULT in self.ctx.plan.defined_tool_names else "the full result is kept in the chat")
             text = text[:limit] + f"\n[result cut at {limit:,} of {len(result.text()):,} characters; {more}]"
             truncated = True
-        return envelope.fence(text, result_envelope_source(spec, result)), truncated
+        if spec is not None:
+            text = envelope.fence(text, spec.envelope_source)
+        return text, truncated
 
     # -- the pipeline ----------------------------------------------------------------------
     async def run(self, block: dict[str, Any], *, resuming: bool = False) -> Outcome:
@@ -363,7 +381,8 @@ class Pipeline:
             if problem:
                 raise _Stop(codes.ARGUMENTS_INVALID, f"arguments for {name} do not match its input schema: {problem}",
                             denied=False,
-                            model_text=invalid_arguments_text(spec, name, problem))
+                            model_text=(f"{codes.ARGUMENTS_INVALID}: arguments for {name} do not match its input "
+                                        f"schema: {problem}\nIts input schema:\n{schema_for_model(spec)}"))
 
             # 4-7. classify (the named tool's own class; tool.call is NONE and adds nothing),
             # trust overlay, policy, hardline rules
@@ -486,28 +505,7 @@ class Pipeline:
 
     # -- call ids ---------------------------------------------------------------------------
     def _same_call(self, inv: InvocationRow, raw_name: str, raw_input: Any) -> bool:
-        """Whether ``inv`` is the row of this very call: the same tool and the same arguments, in
-        any form the row may have stored them (as the model wrote them, unwrapped from tool.call,
-        or canonical)."""
-        names = {raw_name}
-        forms: list[Any] = [raw_input]
-        name = raw_name
-        if raw_name == TOOL_CALL and isinstance(raw_input, dict):
-            inner = raw_input.get("name")
-            if isinstance(inner, str):
-                names.update((inner, inner.strip()))
-            try:
-                name, unwrapped = unwrap(raw_input)
-                forms.append(unwrapped)
-            except _Stop:
-                pass
-        if inv.name not in names:
-            return False
-        spec = self.ctx.specs.get(name)
-        if spec is not None and isinstance(forms[-1], dict):
-            with contextlib.suppress(Exception):  # no canonical form: the forms above are all there is
-                forms.append(self.ctx.policy.canonical_arguments(judged_spec(spec, self.ctx.policy), forms[-1]))
-        return _stored_as(inv.arguments, forms)
+        return same_call(inv, raw_name, raw_input, specs=self.ctx.specs, policy=self.ctx.policy)
 
     def _reused(self, inv: InvocationRow, call_id: str, raw_name: str, raw_input: Any) -> Outcome:
         """Answer a call whose id an earlier call of this chat already has: a tool error of its own

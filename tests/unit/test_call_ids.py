@@ -281,3 +281,30 @@ async def test_calls_without_ids_get_one_id_everywhere(home, tmp_path):
     assert [r.call_id for r in store.invocations(chat_id)] == used
     assert [e.id for e in events if e.type == "model.tool_use"] == used
     assert [e.call_id for e in events if e.type == "tool.requested"] == used
+
+
+async def test_a_stopped_turn_never_settles_a_reused_id_with_the_earlier_calls_row():
+    """Stopping a turn answers its unanswered tool uses from their rows: not from another call's."""
+    from core.chat.stopping import settle_unanswered
+
+    for status in ("completed", "running", "awaiting_approval"):
+        chat = Chat()
+        first = await chat.call("time.now", {}, "c1")
+        if status != "completed":
+            chat.store.update_invocation(chat.row("c1").id, status=status)
+        before = chat.row("c1")
+        events: list[Any] = []
+        block = {"type": "tool_use", "id": "c1", "name": "tool.call",
+                 "input": {"name": "notes.create", "arguments": {"title": "t", "body": "b"}}}
+        settled = settle_unanswered(block, store=chat.store, chat_id=chat.chat_id, turn_id="turn_2",
+                                    specs=chat.ctx.specs, policy=chat.ctx.policy, emit=events.append)
+        assert settled["tool_use_id"] == "c1" and settled["is_error"]
+        assert settled["content"] != first.result_block["content"] and "notes.create" in settled["content"]
+        assert chat.row("c1") == before
+        assert [(e.type, e.name) for e in events] == [("tool.failed", "notes.create")]
+        # the same call, stopped: its own row is what settles it
+        own = {"type": "tool_use", "id": "c1", "name": "time.now", "input": {}}
+        again = settle_unanswered(own, store=chat.store, chat_id=chat.chat_id, turn_id="turn_2",
+                                  specs=chat.ctx.specs, policy=chat.ctx.policy, emit=events.append)
+        if status == "completed":
+            assert again["content"] == first.result_block["content"]
