@@ -129,8 +129,17 @@ class ToolSpec(BaseModel):
         return f"{'mcp' if self.is_mcp else 'device'}.{self.server or 'unknown'}"
 
     def definition(self) -> dict[str, Any]:
-        """The tool definition a provider receives (internal name; providers map it to wire form)."""
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        """The tool definition a provider receives (internal name; providers map it to wire form).
+
+        An untrusted tool's definition sits in the tools array, outside any envelope: its
+        description and the prose of its schema are escaped (:func:`core.context.envelope.escape`),
+        so nothing in them can pose as an envelope's marker. Trusted definitions are sent as written."""
+        if not self.untrusted:
+            return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        from core.context.envelope import escape, escape_schema_text
+
+        return {"name": self.name, "description": escape(self.description),
+                "input_schema": escape_schema_text(self.input_schema)}
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> ToolSpec:
         copy = super().model_copy(update=update, deep=deep)
@@ -191,6 +200,9 @@ class ToolResult(BaseModel):
     # Set when the failure is deferchat's, not the tool's: the call never got an answer
     # (e.g. "mcp.server_crashed", "mcp.timeout", "mcp.server_unavailable"). None otherwise.
     error_code: str | None = None
+    # Set by a trusted tool whose text is not (web.fetch: the page's ``web.<host>``): the model
+    # reads the text inside that envelope. See :func:`result_envelope_source`.
+    envelope_source: str | None = None
 
     @classmethod
     def of_text(cls, text: str, *, is_error: bool = False) -> ToolResult:
@@ -224,6 +236,13 @@ class ToolResult(BaseModel):
         if not parts and self.structured is not None:
             parts.append(canonical_json(self.structured))
         return "\n".join(parts)
+
+
+def result_envelope_source(spec: ToolSpec | None, result: ToolResult) -> str | None:
+    """The envelope a result's text reaches the model in: the one the result names (a trusted
+    tool that read untrusted text), else its tool's (``mcp.<server>``, ``device.<server>``),
+    else none (trusted). Used for the result and for every ``tool.result`` page of it."""
+    return result.envelope_source or (spec.envelope_source if spec is not None else None)
 
 
 def classify_annotations(annotations: dict[str, Any] | None) -> tuple[SideEffect, dict[str, bool]]:

@@ -13,6 +13,11 @@ Settings read from ``ctx.settings``:
 * ``searxng_url``: a SearXNG instance for web.search (none: web.search says how to set one up).
   It is the owner's own configuration, so its host may be private; a redirect away from it is
   checked like any other hop.
+
+A web page is untrusted whoever configured the tool: what web.fetch read (the page, its title,
+an error page's excerpt) and what web.search found (titles and snippets) come back with an
+``envelope_source`` (``web.<host>`` of the page, ``web.search``), so the model reads them inside
+an envelope (:func:`core.tools.result_envelope_source`), pages of them through ``tool.result`` too.
 """
 
 from __future__ import annotations
@@ -79,6 +84,14 @@ def http_failure(exc: Exception, what: str, timeout: float) -> ToolError:
     return ToolError(f"{what} failed: {type(exc).__name__}: {exc}")
 
 
+SEARCH_SOURCE = "web.search"  # results gathered from many sites
+
+
+def page_source(url: httpx.URL) -> str:
+    """The envelope source of a page: ``web.<host>`` (the host the page came from, after redirects)."""
+    return f"web.{url.host or 'unknown'}"
+
+
 def _decode(body: bytes, charset: str | None, content_type: str) -> str:
     encoding = charset
     if not encoding and "html" in content_type:
@@ -142,13 +155,16 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         with contextlib.suppress(ValueError):  # cut short or not JSON after all: give the raw text
             text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
     elif content_type and not content_type.startswith("text/") and content_type not in _TEXTUAL_TYPES:
-        raise ToolError(f"{final_url} returned {content_type} ({len(body)} bytes), which is not text; "
-                        "web.fetch returns readable text only.")
+        refused = error_result(f"{final_url} returned {content_type} ({len(body)} bytes), which is not text; "
+                               "web.fetch returns readable text only.")  # the server's words: enveloped
+        return refused.model_copy(update={"envelope_source": page_source(fetched.url)})
 
+    source = page_source(fetched.url)
     if resp.status_code >= 400:
         excerpt = text[:500] + ("..." if len(text) > 500 else "")
-        return error_result(f"HTTP {resp.status_code} {resp.reason_phrase} from {final_url}."
-                      + (f"\n\n{excerpt}" if excerpt.strip() else ""))
+        failed = error_result(f"HTTP {resp.status_code} {resp.reason_phrase} from {final_url}."
+                              + (f"\n\n{excerpt}" if excerpt.strip() else ""))
+        return failed.model_copy(update={"envelope_source": source})
     total = len(text)
     shown = text[:args.max_chars]
     header = [f"URL: {final_url}", f"Status: {resp.status_code}", f"Content-Type: {content_type or 'unknown'}"]
@@ -160,7 +176,8 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         header.append(f"[The download stopped at {max_bytes} bytes; the page is longer.]")
     structured = {"url": args.url, "final_url": final_url, "status": resp.status_code, "content_type": content_type,
                   "title": title, "characters": total, "truncated": total > args.max_chars or cut_bytes}
-    return ToolResult(content=[{"type": "text", "text": "\n".join(header) + "\n\n" + shown}], structured=structured)
+    return ToolResult(content=[{"type": "text", "text": "\n".join(header) + "\n\n" + shown}], structured=structured,
+                      envelope_source=source)
 
 
 NO_SEARCH_BACKEND = (
@@ -207,5 +224,6 @@ async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     results = [{"title": (r.get("title") or "").strip(), "url": r.get("url"),
                 "snippet": (r.get("content") or "").strip(), "engine": r.get("engine")}
                for r in raw_results if isinstance(r, dict) and r.get("url")][:args.max_results]
-    return ToolResult.of_json({"query": args.query, "backend": "searxng", "count": len(results),
-                               "results": results})
+    found = ToolResult.of_json({"query": args.query, "backend": "searxng", "count": len(results),
+                                "results": results})
+    return found.model_copy(update={"envelope_source": SEARCH_SOURCE})

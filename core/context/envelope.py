@@ -1,4 +1,4 @@
-"""Trust envelopes: untrusted text (MCP descriptions, schemas, results) is fenced as data.
+"""Trust envelopes: untrusted text (MCP descriptions, schemas, results, web pages) is fenced as data.
 
 An envelope looks like::
 
@@ -15,6 +15,12 @@ Text inside can never close it, for two independent reasons:
    would have to contain in order to forge, and cannot (it is a hash of itself).
 
 Wrapping is deterministic: the same text and source always give the same bytes.
+
+The rule (docs/ARCHITECTURE.md, "Trust: untrusted text and envelopes"): untrusted text reaches
+a prompt only through :func:`fence`. Nothing else in ``core/`` builds a marker (a test reads
+every module with ``ast``); :func:`markers` gives the planner a sample pair to measure, and
+:func:`escape` cleans untrusted text that sits outside any envelope (a defined tool's
+description in the tools array, :func:`escape_schema_text`), so it cannot pose as a marker.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from typing import Any
 
 OPEN_TAG = "EXTERNAL_UNTRUSTED"
 CLOSE_TAG = "END_EXTERNAL_UNTRUSTED"
@@ -31,13 +38,16 @@ CLOSE_TAG = "END_EXTERNAL_UNTRUSTED"
 # so escaping is idempotent.
 _LT = "<\uff1c\ufe64\u27e8\u3008\u2329\u276e"
 _GT = ">\uff1e\ufe65\u27e9\u3009\u232a\u276f"
-_ANGLE_RUN = re.compile(f"[{_LT}]{{3,}}|[{_GT}]{{3,}}")
+# Invisible characters (zero-width, bidi controls, variation selectors) do not break a run: a
+# reader, human or model, sees ``<\u200b<\u200b<`` as ``<<<``.
+_INVISIBLE = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufe00-\ufe0f\ufeff"
+_ANGLE_RUN = re.compile(f"[{_LT}](?:[{_INVISIBLE}]*[{_LT}]){{2,}}|[{_GT}](?:[{_INVISIBLE}]*[{_GT}]){{2,}}")
+_QUOTES = str.maketrans({**dict.fromkeys(_LT, "\u2039"), **dict.fromkeys(_GT, "\u203a")})
 _SOURCE_SAFE = re.compile(r"[^A-Za-z0-9_.:/-]")
 
 
 def _replace_run(match: re.Match[str]) -> str:
-    run = match.group(0)
-    return ("\u2039" if run[0] in _LT else "\u203a") * len(run)
+    return match.group(0).translate(_QUOTES)  # each angle a quotation mark; what sat between them stays
 
 
 def escape(text: str) -> str:
@@ -80,11 +90,27 @@ def fence(text: str, source: str | None) -> str:
     return text if source is None else wrap(text, source)
 
 
-def wrap_lines(lines: list[str], source: str) -> list[str]:
-    """Fence several lines as one envelope; returns the lines including both markers."""
-    body = [escape(line) for line in lines]
-    eid = envelope_id("\n".join(body), safe_source(source))
-    return [open_marker(source, eid), *body, close_marker(eid)]
+def markers(source: str) -> tuple[str, str]:
+    """The open and close markers of an envelope from ``source``, with a sample id: what an
+    envelope costs beyond its body (every id has twelve digits, so every id costs the same)."""
+    sample = "0" * 12
+    return open_marker(source, sample), close_marker(sample)
+
+
+SCHEMA_TEXT_KEYS = frozenset({"description", "title"})
+SCHEMA_VALUE_KEYS = frozenset({"enum", "const", "default", "examples"})  # data a call must match, kept exact
+
+
+def escape_schema_text(value: Any) -> Any:
+    """A JSON Schema with the prose in it (``description`` and ``title`` strings, at any depth)
+    passed through :func:`escape`. Values a call must match (``enum``, ``const``, ``default``,
+    property names) are left exactly as they are."""
+    if isinstance(value, dict):
+        return {k: v if k in SCHEMA_VALUE_KEYS else escape(v) if k in SCHEMA_TEXT_KEYS and isinstance(v, str)
+                else escape_schema_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [escape_schema_text(v) for v in value]
+    return value
 
 
 _ENVELOPE = re.compile(

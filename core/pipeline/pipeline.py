@@ -31,7 +31,7 @@ from core.pipeline.policy import Policy
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
 from core.store import InvocationRow, Store, now
-from core.tools import Origin, SideEffect, ToolResult, ToolSpec, canonical_json
+from core.tools import Origin, SideEffect, ToolResult, ToolSpec, canonical_json, result_envelope_source
 
 MAX_MODEL_RESULT_CHARS = 16_000
 
@@ -256,6 +256,17 @@ def schema_for_model(spec: ToolSpec) -> str:
     return envelope.fence(json.dumps(spec.input_schema, indent=1, ensure_ascii=False), spec.envelope_source)
 
 
+def invalid_arguments_text(spec: ToolSpec, name: str, problem: str) -> str:
+    """What the model reads for arguments that do not match (decision 10): the problem and the
+    schema. The problem quotes the schema (its ``enum``, ``const``), so for an untrusted tool both
+    travel in the tool's one envelope."""
+    head = f"{codes.ARGUMENTS_INVALID}: arguments for {name} do not match its input schema"
+    schema = json.dumps(spec.input_schema, indent=1, ensure_ascii=False)
+    if spec.envelope_source is None:
+        return f"{head}: {problem}\nIts input schema:\n{schema}"
+    return f"{head}:\n" + envelope.fence(f"{problem}\nIts input schema:\n{schema}", spec.envelope_source)
+
+
 def effective_side_effect(spec: ToolSpec, policy: Policy) -> SideEffect:
     """Trust overlay: a server whose annotations are not believed cannot claim a read."""
     if spec.untrusted and spec.server in policy.distrust_annotations:
@@ -321,9 +332,7 @@ class Pipeline:
                     if TOOL_RESULT in self.ctx.plan.defined_tool_names else "the full result is kept in the chat")
             text = text[:limit] + f"\n[result cut at {limit:,} of {len(result.text()):,} characters; {more}]"
             truncated = True
-        if spec is not None:
-            text = envelope.fence(text, spec.envelope_source)
-        return text, truncated
+        return envelope.fence(text, result_envelope_source(spec, result)), truncated
 
     # -- the pipeline ----------------------------------------------------------------------
     async def run(self, block: dict[str, Any], *, resuming: bool = False) -> Outcome:
@@ -381,8 +390,7 @@ class Pipeline:
             if problem:
                 raise _Stop(codes.ARGUMENTS_INVALID, f"arguments for {name} do not match its input schema: {problem}",
                             denied=False,
-                            model_text=(f"{codes.ARGUMENTS_INVALID}: arguments for {name} do not match its input "
-                                        f"schema: {problem}\nIts input schema:\n{schema_for_model(spec)}"))
+                            model_text=invalid_arguments_text(spec, name, problem))
 
             # 4-7. classify (the named tool's own class; tool.call is NONE and adds nothing),
             # trust overlay, policy, hardline rules

@@ -99,7 +99,7 @@ def render(entries: list[tuple[str, str | None]]) -> list[str]:
 
     def flush() -> None:
         if group:
-            lines.extend(envelope.wrap_lines(group, group_source or "unknown"))
+            lines.extend(envelope.fence("\n".join(group), group_source or "unknown").split("\n"))
             group.clear()
 
     for text, source in entries:

@@ -314,8 +314,8 @@ def _no_deferral_reason(inp: PlanInput, c: _Cand) -> str:
 def _envelope_tokens(est: TokenEstimator, source: str) -> int:
     from core.context import envelope
 
-    sample_id = "0" * 12  # ids are 12 digits: every id costs the same
-    return est.line(envelope.open_marker(source, sample_id)) + est.line(envelope.close_marker(sample_id))
+    opened, closed = envelope.markers(source)  # ids are 12 digits: every id costs the same
+    return est.line(opened) + est.line(closed)
 
 
 def _placement_row(c: _Cand, placement: Placement, reason: str) -> ToolPlacement:
