@@ -17,7 +17,8 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 
 SEQUENCES = [
     "\x1b[2K", "\x1b[1G", "\x1b[31;1m", "\x1b[8m", "\x1b[?1049h", "\x1b[6n", "\x1b]0;title\x07", "\x1b]52;c;aGk=\x1b\\",
-    "\x1b]8;;https://x.example\x1b\\link\x1b]8;;\x1b\\", "\x1bP+q544e\x1b\\", "\x1b_apc\x1b\\", "\x1bc", "\x1b7", "\x1b(0",
+    "\x1b]8;;https://x.example\x1b\\link\x1b]8;;\x1b\\", "\x1bP+q544e\x1b\\", "\x1b_apc\x1b\\",
+    "\x1bc", "\x1b7", "\x1b(0",
     "\x9b2J", "\x9d0;t\x9c", "\x90q\x9c", "\r", "\b", "\x00", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\u200b",
     "\U000e0041\U000e007f", "\ud83d",
 ]
