@@ -1,0 +1,978 @@
+"""Soak run (issue 11, item 8): one long scripted chat with tool calls, under MCP crashes and provider faults.
+
+Not part of the default test run (pytest collects ``test_*.py``; this file is a script). Run::
+
+    python tests/bench/soak.py [--turns 300] [--fault-every 10] [--kill-every 25] [--park-every 30]
+                               [--wire openai-chat|anthropic|openai] [--process-turns 20]
+                               [--budget 560] [--process-min 5] [--rss-every 10] [--turn-timeout 30] [--keep]
+
+It prints one JSON object on stdout (progress goes to stderr) and exits 1 when any must-be-zero
+figure is not zero. The in-process turns always all run; once ``--budget`` seconds have passed no
+further process turn starts past the first ``--process-min``, so a loaded machine still ends
+near ten minutes. The provider runs in a child process of its own (``soak.py --serve``, driven over
+stdin), so its memory and its JSON parsing do not count against the engine's.
+
+What runs
+---------
+Everything is real but the model: a temporary ``DEFERCHAT_HOME``, the real engine
+(:class:`core.engine.Engine`) in this process, the real SDK adapter of ``--wire`` talking to the
+loopback streaming server (``tests/streaming_server.py``), and a real stdio MCP server
+(``tests/mcp_servers/soak_notes.py``) started by the engine's MCP client from an ``mcpServers``
+file. ``config.toml`` bounds the provider waits (``[timeouts]``: connect 2 s, first byte 2 s, idle
+1.5 s, retry-after cap 5 s), so a stalled stream costs a second or two.
+
+Each scripted turn ``i`` (user text ``turn i: please note t<i>``) is three model requests: a text
+and ``mcp.soak.append_note(token)`` (a write: it appends the token to a file, so how often a call
+ran is how often its token is there; the approver allows it once), then
+``mcp.soak.count_notes(token)`` (a read), then a short Markdown answer ``Noted <token>. ...``.
+The token is new for every attempt (``t007a0``, ``t007a1`` for the re-send).
+
+Faults and how the "user" reacts:
+
+* every ``--fault-every`` turns a provider fault at one of the turn's three requests (rotating
+  over the kinds below and the three positions): ``429_retried`` (retry-after 1 s, the adapter
+  retries), ``500_retried`` (one 500, retried), ``500_exhausted`` (three 500s: the retries run
+  out), ``429_over_cap`` (retry-after 3600 s: fails at once, "rate limited until ..."),
+  ``stall_first_byte`` (no headers ever), ``stall_mid_stream`` (silence after two chunks),
+  ``cut_mid_stream`` (the socket closed after two chunks). A turn that ends ``failed`` is sent
+  again once with the same text, as a person would (a fresh script, a fresh token);
+* every ``--kill-every`` turns the live MCP server gets SIGKILL (its pid is in a file it
+  writes on start), alternately ``before`` the turn (the write finds it dead) and ``in_flight``
+  (the write holds 2 s after writing; the kill lands 0.5 s after ``tool.started``). The MCP
+  client restarts it on demand; the call that finds it dead gets ``mcp.server_crashed``;
+* every ``--park-every`` turns the approver parks the write; the turn is then resumed
+  (``session.resume()``), as ``deferchat resume`` would.
+
+Then, with ``--process-turns N``, the same chat goes on for N turns of the real binary,
+``deferchat ask TEXT --chat ID --approve yes --json`` (one process per turn, faults every 5
+turns, an in-flight MCP kill every 10, timeouts by flag), re-sent once when it exits 1.
+
+What is reported
+----------------
+``must_be_zero``: ``messages_lost`` (a sent user text not stored as often as it was sent),
+``answers_lost`` (a turn that ended done without its final answer stored), ``calls_executed_twice``
+(a token written more than once), ``writes_reported_but_missing`` (a write reported completed
+whose token is not in the file), ``turns_stuck`` (a turn still ``running``/``parked`` at the end,
+a send that did not return within ``--turn-timeout``, a process killed for hanging), ``crashes``
+(an exception out of the engine, a process traceback). Also peak RSS and its growth (VmRSS
+sampled every ``--rss-every`` turns: first, last, peak, least-squares slope in KB per turn, over
+the whole run and its second half), the store's size (database, WAL, shm, rows per table), wall
+times, fault and kill outcomes, and ``anomalies`` (a turn that used an unexpected number of
+requests, leftover scripted responses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.streaming_server import StreamingServer  # noqa: E402  (stdlib only: cheap, no app imports)
+
+SERVER = "soak"
+WRITE = f"mcp.{SERVER}.append_note"
+READ = f"mcp.{SERVER}.count_notes"
+WAITS = {"connect": 2.0, "first_byte": 2.0, "idle": 1.5, "max_retry_after": 5.0}
+HOLD_SECONDS = 2.0  # how long an in-flight write holds before answering
+KILL_DELAY = 0.5  # after tool.started, when the in-flight kill lands
+DEVELOPER_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
+                 "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "DEFERCHAT_DEMO_DB")
+
+# kind -> what the turn should end as (the first attempt)
+FAULT_KINDS: dict[str, str] = {
+    "429_retried": "done",
+    "500_retried": "done",
+    "500_exhausted": "failed",
+    "429_over_cap": "failed",
+    "stall_first_byte": "failed",
+    "stall_mid_stream": "failed",
+    "cut_mid_stream": "failed",
+}
+KIND_NAMES = list(FAULT_KINDS)
+POSITIONS = ("write", "read", "answer")  # which of the turn's three requests the fault hits
+
+
+def log(msg: str) -> None:
+    print(f"[soak {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# --- the loopback provider -------------------------------------------------------------------------
+
+
+class SoakServer(StreamingServer):
+    """The streaming server, with a way to start each turn from a clean queue: responses a turn
+    left unused are dropped (and counted), and a request past the end (answered 500
+    "exhausted") does not shift the responses pushed after it. A request's record keeps the size
+    of its body, not the body: 1,000 requests each carrying the whole history would otherwise
+    hold gigabytes."""
+
+    def _record(self, request: Any, wire: str | None, body: Any) -> dict[str, Any]:
+        slim = {"bytes": len(request.body or b""),
+                "messages": len(body.get("messages") or body.get("input") or []) if isinstance(body, dict) else None}
+        return super()._record(request, wire, slim)
+
+    def discard_pending(self) -> int:
+        with self._lock:
+            left = max(0, len(self._responses) - self._next)
+            self._next = len(self._responses)
+            return left
+
+
+def serve_main() -> int:
+    """``soak.py --serve``: the provider in a process of its own (so neither its memory nor its
+    JSON parsing counts against the engine's), driven by one command per stdin line."""
+    server = SoakServer([], timeout=None)
+    server.start()
+    print(f"PORT {server.port}", flush=True)
+    for line in sys.stdin:
+        cmd, _, arg = line.strip().partition(" ")
+        if cmd == "push":
+            server.push(*json.loads(arg))
+            out = "ok"
+        elif cmd == "discard":
+            out = str(server.discard_pending())
+        elif cmd == "count":
+            out = str(len(server.requests))
+        elif cmd == "records":
+            out = json.dumps([{k: r.get(k) for k in ("outcome", "body")} for r in server.requests[int(arg or 0):]])
+        elif cmd == "rss":
+            out = str(rss_kb() or 0)
+        else:
+            break
+        print(out, flush=True)
+    server.stop()
+    return 0
+
+
+class Provider:
+    """The ``--serve`` child, as the soak sees it."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
+        first = self._line()
+        if not first.startswith("PORT "):
+            raise RuntimeError(f"the provider did not start: {first!r}")
+        self.port = int(first.split()[1])
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline().strip()
+
+    def ask(self, cmd: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        return self._line()
+
+    def url_for(self, wire: str) -> str:
+        return f"http://127.0.0.1:{self.port}" if wire == "anthropic" else f"http://127.0.0.1:{self.port}/v1"
+
+    def push(self, *responses: dict[str, Any]) -> None:
+        self.ask("push " + json.dumps(list(responses)))
+
+    def discard_pending(self) -> int:
+        return int(self.ask("discard"))
+
+    def count(self) -> int:
+        return int(self.ask("count"))
+
+    def records(self, start: int = 0) -> list[dict[str, Any]]:
+        return list(json.loads(self.ask(f"records {start}")))
+
+    def rss_kb(self) -> int:
+        return int(self.ask("rss"))
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.ask("quit")
+        try:
+            self.proc.wait(10)
+        except Exception:
+            self.proc.kill()
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    position: str
+
+    @property
+    def index(self) -> int:
+        return POSITIONS.index(self.position)
+
+
+def fault_for(n: int) -> Fault:
+    """The n-th fault (0-based): 7 kinds x 3 positions, every pair within 21 faults."""
+    return Fault(KIND_NAMES[n % len(KIND_NAMES)], POSITIONS[n % len(POSITIONS)])
+
+
+def token_for(turn: int, attempt: int) -> str:
+    return f"t{turn:03d}a{attempt}"
+
+
+def answer_for(token: str) -> str:
+    return (f"Noted {token}. The note is in the file, and the count came back as one.\n\n"
+            f"- token: `{token}`\n- tools: append_note, count_notes\n\nAnything else to note?")
+
+
+def turn_script(wire_name: Any, turn: int, attempt: int, *, hold: float = 0.0,
+                fault: Fault | None = None) -> tuple[list[dict[str, Any]], int]:
+    """The responses of one attempt of turn ``turn``, and how many requests it should make."""
+    token = token_for(turn, attempt)
+    write_args: dict[str, Any] = {"token": token}
+    if hold:
+        write_args["hold_seconds"] = hold
+    normal: list[dict[str, Any]] = [
+        {"parts": [{"text": f"Noting {token} now.", "chunk_chars": 4},
+                   {"tool": wire_name(WRITE), "id": f"w-{token}", "input": write_args}], "args_chunk_chars": 6},
+        {"parts": [{"tool": wire_name(READ), "id": f"r-{token}", "input": {"token": token}}], "args_chunk_chars": 6},
+        {"parts": [{"text": answer_for(token), "chunk_chars": 12}]},
+    ]
+    if fault is None:
+        return normal, 3
+    k = fault.index
+    before, hit, after = normal[:k], normal[k], normal[k + 1:]
+    kind = fault.kind
+    if kind == "429_retried":
+        return [*before, {"status": 429, "retry_after": 1}, hit, *after], 4
+    if kind == "500_retried":
+        return [*before, {"status": 500}, hit, *after], 4
+    if kind == "500_exhausted":
+        return [*before, {"status": 500}, {"status": 500}, {"status": 500}], k + 3
+    if kind == "429_over_cap":
+        return [*before, {"status": 429, "retry_after": 3600}], k + 1
+    if kind == "stall_first_byte":
+        return [*before, {**hit, "first_byte_delay": "forever"}], k + 1
+    if kind == "stall_mid_stream":
+        return [*before, {**hit, "stall_after_chunks": 2, "stall_seconds": "forever"}], k + 1
+    if kind == "cut_mid_stream":
+        return [*before, {**hit, "cut_after_chunks": 2}], k + 1
+    raise ValueError(kind)
+
+
+# --- the home ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Home:
+    path: Path
+
+    @property
+    def notes(self) -> Path:
+        return self.path / "notes.txt"
+
+    @property
+    def pids(self) -> Path:
+        return self.path / "mcp-pids.txt"
+
+    @property
+    def roster(self) -> Path:
+        return self.path / "roster.json"
+
+    @property
+    def mcp(self) -> Path:
+        return self.path / "soak-mcp.json"
+
+    @property
+    def db(self) -> Path:
+        return self.path / "deferchat.db"
+
+    def write(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        lines = ["[timeouts]", *(f"{k} = {v}" for k, v in WAITS.items())]
+        (self.path / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        self.roster.write_text(json.dumps({"agent": {"name": "soak", "version": "1", "deferred": []}}), "utf-8")
+        self.mcp.write_text(json.dumps({"mcpServers": {SERVER: {
+            "command": sys.executable, "args": [str(ROOT / "tests" / "mcp_servers" / "soak_notes.py")],
+            "env": {"SOAK_NOTES_FILE": str(self.notes), "SOAK_PID_FILE": str(self.pids)},
+            "timeout": 20, "call_timeout": 20}}}), "utf-8")
+
+    def live_pid(self) -> int | None:
+        """The newest MCP server pid, if that process is alive (not gone, not a zombie)."""
+        if not self.pids.exists():
+            return None
+        lines = self.pids.read_text(encoding="utf-8").split()
+        if not lines:
+            return None
+        pid = int(lines[-1])
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        return None if stat.rsplit(")", 1)[-1].split()[0] in ("Z", "X") else pid
+
+    def starts(self) -> int:
+        return len(self.pids.read_text(encoding="utf-8").split()) if self.pids.exists() else 0
+
+
+def rss_kb(pid: int | str = "self", key: str = "VmRSS") -> int | None:
+    """A process's resident set (``VmHWM``: its peak since exec), in KB, from ``/proc``."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{key}:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def slope(points: list[tuple[int, int]]) -> float | None:
+    """Least-squares slope of y over x."""
+    if len(points) < 2:
+        return None
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else None
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+# --- the run's records ------------------------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    sends: Counter[str] = field(default_factory=Counter)  # user text -> times sent
+    done_tokens: list[str] = field(default_factory=list)  # attempts that ended done: their answer must be stored
+    write_completed: dict[str, str] = field(default_factory=dict)  # call id -> token (tool.completed, not replayed)
+    write_failed: dict[str, str] = field(default_factory=dict)  # call id -> error code
+    events: Counter[str] = field(default_factory=Counter)
+    error_codes: Counter[str] = field(default_factory=Counter)
+    tool_failed: Counter[str] = field(default_factory=Counter)
+    retrying: int = 0
+    replayed: int = 0
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    kills: list[dict[str, Any]] = field(default_factory=list)
+    parks: list[dict[str, Any]] = field(default_factory=list)
+    statuses: Counter[str] = field(default_factory=Counter)  # every send/resume result
+    resends: int = 0
+    resend_failed: list[int] = field(default_factory=list)
+    stuck: list[dict[str, Any]] = field(default_factory=list)
+    crashes: list[dict[str, Any]] = field(default_factory=list)
+    anomalies: list[dict[str, Any]] = field(default_factory=list)
+    turn_seconds: list[float] = field(default_factory=list)
+    turn_cpu: list[tuple[int, float]] = field(default_factory=list)  # (turn, this process's CPU seconds), in process
+    rss: list[tuple[int, int]] = field(default_factory=list)
+    mcp_rss: list[tuple[int, int]] = field(default_factory=list)
+    objects: list[tuple[int, int]] = field(default_factory=list)
+
+    def watch(self, event: Any) -> None:
+        kind = event.type
+        self.events[kind] += 1
+        if kind == "tool.completed" and event.name == WRITE:
+            if event.replayed:
+                self.replayed += 1
+            else:
+                self.write_completed[event.call_id] = event.call_id.removeprefix("w-")
+        elif kind == "tool.failed":
+            self.tool_failed[event.code] += 1
+            if event.name == WRITE:
+                self.write_failed[event.call_id] = event.code
+        elif kind == "error":
+            self.error_codes[event.code] += 1
+        elif kind == "provider.retrying":
+            self.retrying += 1
+
+    def watch_json(self, data: dict[str, Any]) -> None:
+        """The same, from a ``--json`` event line of a process."""
+        kind = data.get("type", "?")
+        self.events[kind] += 1
+        if kind == "tool.completed" and data.get("name") == WRITE:
+            if data.get("replayed"):
+                self.replayed += 1
+            else:
+                self.write_completed[data["call_id"]] = data["call_id"].removeprefix("w-")
+        elif kind == "tool.failed":
+            self.tool_failed[data.get("code", "?")] += 1
+            if data.get("name") == WRITE:
+                self.write_failed[data["call_id"]] = data.get("code", "?")
+        elif kind == "error":
+            self.error_codes[data.get("code", "?")] += 1
+        elif kind == "provider.retrying":
+            self.retrying += 1
+
+
+# --- phase 1: in process ----------------------------------------------------------------------------
+
+
+class Approver:
+    """Allows every write once, but parks the calls whose token is in ``park``."""
+
+    def __init__(self) -> None:
+        self.park: set[str] = set()
+        self.asked = 0
+
+    async def decide(self, request: Any) -> Any:
+        from core.pipeline.approvals import Decision
+
+        self.asked += 1
+        token = (request.arguments or {}).get("token") if isinstance(request.arguments, dict) else None
+        return Decision.PARK if token in self.park else Decision.ALLOW_ONCE
+
+
+class InProcess:
+    def __init__(self, args: argparse.Namespace, home: Home, server: Provider, rec: Record):
+        self.args, self.home, self.server, self.rec = args, home, server, rec
+        self.session: Any = None
+        self.approver = Approver()
+        self.kill_on_start: str | None = None  # call id whose tool.started schedules the in-flight kill
+        self.killed_in_flight: int | None = None
+        self.kill_carried = False  # an in-flight kill whose turn failed before the write: the re-send gets it
+        self.server_failed = asyncio.Event()
+
+    def wire_name(self, name: str) -> str:
+        from core.providers.wirenames import encode
+
+        return encode(name)
+
+    def on_event(self, event: Any) -> None:
+        self.rec.watch(event)
+        if event.type == "server.status" and getattr(event, "status", None) == "failed":
+            self.server_failed.set()
+        if event.type == "tool.started" and self.kill_on_start and event.call_id == self.kill_on_start:
+            self.kill_on_start = None
+            asyncio.get_running_loop().call_later(KILL_DELAY, self._kill_now)
+
+    def _kill_now(self) -> None:
+        pid = self.home.live_pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            self.killed_in_flight = pid
+
+    async def open(self) -> None:
+        from core.engine import ChatOptions, Engine
+        from core.store import Store
+
+        engine = Engine(Store(self.home.db))
+        opts = ChatOptions(provider=self.args.wire, model="soak-model", base_url=self.server.url_for(self.args.wire),
+                           roster=str(self.home.roster), mcp_config=str(self.home.mcp), start_demo_servers=False)
+        self.session = await engine.open_chat(None, opts, approver=self.approver, subscribers=[self.on_event])
+        defined = set(self.session.plan.defined_tool_names)
+        if not {WRITE, READ} <= defined:
+            raise SystemExit(f"the soak server's tools are not defined in the plan: {sorted(defined)}")
+
+    async def bounded(self, what: str, turn: int, make: Any) -> Any:
+        """Await a send/resume, at most --turn-timeout seconds; a hang is a stuck turn (stopped)."""
+        task = asyncio.ensure_future(make())
+        done, _ = await asyncio.wait({task}, timeout=self.args.turn_timeout)
+        if task in done:
+            try:
+                return task.result()
+            except Exception as exc:  # the engine must not raise out of a turn
+                self.rec.crashes.append({"turn": turn, "what": what, "error": f"{type(exc).__name__}: {exc}"})
+                return None
+        self.rec.stuck.append({"turn": turn, "what": what, "after_s": self.args.turn_timeout})
+        self.session.stop()
+        try:
+            await asyncio.wait_for(task, 10)
+        except BaseException as exc:  # a stuck turn is reported, whatever it raises
+            self.rec.crashes.append({"turn": turn, "what": f"{what} after stop", "error": repr(exc)})
+        return None
+
+    def queue(self, turn: int, responses: list[dict[str, Any]], expected: int, label: str) -> tuple[int, str]:
+        left = self.server.discard_pending()
+        if left:
+            self.rec.anomalies.append({"turn": turn, "what": f"{left} scripted responses left unused before {label}"})
+        self.server.push(*responses)
+        return self.server.count(), label
+
+    def check_requests(self, turn: int, start: int, expected: int, label: str, result: Any) -> int:
+        used = self.server.count() - start
+        if used != expected:
+            outcomes = [r.get("outcome") for r in self.server.records(start)]
+            self.rec.anomalies.append({"turn": turn, "what": f"{label} made {used} requests, expected {expected}",
+                                       "outcomes": outcomes, "status": getattr(result, "status", None),
+                                       "error": getattr(result, "error", None),
+                                       "history_messages": len(self.session.store.messages(self.session.chat_id))})
+        return used
+
+    async def attempt(self, turn: int, attempt: int, text: str, *, fault: Fault | None = None,
+                      kill: str | None = None, park: bool = False) -> Any:
+        token = token_for(turn, attempt)
+        hold = HOLD_SECONDS if kill == "in_flight" else 0.0
+        responses, expected = turn_script(self.wire_name, turn, attempt, hold=hold, fault=fault)
+        label = f"turn {turn} attempt {attempt}"
+        start, _ = self.queue(turn, responses, expected, label)
+        if kill == "before":
+            await self.kill_before(turn)
+        elif kill == "in_flight":
+            self.kill_on_start, self.killed_in_flight = f"w-{token}", None
+        if park:
+            self.approver.park.add(token)
+        self.rec.sends[text] += 1
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        result = await self.bounded("send", turn, lambda: self.session.send(text))
+        if result is not None:
+            self.rec.statuses[result.status] += 1
+        if park:
+            self.approver.park.discard(token)
+        if park and result is not None and result.status == "parked":  # a fault can end the turn before the write
+            parked_ok = self.session.parked() is not None
+            resumed = await self.bounded("resume", turn, lambda: self.session.resume())
+            if resumed is not None:
+                self.rec.statuses[f"resumed:{resumed.status}"] += 1
+            self.rec.parks.append({"turn": turn, "parked": parked_ok,
+                                   "resumed": resumed.status if resumed is not None else None})
+            result = resumed
+        elif park:
+            self.rec.parks.append({"turn": turn, "parked": False, "resumed": None,
+                                   "ended": result.status if result is not None else None})
+        elapsed = time.perf_counter() - t0
+        self.rec.turn_seconds.append(elapsed)
+        self.rec.turn_cpu.append((turn, time.process_time() - cpu0))
+        self.check_requests(turn, start, expected, label, result)
+        if kill == "in_flight":
+            call = f"w-{token}"
+            self.kill_on_start = None
+            reached = call in self.rec.write_failed or call in self.rec.write_completed
+            self.kill_carried = not reached and attempt == 0
+            if not self.kill_carried:
+                self.rec.kills.append({"turn": turn, "attempt": attempt, "mode": kill, "pid": self.killed_in_flight,
+                                       "write": self.rec.write_failed.get(call, "completed" if reached else
+                                                                          "not reached")})
+        if fault is not None:
+            self.rec.faults.append({"turn": turn, "kind": fault.kind, "position": fault.position,
+                                    "status": result.status if result is not None else None,
+                                    "expected": FAULT_KINDS[fault.kind], "seconds": round(elapsed, 3),
+                                    "error": (result.error or "")[:160] if result is not None else None})
+        if result is not None and result.status == "done":
+            self.rec.done_tokens.append(token)
+        return result
+
+    async def kill_before(self, turn: int) -> None:
+        pid = self.home.live_pid()
+        if pid is None:
+            self.rec.kills.append({"turn": turn, "mode": "before", "pid": None, "write": "no live server"})
+            return
+        self.server_failed.clear()
+        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(TimeoutError):  # let the client see it go, so the call finds it dead
+            await asyncio.wait_for(self.server_failed.wait(), 3)
+        self.rec.kills.append({"turn": turn, "mode": "before", "pid": pid, "noticed": self.server_failed.is_set()})
+
+    async def run(self) -> None:
+        args, rec = self.args, self.rec
+        await self.open()
+        faults = kills = 0
+        t_start = time.perf_counter()
+        try:
+            for turn in range(1, args.turns + 1):
+                fault = kill = None
+                if args.fault_every and turn % args.fault_every == 0:
+                    fault, faults = fault_for(faults), faults + 1
+                if args.kill_every and turn % args.kill_every == 0:
+                    kill, kills = ("before", "in_flight")[kills % 2], kills + 1
+                park = bool(args.park_every) and turn % args.park_every == args.park_every // 2
+                text = f"turn {turn}: please note t{turn:03d}"
+                result = await self.attempt(turn, 0, text, fault=fault, kill=kill, park=park)
+                if result is not None and result.status == "failed":
+                    rec.resends += 1
+                    carried, self.kill_carried = self.kill_carried, False
+                    again = await self.attempt(turn, 1, text, kill="in_flight" if carried else None)
+                    if again is None or again.status != "done":
+                        rec.resend_failed.append(turn)
+                if args.rss_every and (turn % args.rss_every == 0 or turn == 1):
+                    self.sample(turn)
+                if turn % 10 == 0:
+                    log(f"turn {turn}/{args.turns} {time.perf_counter() - t_start:.0f}s rss "
+                        f"{(rss_kb() or 0) / 1024:.1f}MB faults {faults} kills {kills} resends {rec.resends} "
+                        f"stuck {len(rec.stuck)} crashes {len(rec.crashes)}")
+        finally:
+            left = self.server.discard_pending()
+            if left:
+                rec.anomalies.append({"turn": args.turns, "what": f"{left} scripted responses left at the end"})
+            await self.session.close()
+
+    def sample(self, turn: int) -> None:
+        self.rec.rss.append((turn, rss_kb() or 0))
+        pid = self.home.live_pid()
+        if pid is not None and (kb := rss_kb(pid)) is not None:
+            self.rec.mcp_rss.append((turn, kb))
+        self.rec.objects.append((turn, len(gc.get_objects())))
+
+
+# --- phase 2: the real binary -----------------------------------------------------------------------
+
+
+def deferchat_command() -> list[str]:
+    exe = Path(sys.executable).with_name("deferchat")
+    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from tui.main import main; main()"]
+
+
+async def process_phase(args: argparse.Namespace, home: Home, server: Provider, rec: Record,
+                        chat_id: str, first_turn: int) -> dict[str, Any]:
+    from core.providers.wirenames import encode
+
+    env = {k: v for k, v in os.environ.items() if k not in DEVELOPER_ENV}
+    env.update(DEFERCHAT_HOME=str(home.path), TZ="UTC", PYTHONPATH=str(ROOT))
+    flags = ["--first-byte-timeout", str(WAITS["first_byte"]), "--idle-timeout", str(WAITS["idle"]),
+             "--connect-timeout", str(WAITS["connect"])]
+    runs: list[dict[str, Any]] = []
+    faults = 0
+    for n in range(1, args.process_turns + 1):
+        if n > args.process_min and time.perf_counter() - args.started > args.budget:
+            log(f"budget of {args.budget:.0f}s spent: {n - 1} of {args.process_turns} process turns ran")
+            break
+        turn = first_turn + n
+        fault = None
+        if n % 5 == 0:
+            fault, faults = fault_for(faults + 3), faults + 1  # start elsewhere in the rotation than phase 1
+        kill = n % 10 == 0  # carried to the re-send when the fault ends the turn before the write
+        text = f"turn {turn}: please note t{turn:03d}"
+        for attempt in (0, 1):
+            token = token_for(turn, attempt)
+            responses, expected = turn_script(encode, turn, attempt, hold=HOLD_SECONDS if kill else 0,
+                                              fault=fault if attempt == 0 else None)
+            left = server.discard_pending()
+            if left:
+                rec.anomalies.append({"turn": turn, "what": f"{left} responses left unused (process)"})
+            server.push(*responses)
+            start = server.count()
+            rec.sends[text] += 1
+            run = await one_process(args, [*deferchat_command(), "ask", text, "--chat", chat_id, "--approve", "yes",
+                                           "--json", *flags], env, home, rec, turn,
+                                    kill_call=f"w-{token}" if kill else None)
+            if kill and run["killed"] is not None:
+                kill = False
+            used = server.count() - start
+            run.update(turn=turn, attempt=attempt, requests=used, fault=fault.kind if fault and not attempt else None)
+            if used != expected:
+                rec.anomalies.append({"turn": turn, "what": f"process attempt {attempt} made {used} requests, "
+                                                            f"expected {expected}",
+                                      "outcomes": [r.get("outcome") for r in server.records(start)]})
+            runs.append(run)
+            status = {0: "done", 1: "failed", 3: "parked", 130: "stopped"}.get(run["exit"], f"exit {run['exit']}")
+            rec.statuses[f"process:{status}"] += 1
+            if status == "done":
+                rec.done_tokens.append(token)
+            if status != "failed" or attempt == 1:
+                if status != "done" and attempt == 1:
+                    rec.resend_failed.append(turn)
+                break
+            rec.resends += 1
+        log(f"process turn {n}/{args.process_turns}: " + ", ".join(f"exit {r['exit']} {r['seconds']:.1f}s"
+                                                                   for r in runs if r["turn"] == turn))
+    seconds = [r["seconds"] for r in runs]
+    firsts = [r["first_event_s"] for r in runs if r["first_event_s"] is not None]
+    return {"turns": args.process_turns, "turns_run": len({r["turn"] for r in runs}), "processes": len(runs),
+            "exits": dict(Counter(str(r["exit"]) for r in runs)),
+            "seconds_p50": percentile(seconds, 0.5), "seconds_max": max(seconds, default=None),
+            "first_event_p50_s": percentile(firsts, 0.5),
+            "peak_rss_mb_first": runs[0]["peak_rss_mb"] if runs else None,
+            "peak_rss_mb_last": runs[-1]["peak_rss_mb"] if runs else None,
+            "peak_rss_mb_max": max((r["peak_rss_mb"] for r in runs), default=None),
+            "runs": [{**{k: r[k] for k in ("turn", "attempt", "exit", "seconds", "requests", "fault", "killed",
+                                            "peak_rss_mb")},
+                      **({"stderr_tail": r["stderr_tail"]} if r["exit"] not in (0,) else {})}
+                     for r in runs]}
+
+
+async def one_process(args: argparse.Namespace, cmd: list[str], env: dict[str, str], home: Home, rec: Record,
+                      turn: int, kill_call: str | None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(*cmd, env=env, cwd=str(home.path), stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    first_event: float | None = None
+    killed: int | None = None
+    loop = asyncio.get_running_loop()
+
+    def kill_now() -> None:
+        nonlocal killed
+        pid = home.live_pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            killed = pid
+
+    async def read_stdout() -> None:
+        nonlocal first_event
+        assert proc.stdout is not None
+        async for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line:
+                continue
+            if first_event is None:
+                first_event = time.perf_counter() - t0
+            try:
+                data = json.loads(line)
+            except ValueError:
+                rec.anomalies.append({"turn": turn, "what": "a stdout line that is not JSON", "line": line[:200]})
+                continue
+            rec.watch_json(data)
+            if kill_call and data.get("type") == "tool.started" and data.get("call_id") == kill_call:
+                loop.call_later(KILL_DELAY, kill_now)
+
+    peak_kb = 0
+
+    async def watch_rss() -> None:  # VmHWM: the process's own peak since exec (ru_maxrss would count the fork)
+        nonlocal peak_kb
+        while proc.returncode is None:
+            peak_kb = max(peak_kb, rss_kb(proc.pid, "VmHWM") or 0)
+            await asyncio.sleep(0.1)
+
+    assert proc.stderr is not None
+    watcher = asyncio.ensure_future(watch_rss())
+    reader = asyncio.ensure_future(read_stdout())
+    err_task = asyncio.ensure_future(proc.stderr.read())
+    try:
+        code = await asyncio.wait_for(proc.wait(), args.turn_timeout + 15)
+    except TimeoutError:
+        rec.stuck.append({"turn": turn, "what": "process", "after_s": args.turn_timeout + 15})
+        proc.kill()
+        code = await proc.wait()
+    await reader
+    watcher.cancel()
+    stderr = (await err_task).decode("utf-8", "replace")
+    if "Traceback (most recent call last)" in stderr or "internal error" in stderr:
+        rec.crashes.append({"turn": turn, "what": "process traceback", "stderr": stderr[-2000:]})
+    seconds = time.perf_counter() - t0
+    rec.turn_seconds.append(seconds)
+    if kill_call and (killed is not None or kill_call.endswith("a1")):
+        rec.kills.append({"turn": turn, "mode": "in_flight (process)", "pid": killed,
+                          "write": rec.write_failed.get(kill_call, "completed"
+                                                        if kill_call in rec.write_completed else "not reached")})
+    return {"exit": code, "seconds": round(seconds, 3), "first_event_s": first_event, "killed": killed,
+            "peak_rss_mb": round(peak_kb / 1024, 1), "stderr_tail": stderr[-300:]}
+
+
+# --- the checks -------------------------------------------------------------------------------------
+
+
+def audit(home: Home, rec: Record, chat_id: str) -> dict[str, Any]:
+    """What the store and the notes file hold, against what was sent and reported."""
+    db = sqlite3.connect(f"file:{home.db}?mode=ro", uri=True)
+    try:
+        user_texts: Counter[str] = Counter()
+        assistant_texts: set[str] = set()
+        for role, content in db.execute("select role, content from messages where chat_id = ?", [chat_id]):
+            for block in json.loads(content or "[]"):
+                if block.get("type") == "text":
+                    (user_texts.update([block["text"]]) if role == "user" else assistant_texts.add(block["text"]))
+        turns = dict(db.execute("select status, count(*) from turns where chat_id = ? group by status", [chat_id]))
+        chat_status = db.execute("select status from chats where id = ?", [chat_id]).fetchone()
+        invocations = dict(db.execute("select status, count(*) from invocations where chat_id = ? and name = ? "
+                                      "group by status", [chat_id, WRITE]))
+        per_call = db.execute("select count(*) from (select call_id from invocations where chat_id = ? "
+                              "group by call_id having count(*) > 1)", [chat_id]).fetchone()[0]
+        rows = {t: db.execute(f"select count(*) from [{t}]").fetchone()[0]  # our own table names
+                for (t,) in db.execute("select name from sqlite_master where type = 'table' and name not like "
+                                       "'sqlite_%' and name not like '%_fts%' order by name")}
+    finally:
+        db.close()
+    lost = {text: n - user_texts.get(text, 0) for text, n in rec.sends.items() if user_texts.get(text, 0) < n}
+    answers_lost = [t for t in rec.done_tokens if answer_for(t) not in assistant_texts]
+    notes = Counter(home.notes.read_text(encoding="utf-8").split()) if home.notes.exists() else Counter()
+    twice = {t: n for t, n in notes.items() if n > 1}
+    missing = sorted(t for t in rec.write_completed.values() if notes.get(t, 0) == 0)
+    open_turns = {s: n for s, n in turns.items() if s in ("running", "parked")}
+    return {
+        "messages_lost": sum(lost.values()), "messages_lost_detail": dict(list(lost.items())[:20]),
+        "answers_lost": len(answers_lost), "answers_lost_detail": answers_lost[:20],
+        "calls_executed_twice": len(twice), "calls_executed_twice_detail": dict(list(twice.items())[:20]),
+        "writes_reported_but_missing": len(missing), "writes_missing_detail": missing[:20],
+        "open_turns": open_turns, "chat_status": chat_status[0] if chat_status else None,
+        "turn_statuses": turns, "write_invocations": invocations, "call_ids_with_two_rows": per_call,
+        "notes_in_file": sum(notes.values()), "distinct_tokens_in_file": len(notes), "rows": rows,
+    }
+
+
+def store_size(home: Home) -> dict[str, int]:
+    sizes = {name: (home.path / f"deferchat.db{suffix}").stat().st_size
+             if (home.path / f"deferchat.db{suffix}").exists() else 0
+             for name, suffix in (("db_bytes", ""), ("wal_bytes", "-wal"), ("shm_bytes", "-shm"))}
+    sizes["total_bytes"] = sum(sizes.values())
+    return sizes
+
+
+def cpu_report(points: list[tuple[int, float]]) -> dict[str, Any]:
+    """The engine's CPU per turn (all of this process: the provider runs elsewhere), early and late:
+    a cost that grows with the history shows here even when the machine is loaded."""
+    per_turn: dict[int, float] = {}
+    for turn, cpu in points:
+        per_turn[turn] = per_turn.get(turn, 0.0) + cpu
+    if not per_turn:
+        return {}
+    turns = sorted(per_turn)
+    tenth = max(1, len(turns) // 10)
+    first = statistics.median(per_turn[t] for t in turns[:tenth])
+    last = statistics.median(per_turn[t] for t in turns[-tenth:])
+    s = slope([(t, round(per_turn[t] * 1e6)) for t in turns])
+    return {"first_tenth_median_ms": round(first * 1000, 1), "last_tenth_median_ms": round(last * 1000, 1),
+            "slope_us_per_turn": round(s, 1) if s is not None else None,
+            "total_s": round(sum(per_turn.values()), 1)}
+
+
+def rss_report(points: list[tuple[int, int]]) -> dict[str, Any]:
+    if not points:
+        return {}
+    kbs = [kb for _, kb in points]
+    half = points[len(points) // 2:]
+    s_all, s_half = slope(points), slope(half)
+    return {"first_mb": round(kbs[0] / 1024, 1), "last_mb": round(kbs[-1] / 1024, 1),
+            "peak_mb": round(max(kbs) / 1024, 1),
+            "slope_kb_per_turn": round(s_all, 2) if s_all is not None else None,
+            "slope_second_half_kb_per_turn": round(s_half, 2) if s_half is not None else None,
+            "samples": [[t, round(kb / 1024, 1)] for t, kb in points]}
+
+
+# --- main -------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--turns", type=int, default=300)
+    p.add_argument("--fault-every", type=int, default=10)
+    p.add_argument("--kill-every", type=int, default=25)
+    p.add_argument("--park-every", type=int, default=30, help="park the write every N turns, then resume (0: never)")
+    p.add_argument("--wire", default="openai-chat", choices=("openai-chat", "anthropic", "openai"))
+    p.add_argument("--process-turns", type=int, default=20, help="turns of the real binary after the in-process ones")
+    p.add_argument("--rss-every", type=int, default=10)
+    p.add_argument("--turn-timeout", type=float, default=30.0, help="seconds after which a turn counts as stuck")
+    p.add_argument("--budget", type=float, default=560.0,
+                   help="seconds of wall time after which no further process turn starts (the run stays bounded)")
+    p.add_argument("--process-min", type=int, default=5, help="process turns that run whatever the budget says")
+    p.add_argument("--keep", action="store_true", help="keep the temporary home (its path goes to stderr)")
+    return p.parse_args(argv)
+
+
+async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
+    rec = Record()
+    wall0 = time.perf_counter()
+    server = Provider()
+    try:
+        phase = InProcess(args, home, server, rec)
+        await phase.run()
+        chat_id = phase.session.chat_id
+        in_process_s = time.perf_counter() - wall0
+        in_process_rss = rss_report(rec.rss)
+        starts_in_process = home.starts()
+        store_after_in_process = store_size(home)  # the engine's connection still open: the WAL is there
+        proc: dict[str, Any] = {}
+        t1 = time.perf_counter()
+        if args.process_turns:
+            proc = await process_phase(args, home, server, rec, chat_id, args.turns)
+        process_s = time.perf_counter() - t1
+        served = server.records()
+        provider_rss_kb = server.rss_kb()
+    finally:
+        server.stop()
+    checks = audit(home, rec, chat_id)
+    stuck = len(rec.stuck) + sum(checks["open_turns"].values())
+    must = {
+        "messages_lost": checks["messages_lost"],
+        "answers_lost": checks["answers_lost"],
+        "calls_executed_twice": checks["calls_executed_twice"],
+        "writes_reported_but_missing": checks["writes_reported_but_missing"],
+        "turns_stuck": stuck,
+        "crashes": len(rec.crashes),
+    }
+    by_kind: dict[str, Any] = {}
+    for f in rec.faults:
+        k = by_kind.setdefault(f["kind"], {"count": 0, "outcomes": Counter(), "seconds": []})
+        k["count"] += 1
+        k["outcomes"][f["status"]] += 1
+        k["seconds"].append(f["seconds"])
+    for k in by_kind.values():
+        k["outcomes"] = dict(k["outcomes"])
+        k["mean_s"] = round(statistics.fmean(k.pop("seconds")), 2)
+    unexpected = [f for f in rec.faults if f["status"] != f["expected"]]
+    in_process_seconds = rec.turn_seconds[: len(rec.turn_seconds) - (proc.get("processes") or 0)]
+    return {
+        "ok": not any(must.values()),
+        "must_be_zero": must,
+        "config": {"wire": args.wire, "turns": args.turns, "fault_every": args.fault_every,
+                   "kill_every": args.kill_every, "park_every": args.park_every,
+                   "process_turns": args.process_turns, "waits_s": WAITS, "turn_timeout_s": args.turn_timeout,
+                   "python": sys.version.split()[0], "cpus": os.cpu_count()},
+        "turns": {"sends": sum(rec.sends.values()), "resends": rec.resends, "resend_failed": rec.resend_failed,
+                  "results": dict(rec.statuses), "store_turn_statuses": checks["turn_statuses"],
+                  "open_turns_at_end": checks["open_turns"], "chat_status_at_end": checks["chat_status"],
+                  "parks": len(rec.parks), "parks_resumed_done": sum(p["resumed"] == "done" for p in rec.parks),
+                  "stuck": rec.stuck},
+        "faults": {"injected": len(rec.faults), "by_kind": by_kind,
+                   "unexpected_outcomes": unexpected, "provider_retrying_events": rec.retrying,
+                   "error_codes": dict(rec.error_codes), "requests_served": len(served),
+                   "request_outcomes": dict(Counter(str(r.get("outcome")) for r in served)),
+                   "largest_request_bytes": max((r["body"]["bytes"] for r in served if r.get("body")), default=None),
+                   "largest_request_messages": max((r["body"]["messages"] or 0 for r in served if r.get("body")),
+                                                   default=None)},
+        "mcp": {"kills": len(rec.kills), "kill_log": rec.kills, "server_starts": home.starts(),
+                "server_starts_in_process_phase": starts_in_process,
+                "tool_failed_codes": dict(rec.tool_failed),
+                "writes": {"completed": len(rec.write_completed), "failed": len(rec.write_failed),
+                           "replayed": rec.replayed, "notes_in_file": checks["notes_in_file"],
+                           "distinct_tokens_in_file": checks["distinct_tokens_in_file"],
+                           "invocation_statuses": checks["write_invocations"],
+                           "call_ids_with_two_rows": checks["call_ids_with_two_rows"]}},
+        "rss": {"engine_in_process": in_process_rss, "mcp_server": rss_report(rec.mcp_rss),
+                "python_objects": {"first": rec.objects[0][1] if rec.objects else None,
+                                   "last": rec.objects[-1][1] if rec.objects else None,
+                                   "slope_per_turn": round(s, 1) if (s := slope(rec.objects)) is not None else None},
+                "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "provider_process_mb": round(provider_rss_kb / 1024, 1)},
+        "store": {"after_in_process_phase": store_after_in_process, "at_end": store_size(home),
+                  "rows": checks["rows"]},
+        "wall": {"total_s": round(time.perf_counter() - wall0, 1), "in_process_s": round(in_process_s, 1),
+                 "process_s": round(process_s, 1),
+                 "turn_p50_s": percentile(in_process_seconds, 0.5), "turn_p95_s": percentile(in_process_seconds, 0.95),
+                 "turn_max_s": max(in_process_seconds, default=None),
+                 "cpu": cpu_report(rec.turn_cpu)},
+        "process_phase": proc,
+        "anomalies": rec.anomalies,
+        "crash_detail": rec.crashes,
+        "lost_detail": {k: checks[k] for k in ("messages_lost_detail", "answers_lost_detail",
+                                               "calls_executed_twice_detail", "writes_missing_detail")},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    if (argv if argv is not None else sys.argv[1:]) == ["--serve"]:
+        return serve_main()
+    args = parse_args(argv)
+    args.started = time.perf_counter()
+    for var in DEVELOPER_ENV:
+        os.environ.pop(var, None)
+    tmp = Path(tempfile.mkdtemp(prefix="deferchat-soak-"))
+    home = Home(tmp / "home")
+    os.environ["DEFERCHAT_HOME"] = str(home.path)
+    os.environ["TZ"] = "UTC"
+    home.write()
+    log(f"home {home.path}")
+    try:
+        report = asyncio.run(soak(args, home))
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(report, indent=2, default=str))
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
