@@ -27,6 +27,9 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
 
+STOPPED_MARK = "_stopped by the owner: the turn ends here, its answer as far as the model got_"
+
+
 def chat_markdown(store: Store, chat_id: str) -> str:
     chat = store.chat(chat_id)
     if chat is None:
@@ -45,7 +48,8 @@ def chat_markdown(store: Store, chat_id: str) -> str:
                      f"({plan.definition_tokens:,} tok) · {len(plan.deferred_tool_names)} deferred "
                      f"({plan.index_tokens:,} tok) · {len(plan.skipped_tool_names)} skipped")
     lines.append("")
-    for m in store.messages(chat_id):
+    messages = store.messages(chat_id)
+    for i, m in enumerate(messages):
         for block in m.blocks:
             kind = block.get("type")
             if kind == "text" and m.role == "user":
@@ -59,6 +63,10 @@ def chat_markdown(store: Store, chat_id: str) -> str:
             elif kind == "tool_search_tool_result":
                 refs = [r.get("tool_name") for r in (block.get("content") or {}).get("tool_references", [])]
                 lines += [f"> found: {', '.join(f'`{r}`' for r in refs) or 'nothing'}", ""]
+        if m.turn_id and (i + 1 == len(messages) or messages[i + 1].turn_id != m.turn_id):
+            turn = store.turn(m.turn_id)  # the last message of its turn: say if the owner stopped it
+            if turn is not None and turn.status == "stopped":
+                lines += [f"> {STOPPED_MARK}", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

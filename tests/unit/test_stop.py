@@ -272,3 +272,22 @@ def test_ask_stops_on_sigint_with_exit_130_and_keeps_the_message_and_the_partial
     assert messages[0].blocks[0]["text"] == "write me a long answer"
     kept = messages[1].blocks[0]["text"]
     assert kept.startswith(printed[:300]) and markdown_answer(1500, seed=3).startswith(kept)
+
+
+async def test_chats_show_marks_the_stopped_turn_after_its_partial_answer(home: Path) -> None:
+    from core.export import STOPPED_MARK, chat_markdown
+
+    with serve([LONG, NEXT]) as server:
+        engine, session, events = await open_chat(server, "openai-chat")
+        try:
+            turn = asyncio.create_task(session.send("long one"))
+            await until(lambda: len(deltas(events)) > 100)
+            session.stop()
+            partial = (await asyncio.wait_for(turn, 5)).text
+            await session.send("next")
+            text = chat_markdown(engine.store, session.chat_id)
+        finally:
+            await session.close()
+    assert text.count(STOPPED_MARK) == 1
+    before, after = text.split(STOPPED_MARK)
+    assert partial.rstrip()[-30:] in before and "Here is the next answer." in after
