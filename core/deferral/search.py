@@ -38,7 +38,7 @@ import re
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -54,6 +54,8 @@ __all__ = [
     "identifier_words",
     "load_queries",
     "load_tools",
+    "name_forms",
+    "name_key",
     "query_words",
     "schema_text",
     "search_batch",
@@ -113,7 +115,11 @@ _CAMEL = re.compile(
 
 # A general English stop list plus the filler of requests made in chat. Chosen a priori,
 # not from the evaluation queries; tool vocabulary ("find", "get", "show", "list") stays.
-_STOP_WORDS = frozenset(
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOP_WORDS = _word_set(
     """
     a about above after again against all am an and any are as at be because been before being
     below between both but by can cannot could did do does doing down during each few for from
@@ -124,10 +130,17 @@ _STOP_WORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself yourselves
     s t d ll m o re ve y don doesn didn isn aren wasn weren hasn haven hadn won wouldn couldn
     shouldn mustn let us
+    """
+)
+# Chat filler: dropped from the query, but content words for some tools (``dartfx_help``), so
+# the fallback tier (below) puts them back when the query's own words run out.
+_CHAT_FILLER = _word_set(
+    """
     please kindly help want wanna need like may might tell know hi hello hey thanks thank
     looking something anything also sure ok okay
-    """.split()
+    """
 )
+_STOP_WORDS = _STOP_WORDS | _CHAT_FILLER
 
 
 def identifier_words(text: str) -> list[str]:
@@ -160,6 +173,109 @@ def query_words(query: str, max_words: int = DEFAULT_TUNING.max_query_words) -> 
         if len(seen) >= max_words:
             break
     return list(seen)
+
+
+# -- exact names -----------------------------------------------------------------------------
+
+_SELECT = re.compile(r"\s*select\s*:\s*(.*)", re.IGNORECASE | re.DOTALL)
+# A quoted name: "..." or `...` anywhere, '...' only where the quotes are not apostrophes.
+_QUOTED = re.compile(r'"([^"\n]{1,200})"|`([^`\n]{1,200})`|(?<!\w)\'([^\'\n]{1,200})\'(?!\w)')
+# A word shaped like an identifier: ``_``, ``.``, ``/`` or ``:`` between word characters, or a
+# camelCase hump. A hyphen alone is not enough (``to-do``, ``car-rental`` are English); it joins
+# a run that holds a shaped word (``gmail-work send_message``).
+_IDENT_SHAPE = re.compile(r"[^\W_][._/:]+[^\W_]|[^\W_]_+[^\W_]|[a-z][A-Z]")
+_EDGE = "\"'`.,;:!?()[]{}<>"
+_MAX_NAME_CHARS = 300  # a longer query or quote is not a name
+_WINDOW = 3  # an identifier-shaped mention spans at most three words ("gmail-work send_message")
+
+
+def name_key(text: str) -> str:
+    """A name with case and separators taken out: ``Gmail-Work/sendMessage`` -> ``gmailworksendmessage``.
+
+    Two spellings of one name (dotted, wire ``__``, ``/``, ``:``, ``-``, spaces, camelCase,
+    any case) have the same key.
+    """
+    return "".join(_WORD.findall(text)).casefold()
+
+
+def name_forms(name: str) -> list[tuple[int, str]]:
+    """The ways a model writes a tool's name, each with its tier (0 is the most complete).
+
+    ``mcp.gmail_work.send_message`` -> the name and its wire name
+    (:func:`core.providers.wirenames.encode`: ``mcp__gmail_work__send_message``, or a hashed
+    form for a long or odd name) at tier 0; ``gmail_work.send_message`` (server plus tool,
+    any shorter dotted tail with two parts or more) at 1; ``send_message`` (the bare tool
+    name, the last dotted part) at 2. Every provider adapter uses the same wire encoding.
+    """
+    from core.providers.wirenames import encode  # deferred: importing core.providers loads profiles
+
+    forms = [(0, name), (0, encode(name))]
+    parts = name.split(".")
+    forms.extend((1 if i < len(parts) - 1 else 2, ".".join(parts[i:])) for i in range(1, len(parts)))
+    return forms
+
+
+def _name_phrases(query: str) -> list[str]:
+    """The spans of a query that may be a tool name as a whole, most deliberate first.
+
+    A ``select:a,b`` list (only its items); else the whole query, then its quoted strings that
+    are shaped like identifiers (a quoted plain word, ``'temperature'``, is an argument value
+    far more often than a tool name; the whole query can still be one).
+    """
+    selected = _SELECT.match(query)
+    if selected:
+        return [item.strip().strip(_EDGE) for item in selected.group(1).split(",")]
+    phrases = [query] if len(query) <= _MAX_NAME_CHARS else []
+    quoted = (next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query))
+    phrases += [q for q in quoted if _IDENT_SHAPE.search(q)]
+    return phrases
+
+
+def _spelling(phrase: str, form: str) -> int:
+    """0 when ``phrase`` is ``form`` as written, 1 when it is but for case, 2 otherwise."""
+    if phrase == form:
+        return 0
+    return 1 if phrase.casefold() == form.casefold() else 2
+
+
+def _mentions(query: str, known: Callable[[str], bool]) -> list[str]:
+    """Names mentioned inside running text: runs of up to three words, one of them shaped like
+    an identifier (``send_message``, ``gmail-work``, ``sendMessage``), that ``known`` accepts;
+    left to right, the longest run at each place, a matched run not looked inside again."""
+    tokens = [t.strip(_EDGE) for t in query.split()]
+    shaped = [bool(_IDENT_SHAPE.search(t)) for t in tokens]
+    found, i = [], 0
+    while i < len(tokens):
+        for size in range(min(_WINDOW, len(tokens) - i), 0, -1):
+            phrase = " ".join(tokens[i : i + size])
+            if any(shaped[i : i + size]) and known(name_key(phrase)):
+                found.append(phrase)
+                i += size
+                break
+        else:
+            i += 1
+    return found
+
+
+def _within(a: str, b: str, budget: int) -> bool:
+    """Whether the optimal-string-alignment distance of ``a`` and ``b`` is at most ``budget``."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > budget:
+        return False
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > budget:
+            return False
+        prev2, prev = prev, cur
+    return prev[-1] <= budget
 
 
 def _walk_schema(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
@@ -243,6 +359,9 @@ class ToolSearchIndex:
         self._df: Counter[str] = Counter()
         self._idf_cache: dict[str, float] = {}
         self._name_mass: dict[str, float] = {}  # tool -> sum of the IDF of its name stems
+        # name_key of a name form -> {tool: [(tier, form), ...]}
+        self._exact: dict[str, dict[str, list[tuple[int, str]]]] = {}
+        self._vocab: dict[tuple[str, int], list[str]] = {}  # (first letter, length) -> stems
         self.add(docs)
 
     # -- building --------------------------------------------------------------------------
@@ -278,9 +397,16 @@ class ToolSearchIndex:
                 self._terms[name] = frozenset(stems[len(rows) + i])
                 self._name_terms[name] = frozenset(stems[i])
                 self._df.update(self._terms[name])
+                for tier, form in name_forms(name):
+                    key = name_key(form)
+                    if key:
+                        forms = self._exact.setdefault(key, {}).setdefault(name, [])
+                        if (tier, form) not in forms:
+                            forms.append((tier, form))
             self._df = +self._df  # drop the terms no tool has any more
             self._idf_cache.clear()
             self._name_mass.clear()
+            self._vocab.clear()
 
     def _analyze(self, texts: Sequence[str]) -> list[list[str]]:
         """Stems of each text, as the index's own tokenizer makes them. Caller holds the lock."""
@@ -299,7 +425,7 @@ class ToolSearchIndex:
         if missing:
             if len(self._stem_cache) > 100_000:
                 self._stem_cache.clear()
-            for word, stems in zip(missing, self._analyze(missing)):
+            for word, stems in zip(missing, self._analyze(missing), strict=True):
                 self._stem_cache[word] = tuple(stems)
         return {w: self._stem_cache[w] for w in words}
 
@@ -322,44 +448,147 @@ class ToolSearchIndex:
         return sorted(self._terms)
 
     def search(self, query: str, k: int = 5) -> list[SearchHit]:
-        """The ``k`` best tools for a free-text query, best first. Never raises on odd input."""
+        """The ``k`` best tools for a free-text query, best first. Never raises on odd input.
+
+        Tools the query names exactly (:meth:`exact`) come first; then the BM25 ranking; then,
+        when that runs out before ``k``, the fallback tier (chat filler put back, prefixes of
+        the query's stems, near spellings of words no tool has).
+        """
         if k <= 0 or not isinstance(query, str):
             return []
         return [SearchHit(name, round(score, 6)) for name, score in self._rank(query, k)]
 
-    def _rank(self, query: str, limit: int) -> list[tuple[str, float]]:
-        words = query_words(query[:_MAX_QUERY_CHARS], self.tuning.max_query_words)
-        if not words:
+    def exact(self, query: str) -> list[str]:
+        """The tools a query names, best first: ``[]`` when it names none.
+
+        A name is matched case-insensitively and whatever separates its words (``.``, ``_``,
+        ``__``, ``-``, ``/``, ``:``, spaces, camelCase), in any of its forms (:func:`name_forms`):
+        the internal name, its wire name, the server plus tool, the bare tool name. The query
+        can be the name itself (``select:`` lists and quotes allowed, as Claude Code users
+        write them), or mention it as a quoted string or an identifier-shaped word
+        (``use gmail_work/send_message for this``). Order: where the query names the tool,
+        then how fully (whole name, server plus tool, bare name), then how closely it is spelt
+    (as written, then but for case, then but for separators: ``calculate_final_velocity``
+    before ``calculateFinalVelocity``), then the tool name.
+        """
+        if not isinstance(query, str):
             return []
+        with self._lock:
+            return self._exact_hits(query[:_MAX_QUERY_CHARS])
+
+    def _exact_hits(self, query: str) -> list[str]:
+        if not self._exact:
+            return []
+        found: dict[str, tuple[int, int, int, str]] = {}
+        phrases = _name_phrases(query)
+        if not _SELECT.match(query):
+            phrases += _mentions(query, self._exact.__contains__)
+        for place, phrase in enumerate(phrases):
+            phrase = phrase.strip().strip(_EDGE)
+            for name, forms in self._exact.get(name_key(phrase), {}).items():
+                tier, spelling = min((tier, _spelling(phrase, form)) for tier, form in forms)
+                found.setdefault(name, (place, tier, spelling, name))
+        return sorted(found, key=found.__getitem__)
+
+    def _rank(self, query: str, limit: int) -> list[tuple[str, float]]:
+        query = query[:_MAX_QUERY_CHARS]
+        with self._lock:
+            exact = self._exact_hits(query)
+        selected = _SELECT.match(query)
+        text = selected.group(1).replace(",", " ") if selected else query
+        words = query_words(text, self.tuning.max_query_words)
+        ranked = self._ranked(text, words, limit + len(exact), set(exact))
+        if exact:
+            top = 1.0 + self.tuning.coverage_weight + self.tuning.name_weight  # no BM25 score reaches it
+            ranked = [(name, top + len(exact) - i) for i, name in enumerate(exact)] + ranked
+        return ranked[:limit]
+
+    def _ranked(self, text: str, words: list[str], limit: int, skip: set[str]) -> list[tuple[str, float]]:
+        """BM25 plus re-rank, then the fallback tier; ``skip`` (the exact hits) left out."""
         pool = self.tuning.pool
         with self._lock:
             stems = self._stems(words)
             words = [w for w in words if stems[w]]  # a word the tokenizer drops cannot match
-            if not words:
-                return []
-            match = " OR ".join(f'"{w}"' for w in words)  # bare words: never FTS5 syntax
-            params = (*self._weights, match, max(limit, pool))
-            rows = self._db.conn.execute(_RANK_SQL, params).fetchall()
-            if not rows:
-                return []
-            query_idf = {stem: self._idf(stem) for w in words for stem in stems[w]}
-            total = sum(query_idf.values()) or 1.0
-            best = -rows[0][1] or 1.0
+            rows: list[Any] = []
+            want = max(limit, pool)
+            if words:
+                match = " OR ".join(f'"{w}"' for w in words)  # bare words: never FTS5 syntax
+                rows = self._db.conn.execute(_RANK_SQL, (*self._weights, match, want)).fetchall()
             head: list[tuple[str, float]] = []
-            for rowid, bm25 in rows[:pool]:
-                name = self._names[rowid]
-                terms = self._terms[name]
-                coverage = sum(v for t, v in query_idf.items() if t in terms) / total
-                name_cov = self._name_coverage(name, query_idf)
-                score = (
-                    -bm25 / best
-                    + self.tuning.coverage_weight * coverage
-                    + self.tuning.name_weight * name_cov
-                )
-                head.append((name, score))
-            tail = [(self._names[rowid], -bm25 / best) for rowid, bm25 in rows[pool:limit]]
-        head.sort(key=lambda ns: (-ns[1], ns[0]))
-        return (head + tail)[:limit]
+            tail: list[tuple[str, float]] = []
+            if rows:
+                query_idf = {stem: self._idf(stem) for w in words for stem in stems[w]}
+                total = sum(query_idf.values()) or 1.0
+                best = -rows[0][1] or 1.0
+                for rowid, bm25 in rows[:pool]:
+                    name = self._names[rowid]
+                    terms = self._terms[name]
+                    coverage = sum(v for t, v in query_idf.items() if t in terms) / total
+                    name_cov = self._name_coverage(name, query_idf)
+                    score = (
+                        -bm25 / best
+                        + self.tuning.coverage_weight * coverage
+                        + self.tuning.name_weight * name_cov
+                    )
+                    head.append((name, score))
+                tail = [(self._names[rowid], -bm25 / best) for rowid, bm25 in rows[pool:want]]
+            head.sort(key=lambda ns: (-ns[1], ns[0]))
+            ranked = [ns for ns in head + tail if ns[0] not in skip]
+            if len(rows) < want and len(ranked) < limit:  # BM25 ran out: the fallback tier
+                floor = min((score for _, score in ranked), default=1.0)
+                seen = skip | {name for name, _ in ranked}
+                ranked += self._fallback(text, words, stems, floor, seen, limit - len(ranked))
+        return ranked[:limit]
+
+    def _fallback(
+        self,
+        text: str,
+        words: Sequence[str],
+        stems: Mapping[str, tuple[str, ...]],
+        floor: float,
+        seen: set[str],
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """Tools the plain ranking missed, scored below ``floor``. Caller holds the lock.
+
+        An OR of: the query's chat filler (``help`` is a content word for a help tool), every
+        stem of four letters or more as a prefix (``multipl*``), and for a word no tool has
+        (a typo, a rarer form) the indexed stems within one edit of it (two from eight letters).
+        """
+        terms: list[str] = []
+        filler = [w for w in dict.fromkeys(x.lower() for x in identifier_words(text)) if w in _CHAT_FILLER]
+        terms += [f'"{w}"' for w in filler]
+        query_stems = list(dict.fromkeys(st for w in words for st in stems[w]))
+        terms += [f'"{st}"*' for st in query_stems if len(st) >= 4]
+        unknown = [st for st in query_stems if len(st) >= 4 and not self._df.get(st)]
+        for st in unknown[:_MAX_FUZZY_WORDS]:
+            terms += [f'"{v}"' for v in self._near(st)]
+        if not terms:
+            return []
+        match = " OR ".join(dict.fromkeys(terms))
+        rows = self._db.conn.execute(_RANK_SQL, (*self._weights, match, limit + len(seen))).fetchall()
+        if not rows:
+            return []
+        best = -rows[0][1] or 1.0
+        out = []
+        for rowid, bm25 in rows:
+            name = self._names[rowid]
+            if name not in seen:
+                out.append((name, 0.5 * floor * -bm25 / best))
+        return out[:limit]
+
+    def _near(self, stem: str) -> list[str]:
+        """Indexed stems within a small edit distance of ``stem`` (the same first letter: a typo
+        rarely hits it, and the search stays a few dictionary lookups). Caller holds the lock."""
+        if not self._vocab:
+            for term in self._df:
+                if term.isalpha():
+                    self._vocab.setdefault((term[0], len(term)), []).append(term)
+        budget = 1 if len(stem) < 8 else 2
+        found = []
+        for length in range(len(stem) - budget, len(stem) + budget + 1):
+            found += [t for t in self._vocab.get((stem[0], length), ()) if _within(stem, t, budget)]
+        return sorted(found)[:8]
 
     def _name_coverage(self, name: str, query_idf: Mapping[str, float]) -> float:
         """IDF-weighted share of the tool's name stems that the query contains."""
@@ -373,6 +602,7 @@ class ToolSearchIndex:
 
 
 _MAX_QUERY_CHARS = 20_000
+_MAX_FUZZY_WORDS = 8  # unknown words the fallback looks up near spellings for
 _RANK_SQL = (
     "SELECT rowid, bm25(tools_fts, ?, ?, ?, ?) AS score FROM tools_fts "
     "WHERE tools_fts MATCH ? ORDER BY score, rowid LIMIT ?"
@@ -429,6 +659,7 @@ def _summary(rows: list[tuple[dict[int, float], float]], ks: Sequence[int]) -> d
     for k in ks:
         out[f"recall@{k}"] = round(sum(r[k] for r, _ in rows) / n, 4) if n else None
     out["mrr"] = round(sum(rr for _, rr in rows) / n, 4) if n else None
+    out["unranked"] = round(sum(1 for _, rr in rows if rr == 0.0) / n, 4) if n else None
     return out
 
 
@@ -438,10 +669,11 @@ def evaluate(
     ks: Sequence[int] = (1, 5, 10),
     depth: int | None = None,
 ) -> dict[str, Any]:
-    """recall@k and MRR, as the toolsearch SOURCE.md defines them.
+    """recall@k and MRR, as the toolsearch SOURCE.md defines them, and the unranked share.
 
     recall@k is the mean over queries of |relevant ∩ top k| / |relevant|; MRR the mean
-    reciprocal rank of the first relevant tool (0 when none is ranked). Reported
+    reciprocal rank of the first relevant tool (0 when none is ranked); ``unranked`` the
+    share of queries where no relevant tool is ranked at all (within ``depth``). Reported
     ``overall``, for ``live`` (categories ``live_*``: real user queries) and ``synthetic``
     (the rest). ``depth`` is how far each query is ranked: by default the whole catalog, as
     SOURCE.md asks; a smaller depth (at least ``max(ks)``) is faster and only lowers MRR

@@ -2,7 +2,8 @@
 
     python tests/bench/bench_search.py [--k 10] [--builds 3]
 
-Figures: recall@1/5/10 and MRR (whole-catalog ranking, as SOURCE.md defines them) overall,
+Figures: recall@1/5/10, MRR (whole-catalog ranking, as SOURCE.md defines them) and
+``unranked``, the share of queries where no relevant tool is ranked at all, overall,
 for the ``live_*`` queries and for the synthetic rest; ms per query (mean, p50, p95, max;
 in-process, one index built once, ``search(query, k)``); index build time. For context it
 also prints the same metrics with the re-rank switched off (FTS5 BM25 alone, same
@@ -41,7 +42,9 @@ def _fold(relevant: tuple[str, ...]) -> int:
 
 def _short(figures: dict) -> dict:
     return {
-        group: {key: figures[group][key] for key in ("recall@1", "recall@5", "recall@10", "mrr")}
+        group: {
+            key: figures[group][key] for key in ("recall@1", "recall@5", "recall@10", "mrr", "unranked")
+        }
         for group in ("overall", "live", "synthetic")
     }
 

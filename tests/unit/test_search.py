@@ -158,6 +158,19 @@ def test_tools_that_match_nothing_are_not_returned(index) -> None:
     assert index.search("zzzqqq", 5) == []
 
 
+def test_the_fallback_tier_comes_after_every_plain_match(index) -> None:
+    # "calender" is in no tool: the fallback finds "calendar" one edit away; "help" is chat
+    # filler, dropped from the plain query, put back when that runs out.
+    assert top(index, "calender", 3) == ["calendar.createEvent"]
+    ix = ToolSearchIndex([_tool("dartfx_help", "Shows documentation."), _tool("docs.read", "Read docs.")])
+    assert top(ix, "help me with the documentation", 5) == ["dartfx_help"]  # plain match only
+    assert top(ix, "I need help", 5) == ["dartfx_help"]  # only the fallback matches
+    # A typo ranks below every tool the correctly spelt words match, and prefixes do too.
+    hits = index.search("weather calender", 10)
+    assert [h.name for h in hits] == ["weather.current", "calendar.createEvent"]
+    assert hits[0].score > hits[1].score
+
+
 HOSTILE = [
     "",
     "   ",
@@ -289,13 +302,19 @@ def test_evaluate_recall_and_mrr_by_hand() -> None:
     ]
     r = evaluate(ix, queries, ks=(1, 5))
     assert r["skipped"] == 1
-    # overall: recall@1 (1 + 0 + 0) / 3; recall@5 (1 + 1/2 + 0) / 3; MRR (1 + 1/3 + 0) / 3
+    # overall: recall@1 (1 + 0 + 0) / 3; recall@5 (1 + 1/2 + 0) / 3; MRR (1 + 1/3 + 0) / 3;
+    # unranked: q3 alone has no relevant tool anywhere in its ranking
     assert r["overall"] == {
         "queries": 3, "recall@1": round(1 / 3, 4), "recall@5": 0.5, "mrr": round(4 / 9, 4),
+        "unranked": round(1 / 3, 4),
     }
     # live: q2 and q3 only
-    assert r["live"] == {"queries": 2, "recall@1": 0.0, "recall@5": 0.25, "mrr": round(1 / 6, 4)}
-    assert r["synthetic"] == {"queries": 1, "recall@1": 1.0, "recall@5": 1.0, "mrr": 1.0}
+    assert r["live"] == {
+        "queries": 2, "recall@1": 0.0, "recall@5": 0.25, "mrr": round(1 / 6, 4), "unranked": 0.5,
+    }
+    assert r["synthetic"] == {
+        "queries": 1, "recall@1": 1.0, "recall@5": 1.0, "mrr": 1.0, "unranked": 0.0,
+    }
 
 
 def test_search_batch_lines(index) -> None:
@@ -329,7 +348,7 @@ def dev_figures() -> dict:
     tools = load_tools(DATA / "tools.jsonl")
     queries = load_queries(DATA / "queries_dev.jsonl")
     assert len(tools) == 1853 and len(queries) == 1178
-    return evaluate(ToolSearchIndex(tools), queries, ks=(1, 5, 10), depth=10)
+    return evaluate(ToolSearchIndex(tools), queries, ks=(1, 5, 10))  # whole catalog: unranked too
 
 
 def test_recall_floors_on_dev_data(dev_figures) -> None:
@@ -337,3 +356,10 @@ def test_recall_floors_on_dev_data(dev_figures) -> None:
     assert dev_figures["overall"]["recall@5"] >= 0.85, dev_figures
     assert dev_figures["live"]["recall@5"] >= 0.78, dev_figures
     assert dev_figures["live"]["queries"] + dev_figures["synthetic"]["queries"] == 1178
+
+
+def test_unranked_share_on_dev_data(dev_figures) -> None:
+    # Issue 14: no relevant tool anywhere in the whole-catalog ranking was 26 of 1,178 queries
+    # (2.2%) before the fallback tier; most that are left are in scripts no tool is written in.
+    assert dev_figures["overall"]["unranked"] <= 0.021, dev_figures
+    assert dev_figures["overall"]["recall@5"] >= 0.875, dev_figures  # no worse than before
