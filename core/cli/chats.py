@@ -7,6 +7,7 @@ import json
 import sys
 
 from core.cli.exits import EXIT_OK
+from core.display import safe
 
 ACTIONS = ("list", "show", "export", "rename", "delete")
 _LIST_KEYS = ("id", "title", "provider", "model", "strategy", "status", "created_at", "updated_at")
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         if not rows:
             print("no chats yet: run `deferchat` or `deferchat ask PROMPT`")
         for r in rows:
-            print(f"{r.id}  {r.status:<7}  {r.provider}/{r.model}  {r.strategy:<12}  {r.title}")
+            print(f"{r.id}  {r.status:<7}  {r.provider}/{r.model}  {r.strategy:<12}  {safe(r.title)}")  # model-written
         return EXIT_OK
     if not args.chat_id:
         raise UsageError(f"chats {action} needs a chat id")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from core.cli.exits import EXIT_OK
 from core.cli.printer import server_failures_to_stderr
 from core.deferral.names import ACTIVE_TOOLS
+from core.display import safe
 
 if TYPE_CHECKING:
     from core.deferral.search import SearchDoc
@@ -51,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
             + "\n"
         )
         return EXIT_OK
-    print(f"{len(hits)} of {scope} for {args.query!r}:")
+    print(safe(f"{len(hits)} of {scope} for {args.query!r}:"))
     for i, h in enumerate(hits, 1):
-        print(f"{i:>3}. {h.name}  ({h.score:.3f})")
+        print(f"{i:>3}. {safe(h.name)}  ({h.score:.3f})")
     return EXIT_OK
 
 
