@@ -466,10 +466,11 @@ class ToolSearchIndex:
         the internal name, its wire name, the server plus tool, the bare tool name. The query
         can be the name itself (``select:`` lists and quotes allowed, as Claude Code users
         write them), or mention it as a quoted string or an identifier-shaped word
-        (``use gmail_work/send_message for this``). Order: where the query names the tool,
-        then how fully (whole name, server plus tool, bare name), then how closely it is spelt
-    (as written, then but for case, then but for separators: ``calculate_final_velocity``
-    before ``calculateFinalVelocity``), then the tool name.
+        (``use gmail_work/send_message for this``). Order: where the query names the tool;
+        then how closely it is spelt (as written, then but for case, then but for separators:
+        ``calculate_final_velocity`` before ``calculateFinalVelocity``); then how fully (whole
+        name, server plus tool, bare name: ``send_message`` puts a tool of that very name
+        before ``mcp.x.send_message``); then the tool name, so the order is stable.
         """
         if not isinstance(query, str):
             return []
@@ -486,8 +487,8 @@ class ToolSearchIndex:
         for place, phrase in enumerate(phrases):
             phrase = phrase.strip().strip(_EDGE)
             for name, forms in self._exact.get(name_key(phrase), {}).items():
-                tier, spelling = min((tier, _spelling(phrase, form)) for tier, form in forms)
-                found.setdefault(name, (place, tier, spelling, name))
+                spelling, tier = min((_spelling(phrase, form), tier) for tier, form in forms)
+                found.setdefault(name, (place, spelling, tier, name))
         return sorted(found, key=found.__getitem__)
 
     def _rank(self, query: str, limit: int) -> list[tuple[str, float]]:
