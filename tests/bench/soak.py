@@ -130,6 +130,10 @@ class SoakServer(StreamingServer):
                 "messages": len(body.get("messages") or body.get("input") or []) if isinstance(body, dict) else None}
         return super()._record(request, wire, slim)
 
+    def pending(self) -> int:
+        with self._lock:
+            return max(0, len(self._responses) - self._next)
+
     def discard_pending(self) -> int:
         with self._lock:
             left = max(0, len(self._responses) - self._next)
@@ -150,6 +154,8 @@ def serve_main() -> int:
             out = "ok"
         elif cmd == "discard":
             out = str(server.discard_pending())
+        elif cmd == "pending":
+            out = str(server.pending())
         elif cmd == "count":
             out = str(len(server.requests))
         elif cmd == "records":
@@ -194,6 +200,9 @@ class Provider:
 
     def discard_pending(self) -> int:
         return int(self.ask("discard"))
+
+    def pending(self) -> int:
+        return int(self.ask("pending"))
 
     def count(self) -> int:
         return int(self.ask("count"))
@@ -629,6 +638,10 @@ def deferchat_command() -> list[str]:
 
 async def process_phase(args: argparse.Namespace, home: Home, server: Provider, rec: Record,
                         chat_id: str, first_turn: int) -> dict[str, Any]:
+    """Turns of the real binary on the same chat. Every 5th has a provider fault; every 10th
+    kills in flight, alternately the MCP server and ``deferchat`` itself (SIGKILL while its
+    write holds): the next ``ask --chat`` must finish that interrupted turn first, without
+    running its write again, then send its own prompt."""
     from core.providers.wirenames import encode
 
     env = {k: v for k, v in os.environ.items() if k not in DEVELOPER_ENV}
@@ -636,7 +649,8 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
     flags = ["--first-byte-timeout", str(WAITS["first_byte"]), "--idle-timeout", str(WAITS["idle"]),
              "--connect-timeout", str(WAITS["connect"])]
     runs: list[dict[str, Any]] = []
-    faults = 0
+    faults = kills = 0
+    interrupted: str | None = None  # the token of a turn whose process was killed: the next ask resumes it
     for n in range(1, args.process_turns + 1):
         if n > args.process_min and time.perf_counter() - args.started > args.budget:
             log(f"budget of {args.budget:.0f}s spent: {n - 1} of {args.process_turns} process turns ran")
@@ -645,41 +659,56 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
         fault = None
         if n % 5 == 0:
             fault, faults = fault_for(faults + 3), faults + 1  # start elsewhere in the rotation than phase 1
-        kill = n % 10 == 0  # carried to the re-send when the fault ends the turn before the write
+        kill: str | None = None  # carried to the re-send when the fault ends the turn before the write
+        if n % 10 == 0:
+            kill, kills = ("mcp", "self")[kills % 2], kills + 1
         text = f"turn {turn}: please note t{turn:03d}"
         for attempt in (0, 1):
             token = token_for(turn, attempt)
             responses, expected = turn_script(encode, turn, attempt, hold=HOLD_SECONDS if kill else 0,
                                               fault=fault if attempt == 0 else None)
-            left = server.discard_pending()
-            if left:
-                rec.anomalies.append({"turn": turn, "what": f"{left} responses left unused (process)"})
+            if interrupted is None:
+                left = server.discard_pending()
+                if left:
+                    rec.anomalies.append({"turn": turn, "what": f"{left} responses left unused (process)"})
+            else:  # the killed turn's read and answer are still queued: the resume asks for them first
+                expected += server.pending()
             server.push(*responses)
             start = server.count()
             rec.sends[text] += 1
             run = await one_process(args, [*deferchat_command(), "ask", text, "--chat", chat_id, "--approve", "yes",
                                            "--json", *flags], env, home, rec, turn,
-                                    kill_call=f"w-{token}" if kill else None)
+                                    kill_call=f"w-{token}" if kill else None, kill_mode=kill)
+            resumed, interrupted = interrupted, None
             if kill and run["killed"] is not None:
-                kill = False
+                if kill == "self":
+                    interrupted = token
+                kill = None
             used = server.count() - start
-            run.update(turn=turn, attempt=attempt, requests=used, fault=fault.kind if fault and not attempt else None)
-            if used != expected:
+            run.update(turn=turn, attempt=attempt, requests=used, resumed=resumed,
+                       fault=fault.kind if fault and not attempt else None)
+            if used != expected and interrupted is None:
                 rec.anomalies.append({"turn": turn, "what": f"process attempt {attempt} made {used} requests, "
                                                             f"expected {expected}",
-                                      "outcomes": [r.get("outcome") for r in server.records(start)]})
+                                      "outcomes": [r.get("outcome") for r in server.records(start)],
+                                      "exit": run["exit"], "stderr": run["stderr_tail"]})
             runs.append(run)
-            status = {0: "done", 1: "failed", 3: "parked", 130: "stopped"}.get(run["exit"], f"exit {run['exit']}")
+            status = {0: "done", 1: "failed", 3: "parked", 130: "stopped", -9: "killed"}.get(run["exit"],
+                                                                                          f"exit {run['exit']}")
             rec.statuses[f"process:{status}"] += 1
             if status == "done":
                 rec.done_tokens.append(token)
+                if resumed:  # the interrupted turn ended done before this prompt was sent
+                    rec.done_tokens.append(resumed)
             if status != "failed" or attempt == 1:
-                if status != "done" and attempt == 1:
+                if status not in ("done", "killed") and attempt == 1:
                     rec.resend_failed.append(turn)
                 break
             rec.resends += 1
         log(f"process turn {n}/{args.process_turns}: " + ", ".join(f"exit {r['exit']} {r['seconds']:.1f}s"
                                                                    for r in runs if r["turn"] == turn))
+    if interrupted is not None:  # the last turn was killed: one more process finishes it
+        rec.anomalies.append({"turn": first_turn + args.process_turns, "what": "the run ended on a killed turn"})
     seconds = [r["seconds"] for r in runs]
     firsts = [r["first_event_s"] for r in runs if r["first_event_s"] is not None]
     return {"turns": args.process_turns, "turns_run": len({r["turn"] for r in runs}), "processes": len(runs),
@@ -690,13 +719,13 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
             "peak_rss_mb_last": runs[-1]["peak_rss_mb"] if runs else None,
             "peak_rss_mb_max": max((r["peak_rss_mb"] for r in runs), default=None),
             "runs": [{**{k: r[k] for k in ("turn", "attempt", "exit", "seconds", "requests", "fault", "killed",
-                                            "peak_rss_mb")},
+                                            "resumed", "peak_rss_mb")},
                       **({"stderr_tail": r["stderr_tail"]} if r["exit"] not in (0,) else {})}
                      for r in runs]}
 
 
 async def one_process(args: argparse.Namespace, cmd: list[str], env: dict[str, str], home: Home, rec: Record,
-                      turn: int, kill_call: str | None) -> dict[str, Any]:
+                      turn: int, kill_call: str | None, kill_mode: str | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(*cmd, env=env, cwd=str(home.path), stdin=asyncio.subprocess.DEVNULL,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
@@ -706,8 +735,8 @@ async def one_process(args: argparse.Namespace, cmd: list[str], env: dict[str, s
 
     def kill_now() -> None:
         nonlocal killed
-        pid = home.live_pid()
-        if pid is not None:
+        pid = proc.pid if kill_mode == "self" else home.live_pid()
+        if pid is not None and proc.returncode is None:
             os.kill(pid, signal.SIGKILL)
             killed = pid
 
@@ -755,9 +784,9 @@ async def one_process(args: argparse.Namespace, cmd: list[str], env: dict[str, s
     seconds = time.perf_counter() - t0
     rec.turn_seconds.append(seconds)
     if kill_call and (killed is not None or kill_call.endswith("a1")):
-        rec.kills.append({"turn": turn, "mode": "in_flight (process)", "pid": killed,
-                          "write": rec.write_failed.get(kill_call, "completed"
-                                                        if kill_call in rec.write_completed else "not reached")})
+        rec.kills.append({"turn": turn, "mode": f"in_flight (process, {kill_mode})", "pid": killed,
+                          "write": rec.write_failed.get(kill_call, "completed" if kill_call in rec.write_completed
+                                                        else "in flight" if killed else "not reached")})
     return {"exit": code, "seconds": round(seconds, 3), "first_event_s": first_event, "killed": killed,
             "peak_rss_mb": round(peak_kb / 1024, 1), "stderr_tail": stderr[-300:]}
 
