@@ -53,12 +53,14 @@ async def ask(pilot: Any, text: str) -> None:
 
 async def approval(pilot: Any) -> None:
     app = pilot.app
-    await until(pilot, lambda: app.approval_bar is not None and app.approval_bar.has_focus)
-    await until(pilot, lambda: not app.approval_bar.query_one("#deny").disabled)
+    await until(pilot, lambda: app.approval_bar is not None)
+    await until(pilot, lambda: not app.approval_bar.has_class("-grace"))  # past its grace period
 
 
 async def approve(pilot: Any) -> None:
     await approval(pilot)
+    await pilot.press("tab")  # to the approval bar (typing never answers it), then y allows once
+    await until(pilot, lambda: pilot.app.approval_bar.has_focus)
     await pilot.press("y")
     await until(pilot, lambda: not pilot.app.turn_running and pilot.app.approval_bar is None)
 

@@ -21,16 +21,20 @@ from typing import Any, ClassVar
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from core.chat.retry import RetryPlan
+from core.display import safe
 from core.engine import ChatOptions, ChatSession, Engine
 from core.errors import UserFacingError
 from core.events import Event, TurnCompleted, TurnStarted
 from core.pipeline.approvals import ApprovalRequest, Decision, QueueApprover
 from core.store import ChatRow
+from tui.editor import edit_in, editor_command
 from tui.router import EventRouter
 from tui.screens.chats import ChatsScreen
 from tui.screens.dialogs import Confirm, TextPrompt
@@ -38,9 +42,10 @@ from tui.screens.plan import PlanScreen
 from tui.screens.tool import ToolScreen
 from tui.screens.whatif import WhatIfScreen
 from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
+from tui.terminal import TerminalSignals
 from tui.widgets.approval import ApprovalBar, ApprovalView
 from tui.widgets.chat_log import ChatLog
-from tui.widgets.composer import Composer
+from tui.widgets.composer import Composer, QueuedNote
 from tui.widgets.footer import AppFooter
 from tui.widgets.header import ChatHeader
 from tui.widgets.roster import RosterPanel
@@ -90,7 +95,13 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("copy_last", "Copy the last answer", "Copy the assistant's last message to the clipboard"),
     ("resume", "Resume the unfinished turn", "Show a parked approval again, or continue an interrupted turn"),
     ("stop_turn", "Stop the turn", "Stop the running turn at once (Esc, ctrl+c); its partial answer is kept"),
-    ("focus_input", "Focus the message box", "Back to typing (or to the approval, when one is open)"),
+    ("focus_input", "Focus the message box", "Back to typing"),
+    ("answer_approval", "Answer the approval", "Move to the waiting approval's bar (typing never answers it)"),
+    ("retry", "Retry the last turn", "Run the last turn again after a provider error or a stop"),
+    ("edit_last", "Edit the last message", "Put your last message back in the box; sending it replaces that turn"),
+    ("external_editor", "Write the message in $EDITOR", "Edit the message box's text in your editor"),
+    ("take_queued", "Take back the queued message", "The last message waiting for the turn to end comes back to "
+                                                     "the box (\u2191 in the empty box does the same)"),
 )
 
 
@@ -124,6 +135,11 @@ class DeferchatApp(App[int]):
         Binding("f8", "delete_current", "Delete chat", id="delete_current", show=False),
         Binding("f9", "change_theme", "Theme", id="change_theme", show=False),
         Binding("escape", "focus_input", "Input", id="focus_input", show=False),
+        # an open approval is answered in its bar, reached on purpose (check_action: only then)
+        Binding("tab", "answer_approval", "Answer", id="answer_approval", priority=True),
+        Binding("f4", "edit_last", "Edit last", id="edit_last", show=False),
+        Binding("f5", "retry", "Retry", id="retry", show=False),
+        Binding("ctrl+l", "external_editor", "Editor", id="external_editor", show=False),
         # while a turn runs (check_action), Esc and ctrl+c stop it; otherwise they do what they did
         Binding("escape", "stop_turn", "Stop", id="stop_turn", priority=True),
         Binding("ctrl+c", "stop_turn", "Stop", id="stop_turn_ctrl_c", priority=True, show=False),
@@ -142,16 +158,24 @@ class DeferchatApp(App[int]):
         self.export_dir = Path(export_dir) if export_dir else Path.cwd()
         self.session: ChatSession | None = None
         self.pinned = False
+        self.fresh_chat = False  # the open chat was made new by this app
         self.approver = QueueApprover()
         self.generation = 0
         self.turn_running = False
         self.approval_queue: list[ApprovalView] = []
+        self.status_text = ""
+        self.terminal = TerminalSignals(self)
         self._switching = asyncio.Lock()
         self.header_bar = ChatHeader(id="header")
         self.log_view = ChatLog(id="log")
         self.status_line = Static("", id="status-line")
         self.composer = Composer(id="composer")
-        self.bottom = Vertical(self.status_line, self.composer, id="bottom")
+        self.queued_note = QueuedNote("", id="queued")
+        self.bottom = Vertical(self.status_line, self.queued_note, self.composer, id="bottom")
+        self.queued: list[str] = []  # messages sent while a turn runs, sent when it ends
+        self.drafts: dict[str, tuple[str, tuple[int, int]]] = {}  # chat id -> its unsent text and cursor
+        self.editing: str | None = None  # the user message that sending replaces (Edit last message)
+        self._edit_draft = ""  # what the box held before the edit began (f4 again gives it back)
         self.roster = RosterPanel(id="roster")
         self.roster_wanted: bool | None = None  # the owner's toggle; None: the width decides
         self.router = EventRouter(self.log_view, self.roster, self.header_bar)
@@ -210,9 +234,19 @@ class DeferchatApp(App[int]):
         return FOOTER_SPARE if self.size.width < ROSTER_FOLD_WIDTH and self.turn_running else frozenset()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):  # Textual's own (Quit, Theme): with our keys too
+            action = getattr(command.callback, "__name__", "").removeprefix("action_")
+            keys = self.keys_for(action) if action else ""
+            yield command._replace(help=f"{command.help} ({keys})") if keys else command
         for action, title, help_text in COMMANDS:
-            yield SystemCommand(title, help_text, self._action_runner(action))
+            keys = self.keys_for(action)
+            yield SystemCommand(title, f"{help_text} ({keys})" if keys else help_text, self._action_runner(action))
+
+    def keys_for(self, action: str) -> str:
+        """The keys bound to an app action, as the keymap has them (the palette shows them)."""
+        keys = [self._keymap.get(b.id, b.key) if b.id else b.key
+                for b in self.BINDINGS if isinstance(b, Binding) and b.action == action]
+        return ", ".join(keys)
 
     def _action_runner(self, action: str) -> Callable[[], Any]:
         async def run() -> None:
@@ -221,7 +255,17 @@ class DeferchatApp(App[int]):
         return run
 
     def set_status(self, text: str) -> None:
-        self.status_line.update(text)
+        self.status_text = text
+        self._render_status()
+
+    def _render_status(self) -> None:
+        """While an approval waits the line says so, whatever the turn's status says."""
+        bar = self.approval_bar
+        text = self.status_text
+        if bar is not None:
+            text = (f"\u26a0 waiting for your approval: {bar.view.display or bar.view.tool} \u2014 Tab to answer "
+                    "(what you type stays in the message box)")
+        self.status_line.update(Content(safe(text)))  # it names the waiting tool: a server's name
         self.status_line.display = bool(text)
 
     # -- sessions -------------------------------------------------------------------------------
@@ -229,7 +273,12 @@ class DeferchatApp(App[int]):
         """Close the open chat (if any) and open ``chat_id``, or a new chat when None.
 
         Switches run one after another, never cancelled halfway: a chat being opened may
-        already have started MCP servers, and only a finished open hands them back to close."""
+        already have started MCP servers, and only a finished open hands them back to close.
+        A new chat asked for while the open one is new and unused is that one (not a second)."""
+        if chat_id is None and self.unused_new_chat() and not self._switching.locked():
+            self.notify("This chat is new and still unused: type your message here.", timeout=3)
+            self.focus_input()
+            return
         self.run_worker(self._switch(chat_id), group="session", exit_on_error=False)
 
     def _subscriber(self, generation: int) -> Callable[[Event], None]:
@@ -243,6 +292,7 @@ class DeferchatApp(App[int]):
             await self._switch_now(chat_id)
 
     async def _switch_now(self, chat_id: str | None) -> None:
+        self._stash_draft()
         await self.close_session()
         self.generation += 1
         generation = self.generation
@@ -271,6 +321,9 @@ class DeferchatApp(App[int]):
             return
         self.session = session
         self.pinned = chat_id is not None
+        self.fresh_chat = chat_id is None
+        self._load_history(session.chat_id)
+        self._restore_draft(session.chat_id)
         await self._present(session)
         self.set_status("")
         # a callable, not a coroutine: a worker cancelled before it starts leaves nothing unawaited
@@ -325,17 +378,36 @@ class DeferchatApp(App[int]):
             parked=True))
         await self._show_next_approval()
 
+    def unused_new_chat(self) -> bool:
+        """The open chat was made new here, and nothing was sent, renamed or run in it."""
+        session = self.session
+        if session is None or not self.fresh_chat or self.turn_running:
+            return False
+        row = self.store.chat(session.chat_id)
+        return row is not None and row.title in ("", "New chat") and not self.store.messages(session.chat_id)
+
     async def close_session(self) -> None:
-        """Stop the open chat's workers and close it (its MCP servers stop)."""
+        """Stop the open chat's workers and close it (its MCP servers stop). A new chat that
+        was never used (no draft left in it either, to come back to) is not kept: the next new
+        chat replaces it."""
+        unused = self.session.chat_id if self.unused_new_chat() and self.session is not None else None
+        if unused in self.drafts:
+            unused = None
         for group in ("turn", "approvals"):
             self.workers.cancel_group(self, group)
         self.turn_running = False
+        self.fresh_chat = False
         session, self.session = self.session, None
         if session is not None:
             try:
                 await session.close()
             except Exception:  # closing must not stop the app from quitting
                 log.exception("closing the session failed")
+        if unused is not None:
+            try:
+                self.store.delete_chat(unused)
+            except Exception:
+                log.exception("could not drop the unused chat")
 
     async def on_engine_event(self, message: EngineEvent) -> None:
         if message.generation != self.generation:
@@ -347,17 +419,135 @@ class DeferchatApp(App[int]):
 
     # -- turns ------------------------------------------------------------------------------------
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        if self.session is None:
+        text = message.text
+        session = self.session
+        if session is None:
             opening = any(w.group == "session" and not w.is_finished for w in self.workers)
             self.notify("The chat is still opening." if opening else
                         "No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.", severity="warning")
-            self.composer.text = message.text
+            self.composer.put(text)
             return
-        if self.turn_running:
-            self.notify("A turn is running; wait for it (or answer its approval).", severity="warning")
-            self.composer.text = message.text
+        self._remember(session.chat_id, text)
+        editing, self.editing = self.editing, None
+        if self.turn_running or self.approval_bar is not None:
+            # queued, not refused: sent when the turn ends (a replacement waits its turn too)
+            self.queued.append(text)
+            if editing is not None:
+                self.notify("A turn is running: the edited message is queued as a new message.", severity="warning")
+            self._show_queue()
             return
-        self._run_turn(partial(self.session.send, message.text))
+        if session.parked() is not None:
+            self.notify("This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished "
+                        "turn\u201d).", severity="warning")
+            self.composer.put(text)
+            return
+        if editing is not None:
+            self._run_turn(partial(self._replace_turn, session, editing, text))
+        else:
+            self._run_turn(partial(session.send, text))
+        self._show_queue()
+
+    # -- input: history, queue, drafts, editing ------------------------------------------------------
+    def _remember(self, chat_id: str, text: str) -> None:
+        """A sent message joins the input history (↑), in the store so it outlives the app."""
+        self.composer.remember(text)
+        try:
+            self.store.add_input(chat_id, text)
+        except Exception:  # the history is a convenience: it never stops a message
+            log.exception("could not store the input history")
+
+    def _load_history(self, chat_id: str) -> None:
+        try:
+            entries = self.store.input_history(chat_id)
+        except Exception:
+            log.exception("could not read the input history")
+            entries = []
+        self.composer.set_history(entries)
+
+    def _show_queue(self) -> None:
+        self.composer.queued = len(self.queued)
+        self.queued_note.show(self.queued, editing=self.editing is not None)
+
+    def _give_back_queue(self, why: str = "") -> None:
+        """Queued messages that will not be sent go back to the box, nothing lost."""
+        if not self.queued:
+            return
+        waiting, self.queued = self.queued, []
+        current = self.composer.text
+        self.composer.put("\n\n".join([*([current] if current.strip() else []), *waiting]))
+        self._show_queue()
+        if why:
+            self.notify(f"{why}: your queued message is back in the box.", severity="warning")
+
+    def _after_turn(self, status: str | None) -> None:
+        """The turn ended: a finished one sends the next queued message; a failed or stopped
+        one gives the queue back to the box (the owner decides what still makes sense)."""
+        if not self.queued or self.session is None:
+            return
+        if status == "done":
+            text = self.queued.pop(0)
+            self._show_queue()
+            self._run_turn(partial(self.session.send, text))
+        elif status != "parked":
+            self._give_back_queue("The turn " + ("was stopped" if status == "stopped" else "did not finish"))
+
+    def on_composer_take_queued(self, message: Composer.TakeQueued) -> None:
+        self.action_take_queued()
+
+    def action_take_queued(self) -> None:
+        if not self.queued:
+            self.notify("No message is queued.")
+            return
+        text = self.queued.pop()
+        current = self.composer.text
+        self.composer.put(f"{text}\n\n{current}" if current.strip() else text)
+        self._show_queue()
+        self.composer.focus()
+
+    async def on_composer_scroll_log(self, message: Composer.ScrollLog) -> None:
+        view = self.log_view
+        if message.where == "page_up":
+            view.scroll_page_up(animate=False)
+        elif message.where == "page_down":
+            view.scroll_page_down(animate=False)
+        elif message.where == "home":
+            await view.action_load_all_earlier()
+        else:
+            await view.show_tail()
+            view.scroll_end(animate=False)
+
+    def _stash_draft(self) -> None:
+        """The unsent text belongs to the chat it was typed in (and its queue, given back)."""
+        session = self.session
+        self._give_back_queue()
+        self.editing = None
+        if session is not None:
+            text = self.composer.text
+            if text.strip():
+                self.drafts[session.chat_id] = (text, self.composer.cursor_location)
+            else:
+                self.drafts.pop(session.chat_id, None)
+            self.composer.put("")
+        self._show_queue()
+
+    def _restore_draft(self, chat_id: str) -> None:
+        draft = self.drafts.pop(chat_id, None)
+        if draft is not None and not self.composer.text.strip():
+            self.composer.put(*draft)
+
+    def action_external_editor(self) -> None:
+        """Write the message in $VISUAL / $EDITOR: the app steps aside until the editor exits."""
+        command = editor_command()
+        if command is None:
+            self.notify("Set $EDITOR (or $VISUAL) to write messages in your editor.", severity="warning")
+            return
+        text, error = edit_in(self, command, self.composer.text)
+        if error:
+            self.notify(f"The editor did not run: {error}", severity="error")
+            return
+        if text is not None:
+            self.composer.put(text.rstrip("\n"))
+        self.composer.focus()
 
     def _run_turn(self, work: Callable[[], Awaitable[Any]]) -> None:
         self.turn_running = True
@@ -366,8 +556,10 @@ class DeferchatApp(App[int]):
         self.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)
 
     async def _turn(self, work: Callable[[], Awaitable[Any]]) -> None:
+        status: str | None = None
         try:
-            await work()
+            result = await work()
+            status = getattr(result, "status", None)
         except UserFacingError as exc:
             self.notify(str(exc), severity="error")
         except asyncio.CancelledError:
@@ -379,8 +571,12 @@ class DeferchatApp(App[int]):
             self.turn_running = False
             self.refresh_bindings()
             self.set_status("")
+            self._after_turn(status)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_approval":
+            bar = self.approval_bar
+            return bar is not None and not bar.has_focus_within and self.screen is self.screen_stack[0]
         if action == "stop_turn":
             # only while a turn runs and the chat is in front: otherwise Esc and ctrl+c go on
             # to their other bindings (back to the input, TextArea's copy, the quit hint)
@@ -416,25 +612,46 @@ class DeferchatApp(App[int]):
         return bars.first() if bars else None
 
     async def _show_next_approval(self) -> None:
+        """Show the next approval above the message box. It does not take the focus: what the
+        owner is typing stays in the box (Tab moves to the bar; tui.widgets.approval)."""
         if self.approval_bar is not None or not self.approval_queue:
+            self._approval_signals()
             return
         view = self.approval_queue.pop(0)
-        self.composer.display = False
         await self.bottom.mount(ApprovalBar(view, id="approval"), before=self.composer)
+        self._approval_signals()
+        self.terminal.notify("deferchat: waiting for your approval", view.display or view.tool)
+
+    def _approval_signals(self) -> None:
+        """The status line and the terminal's title say whether an approval waits."""
+        bar = self.approval_bar
+        self._render_status()
+        self.terminal.set_title("deferchat — waiting for your approval" if bar is not None else "deferchat")
+        self.refresh_bindings()
+
+    async def _remove_approval_bar(self) -> None:
+        bar = self.approval_bar
+        if bar is not None:
+            had_focus = bar.has_focus_within
+            await bar.remove()
+            if had_focus or self.focused is None:
+                self.composer.focus()
 
     async def _clear_approvals(self) -> None:
         self.approval_queue.clear()
+        await self._remove_approval_bar()
+        self._approval_signals()
+
+    def on_approval_bar_leave(self, message: ApprovalBar.Leave) -> None:
+        self.composer.focus()
+
+    def action_answer_approval(self) -> None:
         bar = self.approval_bar
         if bar is not None:
-            await bar.remove()
-        self.composer.display = True
+            bar.focus()
 
     async def on_approval_bar_decided(self, message: ApprovalBar.Decided) -> None:
-        bar = self.approval_bar
-        if bar is not None:
-            await bar.remove()
-        self.composer.display = True
-        self.focus_input()
+        await self._remove_approval_bar()
         view, decision = message.view, message.decision
         if view.parked:
             if self.session is not None and not self.turn_running:
@@ -445,8 +662,8 @@ class DeferchatApp(App[int]):
 
     # -- actions ------------------------------------------------------------------------------------
     def focus_input(self) -> None:
-        bar = self.approval_bar
-        (bar or self.composer).focus()
+        """Back to the message box (an open approval is reached with Tab, never by typing)."""
+        self.composer.focus()
 
     def action_focus_input(self) -> None:
         self.focus_input()
@@ -457,6 +674,7 @@ class DeferchatApp(App[int]):
 
     async def on_unmount(self) -> None:
         await self.close_session()
+        self.terminal.restore()
 
     def action_new_chat(self) -> None:
         self.open_session(None)
@@ -517,6 +735,76 @@ class DeferchatApp(App[int]):
             return
         self._run_turn(partial(session.resume, self.approver))
 
+    # -- retry and edit: a turn run again, or replaced (core.chat.session; the store keeps both) -----
+    def _can_rerun(self, what: str) -> ChatSession | None:
+        session = self.session
+        if session is None:
+            self.notify("No chat is open.", severity="warning")
+            return None
+        if self.turn_running:
+            self.notify(f"A turn is running: stop it (Esc) or let it end, then {what}.", severity="warning")
+            return None
+        if session.parked() is not None:
+            self.notify("This chat has an unfinished turn: answer its approval or resume it first.",
+                        severity="warning")
+            return None
+        return session
+
+    def action_retry(self) -> None:
+        """Run the last turn again: a failed request is asked again where it failed (nothing the
+        turn already ran runs twice); otherwise the last message is sent again in its place."""
+        session = self._can_rerun("retry")
+        if session is None:
+            return
+        try:
+            plan = session.retry_plan()
+        except UserFacingError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self.editing = None
+        self._show_queue()
+        self._run_turn(partial(self._retry_turn, session, plan))
+
+    async def _retry_turn(self, session: ChatSession, plan: RetryPlan) -> Any:
+        if plan.kind == "resend":
+            await self._show_history_before(session, plan.message_id)
+        return await session.retry()
+
+    def action_edit_last(self) -> None:
+        """Put the last message back in the box; sending it replaces that turn. Again: stop editing."""
+        if self.editing is not None:
+            self.editing = None
+            self.composer.put(self._edit_draft)
+            self._show_queue()
+            return
+        session = self._can_rerun("edit your message")
+        if session is None:
+            return
+        prompt = session.last_prompt()
+        if prompt is None:
+            self.notify("There is no message to edit yet.")
+            return
+        self._edit_draft = self.composer.text
+        self.editing = prompt.message_id
+        self.composer.put(prompt.text)
+        self.composer.focus()
+        self._show_queue()
+
+    async def _replace_turn(self, session: ChatSession, message_id: str, text: str) -> Any:
+        await self._show_history_before(session, message_id)
+        return await session.send(text, replaces=message_id)
+
+    async def _show_history_before(self, session: ChatSession, message_id: str) -> None:
+        """The log as the model will now see the chat: what came before the replaced message
+        (the replaced turn stays in the store, the audit and the invocation rows)."""
+        messages = self.store.messages(session.chat_id)
+        ids = [m.id for m in messages]
+        kept = messages[:ids.index(message_id)] if message_id in ids else messages
+        items = items_from_history(kept, self.store.invocations(session.chat_id), self.router.displays)
+        self.router.reset()
+        self.router.adopt(items)
+        await self.log_view.load(items)
+
     def action_rename_current(self) -> None:
         if self.session is not None:
             self.run_worker(self.rename_chat(self.session.chat_id), exit_on_error=False)
@@ -571,12 +859,21 @@ class DeferchatApp(App[int]):
         answer = await self.push_screen_wait(TextPrompt("Export to Markdown (tool calls included)", str(default)))
         if not answer:
             return None
+        if await asyncio.to_thread(exists, answer) and not await self.push_screen_wait(
+                Confirm(f"{answer} exists. Overwrite it with this chat?", yes="Overwrite", default_no=True)):
+            self.notify("Not exported: the file is unchanged.")
+            return None
         path, error = await asyncio.to_thread(write_file, answer, chat_markdown(self.store, chat_id))
         if error is not None:
             self.notify(f"Could not write {path}: {error}", severity="error")
             return None
         self.notify(f"Exported to {path}")
         return path
+
+
+def exists(where: str) -> bool:
+    """Whether ``where`` (``~`` expanded) names an existing file: export asks before it overwrites."""
+    return Path(where).expanduser().exists()
 
 
 def write_file(where: str, text: str) -> tuple[Path, OSError | None]:

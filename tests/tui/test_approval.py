@@ -1,5 +1,7 @@
-"""Inline approvals: the bar takes the input's place, rings the bell, ignores keys for the
-grace period, answers by y / a / n or by mouse, and a reopened chat shows its parked ones."""
+"""Inline approvals: the bar sits above the input, rings the bell, ignores keys for the grace
+period, answers by y / n (in the bar, reached with Tab; the chat-wide grant is ``!`` and a
+confirmation, tests/tui/test_approval_typing.py) or by mouse, and a reopened chat shows its
+parked ones."""
 
 from __future__ import annotations
 
@@ -32,16 +34,19 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 
 
 async def approval_ready(pilot) -> None:
-    """The bar is mounted and has the focus (its grace period starts at mount)."""
+    """The bar is mounted and the owner moved to it with Tab (its grace period starts at mount)."""
     app = pilot.app
-    await until(pilot, lambda: app.approval_bar is not None and app.approval_bar.has_focus)
+    await until(pilot, lambda: app.approval_bar is not None)
+    await until(pilot, lambda: not any(w.group == "session" and not w.is_finished for w in app.workers))
+    await pilot.press("tab")
+    await until(pilot, lambda: app.approval_bar.has_focus)
 
 
 def the_call(app) -> ToolItem:
     return next(i for i in app.log_view.items if isinstance(i, ToolItem))
 
 
-async def test_bar_replaces_the_input_rings_and_ignores_keys_for_half_a_second(engine, clock) -> None:
+async def test_bar_sits_above_the_input_rings_and_ignores_keys_for_half_a_second(engine, clock) -> None:
     app = make_app(engine)
     bells: list[int] = []
     app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
@@ -51,13 +56,13 @@ async def test_bar_replaces_the_input_rings_and_ignores_keys_for_half_a_second(e
         await approval_ready(pilot)
         bar = app.approval_bar
         assert bar is not None and bar.has_focus
-        assert not app.composer.display
+        assert app.composer.display  # the input stays, with what was typed in it
         assert bells == [1]
         assert the_call(app).status == AWAITING
         assert app.approver.pending() == [bar.view.approval_id]
 
         clock.t += 0.49  # still inside the grace period: typing cannot approve
-        await pilot.press("y", "a", "n")
+        await pilot.press("y", "exclamation_mark", "n")
         assert bar.ignored == 3 and bar.decided is None
         assert app.approver.pending() == [bar.view.approval_id]
 
@@ -70,8 +75,9 @@ async def test_bar_replaces_the_input_rings_and_ignores_keys_for_half_a_second(e
         assert engine.store.approval(bar.view.approval_id).status == "denied"
 
 
-@pytest.mark.parametrize(("key", "decision", "scope"), [("y", "allowed", "once"), ("a", "allowed", "chat")])
-async def test_allow_keys(engine, clock, key: str, decision: str, scope: str) -> None:
+@pytest.mark.parametrize(("keys", "decision", "scope"), [(("y",), "allowed", "once"),
+                                                          (("exclamation_mark", "enter"), "allowed", "chat")])
+async def test_allow_keys(engine, clock, keys: tuple[str, ...], decision: str, scope: str) -> None:
     app = make_app(engine)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot)
@@ -79,7 +85,9 @@ async def test_allow_keys(engine, clock, key: str, decision: str, scope: str) ->
         await approval_ready(pilot)
         approval_id = app.approval_bar.view.approval_id
         clock.t += 0.5
-        await pilot.press(key)
+        for key in keys:
+            await pilot.press(key)
+            clock.t += 0.5  # the chat-wide grant's confirmation has a grace period of its own
         await settled(pilot)
         row = engine.store.approval(approval_id)
         assert (row.status, row.scope) == (decision, scope)
@@ -98,8 +106,9 @@ async def test_mouse_after_the_grace_period(engine, clock) -> None:
         bar = app.approval_bar
         await pilot.click("#deny")  # inside the grace period: ignored
         assert bar.decided is None
+        assert bar.ignored == 1
         clock.t += 0.5
-        await until(pilot, lambda: not bar.query_one("#deny").disabled)
+        await until(pilot, lambda: not bar.query_one("#deny").has_class("-active"))  # the button's press effect
         await pilot.click("#deny")
         await settled(pilot)
         assert bar.decided is Decision.DENY

@@ -60,7 +60,9 @@ async def test_rename_delete_and_export(engine, tmp_path: Path) -> None:
     async with app.run_test(size=(110, 32)) as pilot:
         await opened(pilot)
         await send(pilot, "move my standup to 10")
-        await until(pilot, lambda: app.approval_bar is not None and app.approval_bar.has_focus)
+        await until(pilot, lambda: app.approval_bar is not None)
+        await pilot.press("tab")  # to the approval: typing never answers it
+        await until(pilot, lambda: app.approval_bar.has_focus)
         await until(pilot, lambda: app.approval_bar.armed, timeout=3)
         await pilot.press("y")
         await settled(pilot)

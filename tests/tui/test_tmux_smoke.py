@@ -64,13 +64,16 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
 
         tmux("send-keys", "-t", "smoke", "-l", PROMPT)
         tmux("send-keys", "-t", "smoke", "Enter")
-        tmux.wait_for("Approve start_call (mcp.bland_call.start_call)", "Allow once (y)", "[NETWORK_WRITE]",
-                      "awaiting approval \u00b7 start_call")
+        tmux.wait_for("Waiting for your approval: start_call (mcp.bland_call.start_call)", "Allow once (y)",
+                      "[NETWORK_WRITE]", "awaiting approval \u00b7 start_call")
 
         time.sleep(0.7)  # past the grace period
+        tmux("send-keys", "-t", "smoke", "-l", "yes")  # typed: it goes to the message box, it answers nothing
+        tmux.wait_for("yes")
+        tmux("send-keys", "-t", "smoke", "Tab")  # to the approval bar, then y allows once
         tmux("send-keys", "-t", "smoke", "y")
         screen = tmux.wait_for("done \u00b7 start_call (mcp.bland_call.start_call) via tool.call", timeout=30)
-        assert "Approve start_call" not in screen  # the input is back
+        assert "Waiting for your approval" not in screen  # the bar is gone
         assert "Call queued" in tmux.wait_for("Call queued", timeout=15)
 
         tmux("send-keys", "-t", "smoke", "C-q")

@@ -67,7 +67,9 @@ async def test_statuses_follow_the_events(engine) -> None:
 
         app.router.handle = spy
         await send(pilot, "move my standup to 10")
-        await until(pilot, lambda: app.approval_bar is not None and app.approval_bar.has_focus)
+        await until(pilot, lambda: app.approval_bar is not None)
+        await pilot.press("tab")  # to the approval: typing never answers it
+        await until(pilot, lambda: app.approval_bar.has_focus)
         await until(pilot, lambda: app.approval_bar.armed, timeout=3)
         await pilot.press("y")
         await settled(pilot)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -264,3 +265,5 @@ class RosterPanel(Vertical):
 
     def action_clear_filter(self) -> None:
         self.filter.value = ""
+        # and the key goes on to the app's Escape: back to the message box, from here too
+        raise SkipAction()
