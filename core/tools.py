@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from enum import Enum
 from functools import cached_property
 from typing import Any
@@ -141,7 +142,7 @@ class ToolSpec(BaseModel):
         return {"name": self.name, "description": escape(self.description),
                 "input_schema": escape_schema_text(self.input_schema)}
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> ToolSpec:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> ToolSpec:
         copy = super().model_copy(update=update, deep=deep)
         for key in _CACHED_VIEWS:  # cached views describe the original, not the copy
             copy.__dict__.pop(key, None)

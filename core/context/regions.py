@@ -17,6 +17,13 @@ class RegionClass:
     max_items: int | None = None
     purpose: str = ""
 
+    @property
+    def item_cap(self) -> int:
+        """The class's item cap; only the classes that count items have one."""
+        if self.max_items is None:
+            raise ValueError(f"Region A class {self.name} has no item cap")
+        return self.max_items
+
 
 INSTRUCTIONS = RegionClass("instructions", 2_500, purpose="operator and agent instructions")
 AGENT_PROFILE = RegionClass("agent_profile", 1_500, purpose="who the agent is, the owner's name, timezone, locale")

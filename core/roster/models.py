@@ -34,9 +34,9 @@ class Caps(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_definitions: int = Field(TOOL_DEFINITIONS.max_items, ge=0)
+    max_definitions: int = Field(TOOL_DEFINITIONS.item_cap, ge=0)
     max_definition_tokens: int = Field(TOOL_DEFINITIONS.max_tokens, ge=0)
-    max_index_entries: int = Field(DEFERRED_INDEX.max_items, ge=0)
+    max_index_entries: int = Field(DEFERRED_INDEX.item_cap, ge=0)
     max_index_tokens: int = Field(DEFERRED_INDEX.max_tokens, ge=0)
 
 

@@ -36,7 +36,8 @@ def make_strategy(name: str, plan: RosterPlan, system: str | SystemBuilder, spec
     cls = STRATEGY_CLASSES.get(name)  # type: ignore[call-overload]
     if cls is None:
         raise ValueError(f"unknown strategy {name!r}")
-    build: SystemBuilder = system if callable(system) else (lambda note: system)  # type: ignore[assignment,return-value]
+    text = system if isinstance(system, str) else ""
+    build: SystemBuilder = system if callable(system) else (lambda note: text)
     flavours: dict[type[BaseStrategy], dict[str, str]] = {AnthropicNativeStrategy: {"search": anthropic_search},
                                                           OpenAINativeStrategy: {"search": openai_search}}
     return cls(plan, specs, build, loaded, **flavours.get(cls, {}))

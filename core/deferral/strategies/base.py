@@ -87,6 +87,10 @@ class BaseStrategy:
         """The strategy's line in Region A (constant for the chat); none by default."""
         return ""
 
+    def surface(self, messages: list[dict[str, Any]]) -> Surface:
+        """What the next request carries; each strategy says."""
+        raise NotImplementedError
+
     # -- helpers -------------------------------------------------------------------------------
     def _mark_loaded(self, names: Iterable[str]) -> None:
         for n in names:
