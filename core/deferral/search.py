@@ -23,8 +23,14 @@ How a query is answered:
    ``coverage`` is the IDF-weighted share of query words the tool mentions anywhere (BM25
    alone lets one rare word dominate an OR query) and ``name_coverage`` is the IDF-weighted
    share of the tool's own name words that the query mentions (a name the query explains
-   is the tool asked for). Tools beyond the pool keep BM25 order, so ``search(q, k)`` is
-   always a prefix of ``search(q, k + n)``.
+   is the tool asked for). Tools beyond the pool keep BM25 order.
+4. Before all of that, tools the query *names* come first (:meth:`ToolSearchIndex.exact`):
+   the internal name, the wire name, the server plus tool or the bare tool name, in any case
+   and with any separator, as the whole query, a ``select:`` list, a quoted string or an
+   identifier-shaped mention. A model that names a deferred tool always gets it.
+5. When BM25 runs out before ``k``, a fallback tier follows, scored below every plain match:
+   the chat filler of step 1 put back, each stem as a prefix, and near spellings of words no
+   tool has. So ``search(q, k)`` is always a prefix of ``search(q, k + n)``.
 
 This module imports neither Textual nor any provider SDK; ``sqlite_utils`` and ``pydantic``
 are imported on first use so ``import core.deferral.search`` stays cheap.
