@@ -39,6 +39,7 @@ from tui.router import EventRouter
 from tui.screens.chats import ChatsScreen
 from tui.screens.dialogs import Confirm, TextPrompt
 from tui.screens.plan import PlanScreen
+from tui.screens.project_config import ProjectConfigs
 from tui.screens.tool import ToolScreen
 from tui.screens.whatif import WhatIfScreen
 from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
@@ -102,6 +103,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("external_editor", "Write the message in $EDITOR", "Edit the message box's text in your editor"),
     ("take_queued", "Take back the queued message", "The last message waiting for the turn to end comes back to "
                                                      "the box (\u2191 in the empty box does the same)"),
+    ("project_config", "Review the project's MCP config", "Approve the servers this directory's .mcp.json would "
+                                                          "start (asked when a chat opens; Not now asks no more)"),
 )
 
 
@@ -179,6 +182,7 @@ class DeferchatApp(App[int]):
         self.roster = RosterPanel(id="roster")
         self.roster_wanted: bool | None = None  # the owner's toggle; None: the width decides
         self.router = EventRouter(self.log_view, self.roster, self.header_bar)
+        self.project_configs = ProjectConfigs(self)  # a project's .mcp.json asks before a chat starts it
 
     # -- set-up ---------------------------------------------------------------------------------
     @property
@@ -298,6 +302,8 @@ class DeferchatApp(App[int]):
         generation = self.generation
         self.approver = QueueApprover()
         await self._reset_view()
+        # before the chat starts its servers: a running chat never starts one held for approval
+        await self.project_configs.review(self.options.mcp_config if chat_id is None else None)
         self.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
         self.header_bar.set_opening()
         try:
@@ -720,6 +726,20 @@ class DeferchatApp(App[int]):
     def on_roster_panel_tool_selected(self, message: RosterPanel.ToolSelected) -> None:
         if self.roster.plan is not None:
             self.push_screen(ToolScreen(self.roster.plan, message.name, self.roster.marks.get(message.name, set())))
+
+    def action_project_config(self) -> None:
+        self.run_worker(self._review_project_config(), group="project_config", exclusive=True, exit_on_error=False)
+
+    async def _review_project_config(self) -> None:
+        """The open chat keeps the servers it started with: an approval opens a new chat in the
+        place of an unused one, and says how otherwise."""
+        if not await self.project_configs.review_again(self.options.mcp_config) or self.session is None:
+            return
+        if self.unused_new_chat():
+            await self._switch(None)
+        else:
+            self.notify("This chat keeps the servers it opened with: a new chat (ctrl+n) starts the approved ones.",
+                        timeout=6)
 
     async def action_resume(self) -> None:
         session = self.session
