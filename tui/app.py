@@ -369,6 +369,10 @@ class DeferchatApp(App[int]):
         session = self.session
         if session is None or session.parked() is None:
             return
+        busy = self.store.busy(session.chat_id)
+        if busy is not None:  # its turn runs in another deferchat: resuming here would be refused
+            await self.log_view.add(NoteItem(text=str(busy), level="warning"))
+            return
         pending = session.pending_approvals()
         if not pending:
             await self.log_view.add(NoteItem(text="This chat has an unfinished turn: run \u201cResume the "
@@ -441,6 +445,11 @@ class DeferchatApp(App[int]):
             if editing is not None:
                 self.notify("A turn is running: the edited message is queued as a new message.", severity="warning")
             self._show_queue()
+            return
+        busy = self.store.busy(session.chat_id)
+        if busy is not None:  # a turn of this chat runs in another deferchat
+            self.notify(str(busy), severity="warning")
+            self.composer.put(text)
             return
         if session.parked() is not None:
             self.notify("This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished "

@@ -124,10 +124,11 @@ class ChatSession:
     def pending_approvals(self) -> list[ApprovalRow]:
         return self.store.pending_approvals(self.chat_id)
 
-    async def send(self, text: str, *, replaces: str | None = None) -> TurnResult:
+    async def send(self, text: str, *, replaces: str | None = None, wait: bool = False) -> TurnResult:
         """A new turn; ``replaces``: the earlier message of the owner's it takes the place of
-        (edit last message; :mod:`core.chat.retry`)."""
-        return await self.turns.send(text, replaces=replaces)
+        (edit last message; :mod:`core.chat.retry`). ``wait``: wait for a turn of this chat
+        running in another process instead of being refused (``ChatBusy``)."""
+        return await self.turns.send(text, replaces=replaces, wait=wait)
 
     def last_prompt(self) -> Prompt | None:
         """The owner's message that started the last turn (what *edit last message* edits)."""
@@ -144,8 +145,8 @@ class ChatSession:
             return await self.turns.rerun(plan.prompt.turn_id)
         return await self.turns.send(plan.prompt.text, replaces=plan.message_id)
 
-    async def resume(self, approver: Approver | None = None) -> TurnResult:
-        return await self.turns.resume(approver)
+    async def resume(self, approver: Approver | None = None, *, wait: bool = False) -> TurnResult:
+        return await self.turns.resume(approver, wait=wait)
 
     @property
     def turn_running(self) -> bool:

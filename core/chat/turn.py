@@ -164,11 +164,15 @@ class TurnLoop:
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 
-    async def send(self, text: str, *, replaces: str | None = None) -> TurnResult:
+    async def send(self, text: str, *, replaces: str | None = None, wait: bool = False) -> TurnResult:
         """Send ``text`` as a new turn. ``replaces`` names an earlier user message that this one
         takes the place of: the new message branches from that one's parent, so what followed
-        it is no longer sent to the model (the store keeps it, with its invocation rows)."""
-        async with self._busy:
+        it is no longer sent to the model (the store keeps it, with its invocation rows).
+
+        Every turn holds the chat's turn lease while it runs (:mod:`core.store.lease`): a turn
+        of this chat running in another process refuses this one (``ChatBusy``), or, with
+        ``wait``, this one waits for it. The same holds for :meth:`resume` and :meth:`rerun`."""
+        async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
             open_turn = self.open_turn()
             if open_turn is not None:
                 raise UsageError(f"chat {self.chat_id} has an unfinished turn ({open_turn.status}); answer its "
@@ -195,7 +199,7 @@ class TurnLoop:
     async def rerun(self, turn_id: str) -> TurnResult:
         """Ask the model again in a turn that failed on its request (the history ends with what
         the model was asked). What the turn already ran is not run again."""
-        async with self._busy:
+        async with self._busy, self.store.turn_lease(self.chat_id):
             if self.open_turn() is not None:
                 raise UsageError(f"chat {self.chat_id} has an unfinished turn; answer it or resume it first")
             self.store.update_turn(turn_id, status="running", error=None, ended_at=None)
@@ -203,9 +207,9 @@ class TurnLoop:
             self.events.emit(ev.TurnStarted(turn_id=turn_id, resumed=True))
             return await self._guarded(turn_id, self._loop(turn_id))
 
-    async def resume(self, approver: Approver | None = None) -> TurnResult:
+    async def resume(self, approver: Approver | None = None, *, wait: bool = False) -> TurnResult:
         """Continue the chat's parked or interrupted turn, answering its approval with ``approver``."""
-        async with self._busy:
+        async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
             turn = self.open_turn()
             if turn is None:
                 raise UsageError(f"chat {self.chat_id} has nothing to resume")

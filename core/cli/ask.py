@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from core.cli.approver import approver_for
+from core.cli.busy import check_busy
 from core.cli.exits import exit_for
 from core.cli.interrupt import stop_on_sigint
 from core.cli.options import caps_from, policy_from, record_file
@@ -66,6 +67,7 @@ async def _ask(args: argparse.Namespace) -> int:
 
     engine = Engine(settings=settings_for(args))
     engine.store.require_writable()  # a turn writes: a store that cannot take it is refused before anything starts
+    check_busy(engine.store, args.chat, args.wait)  # a turn of the chat runs elsewhere: exit 4 now
     printer = EventPrinter(args.json)
     opts = ChatOptions(
         roster=args.roster,
@@ -83,11 +85,11 @@ async def _ask(args: argparse.Namespace) -> int:
     )
     try:
         async with stop_on_sigint(session):  # ctrl+c stops the turn: its partial answer is kept, exit 130
-            if args.chat and session.parked() is not None:
-                result = await session.resume()
+            if args.chat and session.parked() is not None and engine.store.busy(session.chat_id) is None:
+                result = await session.resume(wait=args.wait)
                 if result.status != "done":
                     return exit_for(result.status)
-            result = await session.send(args.prompt)
+            result = await session.send(args.prompt, wait=args.wait)
         if not args.json:
             print(f"[chat {session.chat_id}]", file=sys.stderr)
         return exit_for(result.status)

@@ -1,6 +1,7 @@
 """``deferchat doctor [--json]``: is the store healthy? The files, the integrity check
 (``PRAGMA integrity_check``), the schema version (applied, pending and unknown migrations),
-WAL mode and sizes. It never writes. Exit 0 healthy, 1 not (each problem is one line)."""
+WAL mode and sizes, and the turns running now (their leases). It never writes. Exit 0
+healthy, 1 not (each problem is one line)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
         lines.append(("unknown", safe(", ".join(schema.unknown)) or "none"))
     if report.chats is not None:
         lines.append(("chats", str(report.chats)))
+    for lease in report.turn_leases:
+        state = f"expires in {lease.expires_in_s:.0f} s" if lease.expires_in_s > 0 else "expired"
+        lines.append(("turn", f"chat {safe(lease.chat_id)} held by {safe(lease.holder)} ({state})"))
     for label, value in lines:
         print(f"{label:<10} {value}")
     for problem in report.problems:

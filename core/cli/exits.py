@@ -1,6 +1,7 @@
 """The ``deferchat`` program's exit codes, and how a turn's status and a failure map to them.
 
-0 done, 1 failed, 2 usage (a bad flag or file), 3 parked on an approval, 130 interrupted.
+0 done, 1 failed, 2 usage (a bad flag or file), 3 parked on an approval, 4 busy (a turn of the
+chat runs in another process: :class:`~core.store.errors.ChatBusy`), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_PARKED: Final = 3
+EXIT_BUSY: Final = 4  # carried by the error itself (ChatBusy.exit_code)
 EXIT_INTERRUPTED: Final = 130
 
 
@@ -85,7 +87,8 @@ def _failure(kind: type[BaseException] | None, exc: BaseException | None, tb: Tr
 
     if isinstance(exc, UserFacingError):
         _say(str(exc))
-        return EXIT_USAGE if exc.usage else EXIT_FAILED
+        code = getattr(exc, "exit_code", None)  # an error with a code of its own: ChatBusy, 4
+        return code if isinstance(code, int) else EXIT_USAGE if exc.usage else EXIT_FAILED
     if os.environ.get("DEFERCHAT_DEBUG"):
         raise exc if exc is not None else RuntimeError("no exception")
     if isinstance(exc, OSError):

@@ -40,7 +40,7 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=plan.run)
 
-    p = sub.add_parser("ask", help="one headless turn (exit 0 done, 1 failed, 2 usage, 3 parked)")
+    p = sub.add_parser("ask", help="one headless turn (exit 0 done, 1 failed, 2 usage, 3 parked, 4 busy)")
     p.add_argument("prompt")
     add_roster_options(p)
     add_plan_options(p)
@@ -51,6 +51,8 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.add_argument("--record", default=None, metavar="FILE", help="append each model request to FILE (JSON lines)")
     p.add_argument("--strategy", choices=strategies, default=None)
     p.add_argument("--chat", default=None, metavar="ID", help="continue this chat (its pinned plan is reused)")
+    p.add_argument("--wait", action="store_true",
+                   help="if a turn of this chat runs in another process, wait for it (default: exit 4 at once)")
     p.add_argument(
         "--approve",
         choices=approvals,
@@ -64,6 +66,8 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
 
     p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")
     p.add_argument("chat")
+    p.add_argument("--wait", action="store_true",
+                   help="if a turn of this chat runs in another process, wait for it (default: exit 4 at once)")
     p.add_argument("--approve", choices=approvals, default=None)
     p.add_argument("--script", default=None, metavar="FILE", help="the script file, if it moved")
     p.add_argument("--record", default=None, metavar="FILE")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli.approver import approver_for
+from core.cli.busy import check_busy
 from core.cli.exits import exit_for
 from core.cli.options import record_file
 from core.cli.interrupt import stop_on_sigint
@@ -23,6 +24,7 @@ async def _resume(args: argparse.Namespace) -> int:
 
     engine = Engine()
     engine.store.require_writable()  # a turn writes: a store that cannot take it is refused before anything starts
+    check_busy(engine.store, args.chat, args.wait)  # a turn of the chat runs elsewhere: exit 4 now
     session = await engine.open_chat(
         args.chat,
         ChatOptions(script=args.script),
@@ -32,7 +34,7 @@ async def _resume(args: argparse.Namespace) -> int:
     )
     try:
         async with stop_on_sigint(session):  # ctrl+c stops the turn (exit 130), as for ask
-            result = await session.resume()
+            result = await session.resume(wait=args.wait)
         return exit_for(result.status)
     finally:
         await session.close()

@@ -55,3 +55,18 @@ class StoreTooNew(StoreError):
     def warning(self) -> str:
         return (f"deferchat: warning: {self.path} was written by a newer deferchat ({', '.join(self.unknown)}); "
                 "reading only, writes are refused. Upgrade deferchat to chat")
+
+
+class ChatBusy(UserFacingError):
+    """A turn of this chat runs in another process (it holds the chat's turn lease). Its own
+    exit code, 4, so a script can tell "try again later" from a failure."""
+
+    exit_code = 4
+
+    def __init__(self, chat_id: str, holder: str, expires_in: float):
+        self.chat_id = chat_id
+        self.holder = holder
+        self.expires_in = expires_in
+        super().__init__(f"chat {chat_id} is busy: a turn of it is running in another deferchat ({holder}); try "
+                         f"again when it ends, or pass --wait to wait for it (if that process is gone, its lease "
+                         f"runs out within {max(1, round(expires_in))} s)")

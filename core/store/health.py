@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -33,6 +34,12 @@ class SchemaReport(BaseModel):
     unknown: list[str] = Field(default_factory=list)  # applied by a newer deferchat
 
 
+class LeaseReport(BaseModel):
+    chat_id: str
+    holder: str  # pid N on HOST
+    expires_in_s: float  # negative: expired, free for the next turn
+
+
 class HealthReport(BaseModel):
     healthy: bool
     problems: list[str] = Field(default_factory=list)  # one line each: what is wrong and what to do
@@ -45,6 +52,7 @@ class HealthReport(BaseModel):
     integrity: str = "not checked"  # "ok", or what PRAGMA integrity_check found
     schema_version: SchemaReport
     chats: int | None = None
+    turn_leases: list[LeaseReport] = Field(default_factory=list)  # turns running now (or left by a dead process)
 
 
 def _file(path: Path) -> FileReport:
@@ -130,3 +138,17 @@ def _inspect(conn: sqlite3.Connection, report: HealthReport, registered: list[tu
     schema.pending = [f"{s}/{n}" for s, n in registered if (s, n) not in done]
     recorded = [n for s, n in names if s == "deferchat"]
     schema.database_version = recorded[-1] if recorded else None
+    _leases(conn, report)
+
+
+def _leases(conn: sqlite3.Connection, report: HealthReport) -> None:
+    from core.store.lease import describe
+
+    try:
+        if not conn.execute("select 1 from sqlite_master where type = 'table' and name = 'turn_leases'").fetchone():
+            return
+        rows = conn.execute("select chat_id, owner, expires_at from turn_leases order by chat_id").fetchall()
+    except sqlite3.DatabaseError:
+        return
+    t = time.time()
+    report.turn_leases = [LeaseReport(chat_id=c, holder=describe(o), expires_in_s=round(e - t, 1)) for c, o, e in rows]

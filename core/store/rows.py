@@ -138,3 +138,12 @@ class ApprovalRow(_Row):
     scope: str | None = None  # once | chat
     created_at: float = 0.0
     decided_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnLeaseRow(_Row):
+    chat_id: str
+    owner: str = ""  # host/pid-namespace/pid/random: see core.store.lease
+    acquired_at: float = 0.0
+    heartbeat_at: float = 0.0
+    expires_at: float = 0.0

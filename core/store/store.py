@@ -15,14 +15,18 @@ import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from sqlite_utils import Database
 
 from core.store.database import StoreFile, immediate, open_file
+from core.store.errors import ChatBusy
 from core.store.ids import new_id, now
-from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, TurnRow, _Row
+from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, TurnLeaseRow, TurnRow, _Row
 from core.store.token_cache import TokenCache
+
+if TYPE_CHECKING:
+    from core.store.lease import TurnLease
 
 R = TypeVar("R", bound=_Row)
 P = ParamSpec("P")
@@ -165,8 +169,13 @@ class Store:
 
     @_writes
     def delete_chat(self, chat_id: str) -> None:
-        """Deleting removes the chat's messages, events and calls for good."""
+        """Deleting removes the chat's messages, events and calls for good; a chat whose turn runs
+        (in any process) is refused (:class:`ChatBusy`)."""
         with immediate(self.db):
+            busy = self.busy(chat_id)
+            if busy is not None:
+                raise busy
+            self.db.execute("delete from turn_leases where chat_id = ?", [chat_id])
             for table in ("messages", "events", "approvals", "grants", "invocations", "turns", "input_history"):
                 self.db.execute(f"delete from [{table}] where chat_id = ?", [chat_id])
             self.db.execute("delete from chats where id = ?", [chat_id])
@@ -343,6 +352,31 @@ class Store:
     def granted(self, chat_id: str, tool: str) -> bool:
         row = self.db.execute("select 1 from grants where chat_id = ? and tool = ? limit 1", [chat_id, tool])
         return row.fetchone() is not None
+
+
+    # turn leases (one turn per chat at a time, across processes: core.store.lease) ---------------
+    def turn_lease(self, chat_id: str, *, wait: bool = False,
+                   on_wait: Callable[[ChatBusy], None] | None = None) -> TurnLease:
+        """The chat's turn lease, held while a turn runs: ``async with store.turn_lease(chat_id):``.
+        Entering it raises :class:`ChatBusy` while another turn holds it, or waits with ``wait``
+        (``on_wait`` hears the refusal once)."""
+        from core.store.lease import TurnLease
+
+        return TurnLease(self, chat_id, wait=wait, on_wait=on_wait)
+
+    @_reads
+    def lease_of(self, chat_id: str) -> TurnLeaseRow | None:
+        return _first(_select(self.db, TurnLeaseRow, "select * from turn_leases where chat_id = ?", [chat_id]))
+
+    def busy(self, chat_id: str) -> ChatBusy | None:
+        """The refusal a new turn of this chat would meet now: a live lease (its holder runs)."""
+        from core.store.lease import describe, holder_is_gone
+
+        row = self.lease_of(chat_id)
+        left = row.expires_at - now() if row is not None else 0.0
+        if row is None or left <= 0 or holder_is_gone(row.owner):
+            return None
+        return ChatBusy(chat_id, describe(row.owner), left)
 
 
 def _filename(db: Database) -> Path | None:

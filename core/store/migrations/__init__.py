@@ -17,6 +17,7 @@ from core.store.migrations import (
     m0002_grants_token_cache_strategy_reason,
     m0003_chat_sources,
     m0004_branches_input_history,
+    m0005_turn_leases,
 )
 
 MODULES: tuple[ModuleType, ...] = (
@@ -24,6 +25,7 @@ MODULES: tuple[ModuleType, ...] = (
     m0002_grants_token_cache_strategy_reason,
     m0003_chat_sources,
     m0004_branches_input_history,
+    m0005_turn_leases,
 )
 
 SCHEMA = Migrations("deferchat")
