@@ -7,6 +7,8 @@ model's original call id.
 
 A ``tool.call`` is never executed and re-entered: it is unwrapped before resolution, so one
 call has one row, one policy evaluation, one approval and one result.
+
+Validation lives in :mod:`core.pipeline.validation`, call ids in :mod:`core.pipeline.call_ids`.
 """
 
 from __future__ import annotations
@@ -14,11 +16,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import uuid
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
 from core import events as ev
@@ -26,8 +25,10 @@ from core.context import envelope
 from core.events import Event
 from core.pipeline import codes
 from core.pipeline.approvals import ApprovalRequest, Approver, Decision
+from core.pipeline.call_ids import CallIds, new_call_id
 from core.pipeline.canonical import CanonicalError
 from core.pipeline.policy import Policy
+from core.pipeline.validation import invalid_arguments_text, schema_for_model, validation_error
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
 from core.store import InvocationRow, Store, now
@@ -79,51 +80,6 @@ class RunContext:
             self.specs = {n: s for n in self.plan.pinned_names() if (s := self.plan.spec_of(n)) is not None}
 
 
-def new_call_id() -> str:
-    """An id for a tool use that came without one (every wire accepts ``[A-Za-z0-9_-]``)."""
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
-class CallIds:
-    """Gives every tool use of one response an id of its own, before anything stores it.
-
-    A use with no id (or an empty one, or one another use of the same response already has)
-    gets a generated id; :meth:`for_use` as each use streams (its event carries the id), then
-    :meth:`content` for the response's blocks, so the stored history, the tool_result and the
-    invocation row all carry the same id. An id reused from an *earlier* response is left as
-    it is: the pipeline answers it (a replay, or ``tool.call_id_reused``).
-    """
-
-    def __init__(self) -> None:
-        self._given: dict[str, deque[str]] = {}
-        self._taken: set[str] = set()
-
-    def _fresh(self, given: str) -> str:
-        final = given if given and given not in self._taken else new_call_id()
-        self._taken.add(final)
-        return final
-
-    def for_use(self, call_id: object) -> str:
-        given = call_id if isinstance(call_id, str) else ""
-        final = self._fresh(given)
-        self._given.setdefault(given, deque()).append(final)
-        return final
-
-    def content(self, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The response's blocks, each tool use with the id :meth:`for_use` gave it (or a fresh one)."""
-        out: list[dict[str, Any]] = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                stated = block.get("id")
-                given = stated if isinstance(stated, str) else ""
-                queue = self._given.get(given)
-                final = queue.popleft() if queue else self._fresh(given)
-                if final != given or "id" not in block:
-                    block = {**block, "id": final}
-            out.append(block)
-        return out
-
-
 class _Stop(Exception):
     """Ends a call early with a code; carries what the model and the events get."""
 
@@ -164,64 +120,6 @@ def unwrap(raw_input: Any) -> tuple[str, Any]:
     return name.strip(), arguments
 
 
-@lru_cache(maxsize=512)
-def _validator(schema_json: str) -> Any:
-    """A validator for one input schema, or None when the schema cannot be used to validate.
-
-    References resolve only within the schema and the JSON Schema metaschemas: nothing is ever
-    fetched (jsonschema's default would download a remote ``$ref``).
-    """
-    import warnings
-
-    from jsonschema import validators
-    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
-
-    try:
-        schema = json.loads(schema_json)
-        with warnings.catch_warnings():  # an unknown $schema dialect warns; the default draft is used
-            warnings.simplefilter("ignore")
-            cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-            cls.check_schema(schema)
-            return cls(schema, registry=REGISTRY)
-    except Exception as exc:  # a broken schema from a server: only the object shape is checked
-        log.info("input schema not usable for validation (%s: %s); checking the object shape only",
-                 type(exc).__name__, str(exc)[:200])
-        return None
-
-
-def validation_error(spec: ToolSpec, arguments: Any) -> str | None:
-    """The first problem of ``arguments`` against the tool's input schema, or None.
-
-    Total: a schema that cannot validate (an unresolvable or remote ``$ref``, a reference cycle,
-    invalid keywords) never raises. Validation is then lenient: the object shape, and any problem
-    found before the schema gave out, are all that is checked.
-    """
-    if not isinstance(arguments, dict):
-        return "arguments must be a JSON object"
-    try:
-        validator = _validator(canonical_json(spec.input_schema))
-    except Exception:  # a schema that does not even serialise (too deep)
-        return None
-    if validator is None:
-        return None
-    from jsonschema.exceptions import best_match
-
-    found: list[Any] = []
-    try:
-        found.extend(validator.iter_errors(arguments))
-    except Exception as exc:  # unresolvable $ref, recursion, a keyword jsonschema cannot apply
-        log.info("input schema of %s gave out while validating (%s: %s)", spec.name, type(exc).__name__,
-                 str(exc)[:200])
-    try:
-        error = best_match(found)
-        if error is None:
-            return None
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        return f"{error.message} (at {where})"
-    except Exception:
-        return None
-
-
 def _stored_as(stored: str | None, forms: list[Any]) -> bool:
     """Whether a row's stored arguments (JSON text, or the raw text of a call whose input was a
     string) are one of ``forms``, compared canonically."""
@@ -249,22 +147,6 @@ def _stored_result(stored: str | None, model_text: str) -> ToolResult:
         except ValueError:  # not JSON, or not a ToolResult (pydantic's ValidationError)
             pass
     return ToolResult.of_text(model_text) if model_text else ToolResult()
-
-
-def schema_for_model(spec: ToolSpec) -> str:
-    """The input schema returned with an invalid call (decision 10): untrusted data stays enveloped."""
-    return envelope.fence(json.dumps(spec.input_schema, indent=1, ensure_ascii=False), spec.envelope_source)
-
-
-def invalid_arguments_text(spec: ToolSpec, name: str, problem: str) -> str:
-    """What the model reads for arguments that do not match (decision 10): the problem and the
-    schema. The problem quotes the schema (its ``enum``, ``const``), so for an untrusted tool both
-    travel in the tool's one envelope."""
-    head = f"{codes.ARGUMENTS_INVALID}: arguments for {name} do not match its input schema"
-    schema = json.dumps(spec.input_schema, indent=1, ensure_ascii=False)
-    if spec.envelope_source is None:
-        return f"{head}: {problem}\nIts input schema:\n{schema}"
-    return f"{head}:\n" + envelope.fence(f"{problem}\nIts input schema:\n{schema}", spec.envelope_source)
 
 
 def effective_side_effect(spec: ToolSpec, policy: Policy) -> SideEffect:
@@ -552,3 +434,7 @@ class Pipeline:
         text = result.text()
         return text if len(text) <= 4000 else text[:4000] + "\u2026"
 
+
+
+__all__ = ["CallIds", "Outcome", "Pipeline", "RunContext", "ToolHost", "effective_side_effect", "judged_spec",
+           "new_call_id", "same_call", "schema_for_model", "unwrap", "validation_error"]
