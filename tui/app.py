@@ -35,6 +35,7 @@ from core.events import Event, TurnCompleted, TurnStarted
 from core.pipeline.approvals import ApprovalRequest, Decision, QueueApprover
 from core.store import ChatRow
 from tui.editor import edit_in, editor_command
+from tui.retry_status import RetryCountdown
 from tui.router import EventRouter
 from tui.screens.chats import ChatsScreen
 from tui.screens.dialogs import Confirm, TextPrompt
@@ -181,7 +182,8 @@ class DeferchatApp(App[int]):
         self._edit_draft = ""  # what the box held before the edit began (f4 again gives it back)
         self.roster = RosterPanel(id="roster")
         self.roster_wanted: bool | None = None  # the owner's toggle; None: the width decides
-        self.router = EventRouter(self.log_view, self.roster, self.header_bar)
+        self.retry_status = RetryCountdown(self)  # "retrying in N s" while a provider's retry waits
+        self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status)
         self.project_configs = ProjectConfigs(self)  # a project's .mcp.json asks before a chat starts it
 
     # -- set-up ---------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ from tui.state import (
 )
 
 if TYPE_CHECKING:
+    from tui.retry_status import RetryCountdown
     from tui.widgets.chat_log import ChatLog
     from tui.widgets.header import ChatHeader
     from tui.widgets.roster import RosterPanel
@@ -65,10 +66,12 @@ ToolEvent: TypeAlias = (ToolRequested | ToolApprovalRequired | ToolApproved | To
 
 
 class EventRouter:
-    def __init__(self, log: ChatLog, roster: RosterPanel, header: ChatHeader) -> None:
+    def __init__(self, log: ChatLog, roster: RosterPanel, header: ChatHeader,
+                 retry: RetryCountdown | None = None) -> None:
         self.log = log
         self.roster = roster
         self.header = header
+        self.retry = retry  # provider.retrying: "retrying in N s" on the status line (tui/retry_status.py)
         self.displays: dict[str, str] = {}  # tool name -> the name a row shows
         self.reset()
 
@@ -84,6 +87,8 @@ class EventRouter:
         self.tools = {i.call_id: i for i in items if isinstance(i, ToolItem)}
 
     async def handle(self, event: Event) -> None:
+        if self.retry is not None:  # a retry's wait starts, or the model's output (or the turn's end) ends it
+            self.retry.see(event)
         for name, mark in marks_for(event):
             self.roster.mark(name, mark)
         match event:
