@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.deferral.search import ToolSearchIndex, load_queries
+    from core.deferral.search import ToolSearchIndex
+    from core.deferral.search_eval import load_queries
     from core.errors import UsageError
 
     docs, scope = _docs_and_scope(args)
@@ -63,7 +64,7 @@ def _docs_and_scope(args: argparse.Namespace) -> tuple[list[SearchDoc | ToolSpec
     from core.errors import UsageError
 
     if args.tools:
-        from core.deferral.search import load_tools
+        from core.deferral.search_eval import load_tools
 
         try:
             docs: list[SearchDoc | ToolSpec] = list(load_tools(args.tools))

@@ -32,23 +32,34 @@ How a query is answered:
    the chat filler of step 1 put back, each stem as a prefix, and near spellings of words no
    tool has. So ``search(q, k)`` is always a prefix of ``search(q, k + n)``.
 
+Loading the evaluation data and measuring recall live in :mod:`core.deferral.search_eval`.
+
 This module imports neither Textual nor any provider SDK; ``sqlite_utils`` and ``pydantic``
 are imported on first use so ``import core.deferral.search`` stays cheap.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
+
+from core.deferral.search_names import (
+    EDGE,
+    SELECT,
+    WORD,
+    mentions,
+    name_forms,
+    name_key,
+    name_phrases,
+    spelling_rank,
+    within,
+)
 
 __all__ = [
     "SearchDoc",
@@ -56,15 +67,11 @@ __all__ = [
     "SearchQuery",
     "SearchTuning",
     "ToolSearchIndex",
-    "evaluate",
     "identifier_words",
-    "load_queries",
-    "load_tools",
     "name_forms",
     "name_key",
     "query_words",
     "schema_text",
-    "search_batch",
 ]
 
 # -- records -------------------------------------------------------------------------------
@@ -113,7 +120,6 @@ DEFAULT_TUNING = SearchTuning()
 
 # -- text ----------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[^\W_]+")
 # Boundaries inside one word: fooBar | HTTPServer | abc123 | 123abc
 _CAMEL = re.compile(
     r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])"
@@ -156,7 +162,7 @@ def identifier_words(text: str) -> list[str]:
     "Request", "2"]``. Case is kept; the tokenizer folds it.
     """
     out: list[str] = []
-    for word in _WORD.findall(text):
+    for word in WORD.findall(text):
         if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
             out.append(word)  # the common case: no boundary inside
         else:
@@ -179,109 +185,6 @@ def query_words(query: str, max_words: int = DEFAULT_TUNING.max_query_words) -> 
         if len(seen) >= max_words:
             break
     return list(seen)
-
-
-# -- exact names -----------------------------------------------------------------------------
-
-_SELECT = re.compile(r"\s*select\s*:\s*(.*)", re.IGNORECASE | re.DOTALL)
-# A quoted name: "..." or `...` anywhere, '...' only where the quotes are not apostrophes.
-_QUOTED = re.compile(r'"([^"\n]{1,200})"|`([^`\n]{1,200})`|(?<!\w)\'([^\'\n]{1,200})\'(?!\w)')
-# A word shaped like an identifier: ``_``, ``.``, ``/`` or ``:`` between word characters, or a
-# camelCase hump. A hyphen alone is not enough (``to-do``, ``car-rental`` are English); it joins
-# a run that holds a shaped word (``gmail-work send_message``).
-_IDENT_SHAPE = re.compile(r"[^\W_][._/:]+[^\W_]|[^\W_]_+[^\W_]|[a-z][A-Z]")
-_EDGE = "\"'`.,;:!?()[]{}<>"
-_MAX_NAME_CHARS = 300  # a longer query or quote is not a name
-_WINDOW = 3  # an identifier-shaped mention spans at most three words ("gmail-work send_message")
-
-
-def name_key(text: str) -> str:
-    """A name with case and separators taken out: ``Gmail-Work/sendMessage`` -> ``gmailworksendmessage``.
-
-    Two spellings of one name (dotted, wire ``__``, ``/``, ``:``, ``-``, spaces, camelCase,
-    any case) have the same key.
-    """
-    return "".join(_WORD.findall(text)).casefold()
-
-
-def name_forms(name: str) -> list[tuple[int, str]]:
-    """The ways a model writes a tool's name, each with its tier (0 is the most complete).
-
-    ``mcp.gmail_work.send_message`` -> the name and its wire name
-    (:func:`core.providers.wirenames.encode`: ``mcp__gmail_work__send_message``, or a hashed
-    form for a long or odd name) at tier 0; ``gmail_work.send_message`` (server plus tool,
-    any shorter dotted tail with two parts or more) at 1; ``send_message`` (the bare tool
-    name, the last dotted part) at 2. Every provider adapter uses the same wire encoding.
-    """
-    from core.providers.wirenames import encode  # deferred: importing core.providers loads profiles
-
-    forms = [(0, name), (0, encode(name))]
-    parts = name.split(".")
-    forms.extend((1 if i < len(parts) - 1 else 2, ".".join(parts[i:])) for i in range(1, len(parts)))
-    return forms
-
-
-def _name_phrases(query: str) -> list[str]:
-    """The spans of a query that may be a tool name as a whole, most deliberate first.
-
-    A ``select:a,b`` list (only its items); else the whole query, then its quoted strings that
-    are shaped like identifiers (a quoted plain word, ``'temperature'``, is an argument value
-    far more often than a tool name; the whole query can still be one).
-    """
-    selected = _SELECT.match(query)
-    if selected:
-        return [item.strip().strip(_EDGE) for item in selected.group(1).split(",")]
-    phrases = [query] if len(query) <= _MAX_NAME_CHARS else []
-    quoted = (next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(query))
-    phrases += [q for q in quoted if _IDENT_SHAPE.search(q)]
-    return phrases
-
-
-def _spelling(phrase: str, form: str) -> int:
-    """0 when ``phrase`` is ``form`` as written, 1 when it is but for case, 2 otherwise."""
-    if phrase == form:
-        return 0
-    return 1 if phrase.casefold() == form.casefold() else 2
-
-
-def _mentions(query: str, known: Callable[[str], bool]) -> list[str]:
-    """Names mentioned inside running text: runs of up to three words, one of them shaped like
-    an identifier (``send_message``, ``gmail-work``, ``sendMessage``), that ``known`` accepts;
-    left to right, the longest run at each place, a matched run not looked inside again."""
-    tokens = [t.strip(_EDGE) for t in query.split()]
-    shaped = [bool(_IDENT_SHAPE.search(t)) for t in tokens]
-    found, i = [], 0
-    while i < len(tokens):
-        for size in range(min(_WINDOW, len(tokens) - i), 0, -1):
-            phrase = " ".join(tokens[i : i + size])
-            if any(shaped[i : i + size]) and known(name_key(phrase)):
-                found.append(phrase)
-                i += size
-                break
-        else:
-            i += 1
-    return found
-
-
-def _within(a: str, b: str, budget: int) -> bool:
-    """Whether the optimal-string-alignment distance of ``a`` and ``b`` is at most ``budget``."""
-    if a == b:
-        return True
-    if abs(len(a) - len(b)) > budget:
-        return False
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) > budget:
-            return False
-        prev2, prev = prev, cur
-    return prev[-1] <= budget
 
 
 def _walk_schema(schema: Any, depth: int = 0) -> Iterator[tuple[str, str]]:
@@ -487,13 +390,13 @@ class ToolSearchIndex:
         if not self._exact:
             return []
         found: dict[str, tuple[int, int, int, str]] = {}
-        phrases = _name_phrases(query)
-        if not _SELECT.match(query):
-            phrases += _mentions(query, self._exact.__contains__)
+        phrases = name_phrases(query)
+        if not SELECT.match(query):
+            phrases += mentions(query, self._exact.__contains__)
         for place, phrase in enumerate(phrases):
-            phrase = phrase.strip().strip(_EDGE)
+            phrase = phrase.strip().strip(EDGE)
             for name, forms in self._exact.get(name_key(phrase), {}).items():
-                spelling, tier = min((_spelling(phrase, form), tier) for tier, form in forms)
+                spelling, tier = min((spelling_rank(phrase, form), tier) for tier, form in forms)
                 found.setdefault(name, (place, spelling, tier, name))
         return sorted(found, key=found.__getitem__)
 
@@ -501,7 +404,7 @@ class ToolSearchIndex:
         query = query[:_MAX_QUERY_CHARS]
         with self._lock:
             exact = self._exact_hits(query)
-        selected = _SELECT.match(query)
+        selected = SELECT.match(query)
         text = selected.group(1).replace(",", " ") if selected else query
         words = query_words(text, self.tuning.max_query_words)
         ranked = self._ranked(text, words, limit + len(exact), set(exact))
@@ -594,7 +497,7 @@ class ToolSearchIndex:
         budget = 1 if len(stem) < 8 else 2
         found = []
         for length in range(len(stem) - budget, len(stem) + budget + 1):
-            found += [t for t in self._vocab.get((stem[0], length), ()) if _within(stem, t, budget)]
+            found += [t for t in self._vocab.get((stem[0], length), ()) if within(stem, t, budget)]
         return sorted(found)[:8]
 
     def _name_coverage(self, name: str, query_idf: Mapping[str, float]) -> float:
@@ -620,97 +523,3 @@ def _is_filler(word: str) -> bool:
     """Stop words, chat filler and bare numbers: words that say nothing about which tool."""
     w = word.lower()
     return w in _STOP_WORDS or w.isdigit()
-
-
-# -- files ---------------------------------------------------------------------------------
-
-
-@cache
-def _adapter(record_type: type) -> Any:
-    from pydantic import TypeAdapter  # the file boundary; not paid by a plain import
-
-    return TypeAdapter(record_type)
-
-
-def _read_jsonl(path: str | Path, record_type: type) -> list[Any]:
-    adapter = _adapter(record_type)
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(adapter.validate_python(json.loads(line)))
-            except ValueError as exc:  # json.JSONDecodeError and pydantic.ValidationError
-                what = record_type.__name__
-                raise ValueError(f"{path}:{lineno}: not a valid {what}: {exc}") from exc
-    return out
-
-
-def load_tools(path: str | Path) -> list[SearchDoc]:
-    """``tools.jsonl``: one ``{"name", "description", "input_schema", ...}`` a line."""
-    return _read_jsonl(path, SearchDoc)
-
-
-def load_queries(path: str | Path) -> list[SearchQuery]:
-    """``queries.jsonl``: one ``{"id", "query", "relevant": [names], "category", ...}`` a line."""
-    return _read_jsonl(path, SearchQuery)
-
-
-# -- evaluation ----------------------------------------------------------------------------
-
-
-def _summary(rows: list[tuple[dict[int, float], float]], ks: Sequence[int]) -> dict[str, Any]:
-    n = len(rows)
-    out: dict[str, Any] = {"queries": n}
-    for k in ks:
-        out[f"recall@{k}"] = round(sum(r[k] for r, _ in rows) / n, 4) if n else None
-    out["mrr"] = round(sum(rr for _, rr in rows) / n, 4) if n else None
-    out["unranked"] = round(sum(1 for _, rr in rows if rr == 0.0) / n, 4) if n else None
-    return out
-
-
-def evaluate(
-    index: ToolSearchIndex,
-    queries: Iterable[SearchQuery],
-    ks: Sequence[int] = (1, 5, 10),
-    depth: int | None = None,
-) -> dict[str, Any]:
-    """recall@k and MRR, as the toolsearch SOURCE.md defines them, and the unranked share.
-
-    recall@k is the mean over queries of |relevant ∩ top k| / |relevant|; MRR the mean
-    reciprocal rank of the first relevant tool (0 when none is ranked); ``unranked`` the
-    share of queries where no relevant tool is ranked at all (within ``depth``). Reported
-    ``overall``, for ``live`` (categories ``live_*``: real user queries) and ``synthetic``
-    (the rest). ``depth`` is how far each query is ranked: by default the whole catalog, as
-    SOURCE.md asks; a smaller depth (at least ``max(ks)``) is faster and only lowers MRR
-    for first hits beyond it. Queries without relevant tools are skipped and counted.
-    """
-    depth = max(len(index), 1) if depth is None else max(depth, *ks)
-    groups: dict[str, list[tuple[dict[int, float], float]]] = {
-        "overall": [],
-        "live": [],
-        "synthetic": [],
-    }
-    skipped = 0
-    for q in queries:
-        relevant = set(q.relevant)
-        if not relevant:
-            skipped += 1
-            continue
-        ranked = [h.name for h in index.search(q.query, k=depth)]
-        recall = {k: len(relevant.intersection(ranked[:k])) / len(relevant) for k in ks}
-        rr = next((1.0 / (i + 1) for i, name in enumerate(ranked) if name in relevant), 0.0)
-        groups["overall"].append((recall, rr))
-        groups["live" if q.category.startswith("live_") else "synthetic"].append((recall, rr))
-    result: dict[str, Any] = {name: _summary(rows, ks) for name, rows in groups.items()}
-    result["skipped"] = skipped
-    result["depth"] = depth
-    return result
-
-
-def search_batch(
-    index: ToolSearchIndex, queries: Iterable[SearchQuery], k: int = 10
-) -> list[dict[str, Any]]:
-    """The ``deferchat search --queries`` lines: ``{"id", "ranked": [names]}``, one a query."""
-    return [{"id": q.id, "ranked": [h.name for h in index.search(q.query, k)]} for q in queries]

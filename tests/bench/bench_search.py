@@ -25,13 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from core.deferral.search import (  # noqa: E402
-    DEFAULT_TUNING,
-    ToolSearchIndex,
-    evaluate,
-    load_queries,
-    load_tools,
-)
+from core.deferral.search import DEFAULT_TUNING, ToolSearchIndex  # noqa: E402
+from core.deferral.search_eval import evaluate, load_queries, load_tools  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "toolsearch"
 

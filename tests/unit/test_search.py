@@ -16,14 +16,11 @@ from core.deferral.search import (
     SearchHit,
     SearchQuery,
     ToolSearchIndex,
-    evaluate,
     identifier_words,
-    load_queries,
-    load_tools,
     query_words,
     schema_text,
-    search_batch,
 )
+from core.deferral.search_eval import evaluate, load_queries, load_tools, search_batch
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "toolsearch"
 REPO = Path(__file__).resolve().parents[2]
