@@ -33,6 +33,7 @@ _SENTENCES: dict[str, str] = {
     UNAVAILABLE: "the tool is not available (no implementation here, or its server is down)",
     EXECUTION_FAILED: "the tool reported an error",
     OUTCOME_UNKNOWN: "interrupted while it ran: it may have happened, and it is not run again",
+    STOPPED: "stopped before it ran",
     TIMEOUT: "the tool took too long to answer",
     CALL_ID_REUSED: "the model reused another call's id, so it was not run",
     DENIED_PRIVATE_ADDRESS: "it would reach a private network address",
