@@ -19,6 +19,6 @@ def check_busy(store: Store, chat: str | None, wait: bool) -> None:
         return
     if not wait:
         raise busy
-    print(f"deferchat: chat {busy.chat_id} is busy (a turn runs in {busy.holder}); waiting for it to end",
-          file=sys.stderr)
-
+    print(
+        f"deferchat: chat {busy.chat_id} is busy (a turn runs in {busy.holder}); waiting for it to end", file=sys.stderr
+    )

@@ -33,14 +33,21 @@ def run(args: argparse.Namespace) -> int:
     db, schema = report.database, report.schema_version
     state = "writable" if report.writable else "read-only"
     if db.exists:
-        where = (f"{safe(db.path)} ({_size(db.size_bytes)}; journal {report.journal_mode or '?'}; "
-                 f"WAL {_size(report.wal.size_bytes) if report.wal.exists else 'none'}; {state})")
+        where = (
+            f"{safe(db.path)} ({_size(db.size_bytes)}; journal {report.journal_mode or '?'}; "
+            f"WAL {_size(report.wal.size_bytes) if report.wal.exists else 'none'}; {state})"
+        )
     else:
         where = f"{safe(db.path)} (not made yet)"
     lines = [("database", where), ("data dir", safe(report.data_dir)), ("integrity", safe(report.integrity))]
     if db.exists:
-        lines.append(("schema", f"{schema.database_version or 'none'} (this version: {schema.this_version}); "
-                                f"{len(schema.applied)} migrations applied"))
+        lines.append(
+            (
+                "schema",
+                f"{schema.database_version or 'none'} (this version: {schema.this_version}); "
+                f"{len(schema.applied)} migrations applied",
+            )
+        )
         lines.append(("pending", ", ".join(schema.pending) or "none"))
         lines.append(("unknown", safe(", ".join(schema.unknown)) or "none"))
     if report.chats is not None:

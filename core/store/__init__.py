@@ -55,8 +55,21 @@ _WHERE = {
 }
 
 __all__ = [
-    "SCHEMA", "SCHEMA_VERSION", "ApprovalRow", "ChatRow", "InvocationRow", "MessageRow", "Store", "TokenCache",
-    "TurnRow", "data_dir", "default_db_path", "new_id", "now", "open_db", "open_token_cache",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "ApprovalRow",
+    "ChatRow",
+    "InvocationRow",
+    "MessageRow",
+    "Store",
+    "TokenCache",
+    "TurnRow",
+    "data_dir",
+    "default_db_path",
+    "new_id",
+    "now",
+    "open_db",
+    "open_token_cache",
 ]
 
 

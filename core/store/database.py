@@ -101,16 +101,23 @@ class StoreFile:
         if "readonly database" in text or "read-only" in text:
             return StoreReadOnly(self.path, "SQLite refused to write it")
         if "database is locked" in text or "database table is locked" in text:
-            return StoreError(self.path, f"{self.path} stayed locked by another process for {BUSY_TIMEOUT_S:.0f} s; "
-                                         "close the other deferchat, or try again")
+            return StoreError(
+                self.path,
+                f"{self.path} stayed locked by another process for {BUSY_TIMEOUT_S:.0f} s; "
+                "close the other deferchat, or try again",
+            )
         if "database or disk is full" in text:
             return StoreError(self.path, f"{self.path}: the disk is full; free some space and try again")
         if "unable to open database file" in text:
-            return StoreUnusable(self.path, f"cannot open {self.path} any more (was it moved or deleted?); "
-                                            "start deferchat again")
+            return StoreUnusable(
+                self.path, f"cannot open {self.path} any more (was it moved or deleted?); start deferchat again"
+            )
         if self.too_new and isinstance(exc, sqlite3.OperationalError):  # e.g. a column a newer version dropped
-            return StoreError(self.path, f"{self.path} was written by a newer deferchat and this version cannot "
-                                         f"read it ({exc}); upgrade deferchat")
+            return StoreError(
+                self.path,
+                f"{self.path} was written by a newer deferchat and this version cannot "
+                f"read it ({exc}); upgrade deferchat",
+            )
         return exc
 
 
@@ -182,14 +189,16 @@ def _check_path(p: Path) -> bool:
     try:
         p.parent.mkdir(parents=True, exist_ok=True)  # several processes may make it at once
     except OSError as exc:
-        raise StoreUnusable(p, f"cannot create the folder {p.parent} ({exc.strerror}): make it yourself, "
-                               f"{ELSEWHERE}") from None
+        raise StoreUnusable(
+            p, f"cannot create the folder {p.parent} ({exc.strerror}): make it yourself, {ELSEWHERE}"
+        ) from None
     if not p.parent.is_dir():
         raise StoreUnusable(p, f"{p.parent} is not a folder: move it out of the way, {ELSEWHERE}")
     exists = p.exists()
     if exists and not os.access(p, os.R_OK):
-        raise StoreUnusable(p, f"cannot read {p} (permission denied): give yourself read and write access "
-                               f"(chmod u+rw), {ELSEWHERE}")
+        raise StoreUnusable(
+            p, f"cannot read {p} (permission denied): give yourself read and write access (chmod u+rw), {ELSEWHERE}"
+        )
     folder_writable = os.access(p.parent, os.W_OK | os.X_OK)
     if not exists:
         if not folder_writable:
@@ -226,8 +235,7 @@ def _connect(p: Path, writable: bool) -> Database:
             target = f"file:{quote(str(p))}?immutable=1"
         uri = True
     try:
-        conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise StoreUnusable(p, f"cannot open {p} ({exc}): check its permissions, {ELSEWHERE}") from None
     conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -244,13 +252,17 @@ def _probe(db: Database, p: Path) -> Database:
         db.close()
         text = str(exc).lower()
         if isinstance(exc, sqlite3.OperationalError) and not any(w in text for w in _DAMAGED):
-            raise StoreUnusable(p, f"cannot read {p} ({exc}): check its permissions and its folder's, "
-                                   f"{ELSEWHERE}") from None
+            raise StoreUnusable(
+                p, f"cannot read {p} ({exc}): check its permissions and its folder's, {ELSEWHERE}"
+            ) from None
         raise StoreCorrupt(p, str(exc)) from None
     if tables and MIGRATIONS_TABLE not in tables:
         db.close()
-        raise StoreUnusable(p, f"{p} is not a deferchat database (it has tables but no record of deferchat's "
-                               f"migrations): move it out of the way, {ELSEWHERE}")
+        raise StoreUnusable(
+            p,
+            f"{p} is not a deferchat database (it has tables but no record of deferchat's "
+            f"migrations): move it out of the way, {ELSEWHERE}",
+        )
     return db
 
 

@@ -30,9 +30,12 @@ class StoreCorrupt(StoreError):
 
     def __init__(self, path: Path | str | None, detail: str):
         self.detail = detail
-        super().__init__(path, f"{path} is damaged ({detail}); deferchat writes nothing more to it. Run "
-                               "`deferchat doctor`, then restore a backup or move the file out of the way (a new "
-                               "one is made)")
+        super().__init__(
+            path,
+            f"{path} is damaged ({detail}); deferchat writes nothing more to it. Run "
+            "`deferchat doctor`, then restore a backup or move the file out of the way (a new "
+            "one is made)",
+        )
 
 
 class StoreReadOnly(StoreError):
@@ -40,8 +43,9 @@ class StoreReadOnly(StoreError):
 
     def __init__(self, path: Path | str | None, why: str):
         self.why = why
-        super().__init__(path, f"{path} is read-only ({why}): chats can be read, not written; make it writable "
-                               f"to chat, {ELSEWHERE}")
+        super().__init__(
+            path, f"{path} is read-only ({why}): chats can be read, not written; make it writable to chat, {ELSEWHERE}"
+        )
 
 
 class StoreTooNew(StoreError):
@@ -49,12 +53,17 @@ class StoreTooNew(StoreError):
 
     def __init__(self, path: Path | str | None, unknown: list[str]):
         self.unknown = unknown
-        super().__init__(path, f"{path} was written by a newer deferchat (migrations this version does not know: "
-                               f"{', '.join(unknown)}); this version only reads it. Upgrade deferchat to chat")
+        super().__init__(
+            path,
+            f"{path} was written by a newer deferchat (migrations this version does not know: "
+            f"{', '.join(unknown)}); this version only reads it. Upgrade deferchat to chat",
+        )
 
     def warning(self) -> str:
-        return (f"deferchat: warning: {self.path} was written by a newer deferchat ({', '.join(self.unknown)}); "
-                "reading only, writes are refused. Upgrade deferchat to chat")
+        return (
+            f"deferchat: warning: {self.path} was written by a newer deferchat ({', '.join(self.unknown)}); "
+            "reading only, writes are refused. Upgrade deferchat to chat"
+        )
 
 
 class ChatBusy(UserFacingError):
@@ -67,6 +76,8 @@ class ChatBusy(UserFacingError):
         self.chat_id = chat_id
         self.holder = holder
         self.expires_in = expires_in
-        super().__init__(f"chat {chat_id} is busy: a turn of it is running in another deferchat ({holder}); try "
-                         f"again when it ends, or pass --wait to wait for it (if that process is gone, its lease "
-                         f"runs out within {max(1, round(expires_in))} s)")
+        super().__init__(
+            f"chat {chat_id} is busy: a turn of it is running in another deferchat ({holder}); try "
+            f"again when it ends, or pass --wait to wait for it (if that process is gone, its lease "
+            f"runs out within {max(1, round(expires_in))} s)"
+        )

@@ -65,8 +65,14 @@ def _file(path: Path) -> FileReport:
 def inspect_store(path: str | Path | None = None) -> HealthReport:
     """The health of the database at ``path`` (default: the user's)."""
     p = Path(path) if path else default_db_path()
-    report = HealthReport(healthy=False, data_dir=str(data_dir()), database=_file(p), wal=_file(Path(f"{p}-wal")),
-                          shm=_file(Path(f"{p}-shm")), schema_version=SchemaReport(this_version=SCHEMA_VERSION))
+    report = HealthReport(
+        healthy=False,
+        data_dir=str(data_dir()),
+        database=_file(p),
+        wal=_file(Path(f"{p}-wal")),
+        shm=_file(Path(f"{p}-shm")),
+        schema_version=SchemaReport(this_version=SCHEMA_VERSION),
+    )
     problems = report.problems
     if p.is_dir():
         problems.append(f"{p} is a directory, not a database: move it out of the way, {ELSEWHERE}")
@@ -83,13 +89,13 @@ def inspect_store(path: str | Path | None = None) -> HealthReport:
         report.healthy = not problems
         return report
     if not os.access(p, os.R_OK):
-        problems.append(f"cannot read {p} (permission denied): give yourself read and write access (chmod u+rw), "
-                        f"{ELSEWHERE}")
+        problems.append(
+            f"cannot read {p} (permission denied): give yourself read and write access (chmod u+rw), {ELSEWHERE}"
+        )
         return report
     report.writable = os.access(p, os.W_OK) and os.access(p.parent, os.W_OK | os.X_OK)
     if not report.writable:
-        problems.append(f"{p} is read-only: chats can be read, not written; make it (and its folder) writable to "
-                        "chat")
+        problems.append(f"{p} is read-only: chats can be read, not written; make it (and its folder) writable to chat")
     mode = "mode=ro" if os.access(p.parent, os.W_OK) or report.shm.exists else "immutable=1"
     try:
         conn = sqlite3.connect(f"file:{quote(str(p))}?{mode}", uri=True, timeout=5, isolation_level=None)
@@ -102,18 +108,26 @@ def inspect_store(path: str | Path | None = None) -> HealthReport:
     finally:
         conn.close()
     if report.integrity != "ok":
-        problems.append(f"{p} is damaged ({report.integrity}); deferchat writes nothing more to it. Restore a backup "
-                        f"or move it out of the way (a new one is made); `sqlite3 {p} .recover` may save its rows")
+        problems.append(
+            f"{p} is damaged ({report.integrity}); deferchat writes nothing more to it. Restore a backup "
+            f"or move it out of the way (a new one is made); `sqlite3 {p} .recover` may save its rows"
+        )
     if report.schema_version.unknown:
         unknown = ", ".join(report.schema_version.unknown)
-        problems.append(f"{p} was written by a newer deferchat ({unknown}); this version only reads it. Upgrade "
-                        "deferchat to chat")
+        problems.append(
+            f"{p} was written by a newer deferchat ({unknown}); this version only reads it. Upgrade deferchat to chat"
+        )
     report.healthy = not problems
     return report
 
 
-def _inspect(conn: sqlite3.Connection, report: HealthReport, registered: list[tuple[str, str]],
-             known: set[tuple[str, str]], ours: str) -> None:
+def _inspect(
+    conn: sqlite3.Connection,
+    report: HealthReport,
+    registered: list[tuple[str, str]],
+    known: set[tuple[str, str]],
+    ours: str,
+) -> None:
     try:
         report.journal_mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
         rows = conn.execute("PRAGMA integrity_check(100)").fetchall()
@@ -123,10 +137,12 @@ def _inspect(conn: sqlite3.Connection, report: HealthReport, registered: list[tu
         return
     try:
         has_table = conn.execute("select 1 from sqlite_master where type = 'table' and name = '_sqlite_migrations'")
-        applied = conn.execute("select migration_set, name from _sqlite_migrations order by rowid").fetchall() \
-            if has_table.fetchone() else []
-        report.chats = conn.execute("select count(*) from chats where deleted = 0").fetchone()[0] \
-            if applied else None
+        applied = (
+            conn.execute("select migration_set, name from _sqlite_migrations order by rowid").fetchall()
+            if has_table.fetchone()
+            else []
+        )
+        report.chats = conn.execute("select count(*) from chats where deleted = 0").fetchone()[0] if applied else None
     except sqlite3.DatabaseError as exc:
         report.problems.append(f"cannot read the schema ({exc})")
         return

@@ -101,8 +101,15 @@ def holder_is_gone(owner: str) -> bool:
 class TurnLease:
     """The chat's turn lease, as an async context manager (see the module's docstring)."""
 
-    def __init__(self, store: Store, chat_id: str, *, wait: bool = False,
-                 on_wait: Callable[[ChatBusy], None] | None = None, ttl: float | None = None):
+    def __init__(
+        self,
+        store: Store,
+        chat_id: str,
+        *,
+        wait: bool = False,
+        on_wait: Callable[[ChatBusy], None] | None = None,
+        ttl: float | None = None,
+    ):
         self.store = store
         self.chat_id = chat_id
         self.wait = wait
@@ -127,8 +134,11 @@ class TurnLease:
                     held = TurnLeaseRow.from_values(names, found)
                     if held.owner != self.owner and held.expires_at > t and not holder_is_gone(held.owner):
                         return ChatBusy(self.chat_id, describe(held.owner), held.expires_at - t)
-                db.execute("insert or replace into turn_leases (chat_id, owner, acquired_at, heartbeat_at, "
-                           "expires_at) values (?, ?, ?, ?, ?)", [self.chat_id, self.owner, t, t, t + self.ttl])
+                db.execute(
+                    "insert or replace into turn_leases (chat_id, owner, acquired_at, heartbeat_at, "
+                    "expires_at) values (?, ?, ?, ?, ?)",
+                    [self.chat_id, self.owner, t, t, t + self.ttl],
+                )
         except sqlite3.Error as exc:
             raise self.store.file.fault(exc) from None
         return None
@@ -144,8 +154,7 @@ class TurnLease:
                 told = True
             await asyncio.sleep(min(WAIT_POLL_S, self.ttl / 4))
             busy = self.try_acquire()
-        self._beat = asyncio.get_running_loop().create_task(self._renew_forever(),
-                                                             name=f"turn-lease {self.chat_id}")
+        self._beat = asyncio.get_running_loop().create_task(self._renew_forever(), name=f"turn-lease {self.chat_id}")
 
     def release(self) -> None:
         """Give the lease back (only our own: a lease another holder took over stays)."""
@@ -153,15 +162,16 @@ class TurnLease:
             self._beat.cancel()
             self._beat = None
         with contextlib.suppress(StoreError, sqlite3.Error):  # it expires anyway
-            self.store.db.execute("delete from turn_leases where chat_id = ? and owner = ?",
-                                  [self.chat_id, self.owner])
+            self.store.db.execute("delete from turn_leases where chat_id = ? and owner = ?", [self.chat_id, self.owner])
 
     # -- renewing ----------------------------------------------------------------------------------
     def renew(self) -> bool:
         """Push the expiry out by one time to live; False when the lease is no longer ours."""
         t = time.time()
-        cur = self.store.db.execute("update turn_leases set heartbeat_at = ?, expires_at = ? where chat_id = ? and "
-                                    "owner = ?", [t, t + self.ttl, self.chat_id, self.owner])
+        cur = self.store.db.execute(
+            "update turn_leases set heartbeat_at = ?, expires_at = ? where chat_id = ? and owner = ?",
+            [t, t + self.ttl, self.chat_id, self.owner],
+        )
         return cur.rowcount == 1
 
     async def _renew_forever(self) -> None:
@@ -171,8 +181,11 @@ class TurnLease:
             try:
                 if not self.renew():
                     self.lost = True
-                    log.error("the turn lease of chat %s was taken over (this process stopped renewing it for "
-                              "over %.0f s)", self.chat_id, self.ttl)
+                    log.error(
+                        "the turn lease of chat %s was taken over (this process stopped renewing it for over %.0f s)",
+                        self.chat_id,
+                        self.ttl,
+                    )
                     return
             except (StoreError, sqlite3.Error) as exc:  # try again next time; it may expire meanwhile
                 log.warning("renewing the turn lease of chat %s failed: %s", self.chat_id, exc)
@@ -182,6 +195,7 @@ class TurnLease:
         await self.acquire()
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.release()

@@ -137,8 +137,14 @@ class Store:
     def create_chat(self, **fields: Any) -> str:
         chat_id = fields.pop("id", None) or new_id("chat")
         t = now()
-        row = {"id": chat_id, "title": fields.pop("title", "New chat"), "created_at": t, "updated_at": t,
-               "status": "idle", "deleted": 0}
+        row = {
+            "id": chat_id,
+            "title": fields.pop("title", "New chat"),
+            "created_at": t,
+            "updated_at": t,
+            "status": "idle",
+            "deleted": 0,
+        }
         row.update(fields)
         _insert(self.db, "chats", row)
         return chat_id
@@ -153,14 +159,14 @@ class Store:
         exact = self.chat(prefix)
         if exact:
             return exact
-        rows = _select(self.db, ChatRow, "select * from chats where id like ? and deleted = 0 limit 2",
-                       [prefix + "%"])
+        rows = _select(self.db, ChatRow, "select * from chats where id like ? and deleted = 0 limit 2", [prefix + "%"])
         return rows[0] if len(rows) == 1 else None
 
     @_reads
     def chats(self, limit: int = 200) -> list[ChatRow]:
-        return _select(self.db, ChatRow, "select * from chats where deleted = 0 order by updated_at desc limit ?",
-                       [limit])
+        return _select(
+            self.db, ChatRow, "select * from chats where deleted = 0 order by updated_at desc limit ?", [limit]
+        )
 
     @_writes
     def update_chat(self, chat_id: str, **fields: Any) -> None:
@@ -184,8 +190,12 @@ class Store:
     @_writes
     def save_plan(self, plan_json: str, builder: str) -> str:
         plan_id = "plan_" + hashlib.sha256(plan_json.encode()).hexdigest()[:24]
-        _insert(self.db, "plans", {"id": plan_id, "builder": builder, "json": plan_json, "created_at": now()},
-                or_ignore=True)
+        _insert(
+            self.db,
+            "plans",
+            {"id": plan_id, "builder": builder, "json": plan_json, "created_at": now()},
+            or_ignore=True,
+        )
         return plan_id
 
     @_reads
@@ -195,12 +205,27 @@ class Store:
 
     # messages ------------------------------------------------------------------------------
     @_writes
-    def add_message(self, chat_id: str, role: str, content: list[dict[str, Any]], *, turn_id: str | None,
-                    parent_id: str | None, replaces: str | None = None) -> str:
+    def add_message(
+        self,
+        chat_id: str,
+        role: str,
+        content: list[dict[str, Any]],
+        *,
+        turn_id: str | None,
+        parent_id: str | None,
+        replaces: str | None = None,
+    ) -> str:
         """``replaces``: the earlier user message this one is sent in the place of (:func:`branch`)."""
         msg_id = new_id("msg")
-        row = {"id": msg_id, "chat_id": chat_id, "parent_id": parent_id, "turn_id": turn_id, "role": role,
-               "content": _dumps(content), "created_at": now()}
+        row = {
+            "id": msg_id,
+            "chat_id": chat_id,
+            "parent_id": parent_id,
+            "turn_id": turn_id,
+            "role": role,
+            "content": _dumps(content),
+            "created_at": now(),
+        }
         if replaces is not None:
             row["replaces"] = replaces
         _insert(self.db, "messages", row)
@@ -215,8 +240,11 @@ class Store:
     @_reads
     def messages(self, chat_id: str) -> list[MessageRow]:
         """The chat's current branch, oldest first: what the model is sent (:func:`branch`)."""
-        return branch(_select(self.db, MessageRow, "select * from messages where chat_id = ? order by created_at, "
-                                                   "rowid", [chat_id]))
+        return branch(
+            _select(
+                self.db, MessageRow, "select * from messages where chat_id = ? order by created_at, rowid", [chat_id]
+            )
+        )
 
     @_reads
     def message(self, msg_id: str) -> MessageRow | None:
@@ -224,16 +252,27 @@ class Store:
 
     @_reads
     def last_message_id(self, chat_id: str) -> str | None:
-        row = self.db.execute("select id from messages where chat_id = ? order by created_at desc, rowid desc "
-                              "limit 1", [chat_id]).fetchone()
+        row = self.db.execute(
+            "select id from messages where chat_id = ? order by created_at desc, rowid desc limit 1", [chat_id]
+        ).fetchone()
         return row[0] if row else None
 
     # turns ---------------------------------------------------------------------------------
     @_writes
     def start_turn(self, chat_id: str, user_message_id: str | None) -> str:
         turn_id = new_id("turn")
-        _insert(self.db, "turns", {"id": turn_id, "chat_id": chat_id, "user_message_id": user_message_id,
-                                   "status": "running", "steps": 0, "started_at": now()})
+        _insert(
+            self.db,
+            "turns",
+            {
+                "id": turn_id,
+                "chat_id": chat_id,
+                "user_message_id": user_message_id,
+                "status": "running",
+                "steps": 0,
+                "started_at": now(),
+            },
+        )
         self.update_chat(chat_id, status="running")
         return turn_id
 
@@ -253,8 +292,15 @@ class Store:
     @_reads
     def open_turn(self, chat_id: str) -> TurnRow | None:
         """The chat's unfinished turn (parked or interrupted), if any."""
-        return _first(_select(self.db, TurnRow, "select * from turns where chat_id = ? and status in "
-                                                "('running', 'parked') order by started_at desc limit 1", [chat_id]))
+        return _first(
+            _select(
+                self.db,
+                TurnRow,
+                "select * from turns where chat_id = ? and status in "
+                "('running', 'parked') order by started_at desc limit 1",
+                [chat_id],
+            )
+        )
 
     # input history (what the owner typed, for the message box's ↑) ---------------------------
     @_writes
@@ -264,15 +310,19 @@ class Store:
     @_reads
     def input_history(self, chat_id: str | None = None, limit: int = 500) -> list[str]:
         """What the owner typed, newest first: ``chat_id``'s own first, then the other chats'."""
-        rows = self.db.execute("select text from input_history order by (chat_id = ?) desc, id desc limit ?",
-                               [chat_id, limit]).fetchall()
+        rows = self.db.execute(
+            "select text from input_history order by (chat_id = ?) desc, id desc limit ?", [chat_id, limit]
+        ).fetchall()
         return [r[0] for r in rows]
 
     # events --------------------------------------------------------------------------------
     @_writes
     def add_event(self, chat_id: str, turn_id: str | None, event_type: str, event_json: str) -> None:
-        _insert(self.db, "events", {"chat_id": chat_id, "turn_id": turn_id, "type": event_type, "json": event_json,
-                                    "created_at": now()})
+        _insert(
+            self.db,
+            "events",
+            {"chat_id": chat_id, "turn_id": turn_id, "type": event_type, "json": event_json, "created_at": now()},
+        )
 
     @_reads
     def events(self, chat_id: str, types: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
@@ -281,14 +331,22 @@ class Store:
         if types:
             where += f" and type in ({', '.join('?' for _ in types)})"
             params += list(types)
-        return [json.loads(r[0]) for r in self.db.execute(f"select json from events where {where} order by id",
-                                                           params).fetchall()]
+        return [
+            json.loads(r[0])
+            for r in self.db.execute(f"select json from events where {where} order by id", params).fetchall()
+        ]
 
     # invocations ---------------------------------------------------------------------------
     @_reads
     def invocation(self, chat_id: str, call_id: str) -> InvocationRow | None:
-        return _first(_select(self.db, InvocationRow, "select * from invocations where chat_id = ? and call_id = ?",
-                              [chat_id, call_id]))
+        return _first(
+            _select(
+                self.db,
+                InvocationRow,
+                "select * from invocations where chat_id = ? and call_id = ?",
+                [chat_id, call_id],
+            )
+        )
 
     @_reads
     def invocation_by_id(self, invocation_id: str) -> InvocationRow | None:
@@ -312,8 +370,9 @@ class Store:
 
     @_reads
     def invocations(self, chat_id: str) -> list[InvocationRow]:
-        return _select(self.db, InvocationRow, "select * from invocations where chat_id = ? order by created_at, "
-                                               "rowid", [chat_id])
+        return _select(
+            self.db, InvocationRow, "select * from invocations where chat_id = ? order by created_at, rowid", [chat_id]
+        )
 
     # approvals & grants --------------------------------------------------------------------
     @_writes
@@ -332,13 +391,23 @@ class Store:
 
     @_reads
     def approval_for_call(self, chat_id: str, call_id: str) -> ApprovalRow | None:
-        return _first(_select(self.db, ApprovalRow, "select * from approvals where chat_id = ? and call_id = ? "
-                                                    "order by created_at desc limit 1", [chat_id, call_id]))
+        return _first(
+            _select(
+                self.db,
+                ApprovalRow,
+                "select * from approvals where chat_id = ? and call_id = ? order by created_at desc limit 1",
+                [chat_id, call_id],
+            )
+        )
 
     @_reads
     def pending_approvals(self, chat_id: str) -> list[ApprovalRow]:
-        return _select(self.db, ApprovalRow, "select * from approvals where chat_id = ? and status = 'pending' "
-                                             "order by created_at", [chat_id])
+        return _select(
+            self.db,
+            ApprovalRow,
+            "select * from approvals where chat_id = ? and status = 'pending' order by created_at",
+            [chat_id],
+        )
 
     @_reads
     def approval(self, appr_id: str) -> ApprovalRow | None:
@@ -353,10 +422,10 @@ class Store:
         row = self.db.execute("select 1 from grants where chat_id = ? and tool = ? limit 1", [chat_id, tool])
         return row.fetchone() is not None
 
-
     # turn leases (one turn per chat at a time, across processes: core.store.lease) ---------------
-    def turn_lease(self, chat_id: str, *, wait: bool = False,
-                   on_wait: Callable[[ChatBusy], None] | None = None) -> TurnLease:
+    def turn_lease(
+        self, chat_id: str, *, wait: bool = False, on_wait: Callable[[ChatBusy], None] | None = None
+    ) -> TurnLease:
         """The chat's turn lease, held while a turn runs: ``async with store.turn_lease(chat_id):``.
         Entering it raises :class:`ChatBusy` while another turn holds it, or waits with ``wait``
         (``on_wait`` hears the refusal once)."""

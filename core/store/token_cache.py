@@ -73,8 +73,9 @@ class TokenCache(MutableMapping[str, int]):
             from core.store.database import immediate
 
             with self._faults(), immediate(self.db):  # many processes flush at once on a fresh home
-                self.db.conn.executemany("insert or replace into token_cache (key, tokens) values (?, ?)",
-                                         list(self._pending.items()))
+                self.db.conn.executemany(
+                    "insert or replace into token_cache (key, tokens) values (?, ?)", list(self._pending.items())
+                )
         self._pending.clear()
 
 

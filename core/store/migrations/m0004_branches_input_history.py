@@ -21,9 +21,12 @@ NAME = "0004_branches_input_history"
 
 def migrate(db: Database) -> None:
     db.table("messages").add_column("replaces", str)
-    db.table("input_history").create({"id": int, "chat_id": str, "text": str, "created_at": float}, pk="id",
-                                     not_null={"chat_id", "text", "created_at"},
-                                     foreign_keys=[("chat_id", "chats", "id")])
+    db.table("input_history").create(
+        {"id": int, "chat_id": str, "text": str, "created_at": float},
+        pk="id",
+        not_null={"chat_id", "text", "created_at"},
+        foreign_keys=[("chat_id", "chats", "id")],
+    )
     db.table("input_history").create_index(["chat_id", "id"])
     db.execute(
         "insert into input_history (chat_id, text, created_at) "
@@ -31,4 +34,5 @@ def migrate(db: Database) -> None:
         "from messages m join turns t on t.user_message_id = m.id "
         "where json_valid(m.content) and json_extract(m.content, '$[0].type') = 'text' "
         "and json_extract(m.content, '$[0].text') is not null "
-        "order by m.created_at, m.rowid")
+        "order by m.created_at, m.rowid"
+    )

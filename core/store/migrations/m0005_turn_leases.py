@@ -13,7 +13,15 @@ NAME = "0005_turn_leases"
 
 
 def migrate(db: Database) -> None:
-    db.table("turn_leases").create({
-        "chat_id": str, "owner": str, "acquired_at": float, "heartbeat_at": float, "expires_at": float,
-    }, pk="chat_id", not_null={"owner", "acquired_at", "heartbeat_at", "expires_at"},
-        foreign_keys=[("chat_id", "chats", "id")])
+    db.table("turn_leases").create(
+        {
+            "chat_id": str,
+            "owner": str,
+            "acquired_at": float,
+            "heartbeat_at": float,
+            "expires_at": float,
+        },
+        pk="chat_id",
+        not_null={"owner", "acquired_at", "heartbeat_at", "expires_at"},
+        foreign_keys=[("chat_id", "chats", "id")],
+    )
