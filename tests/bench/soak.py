@@ -45,7 +45,14 @@ Faults and how the "user" reacts:
 
 Then, with ``--process-turns N``, the same chat goes on for N turns of the real binary,
 ``deferchat ask TEXT --chat ID --approve yes --json`` (one process per turn, faults every 5
-turns, an in-flight MCP kill every 10, timeouts by flag), re-sent once when it exits 1.
+turns, timeouts by flag), re-sent once when it exits 1. Every 10th turn kills in flight,
+alternately the MCP server and ``deferchat`` itself (SIGKILL while its write holds): the next
+``ask --chat`` must finish the interrupted turn without running its write again (a last killed
+turn is finished with ``deferchat resume``).
+
+Both phases run a copy of ``core/`` and ``tui/`` made when the soak starts (``--live-tree``: the
+working tree itself), so edits made to the tree while it runs cannot break it halfway; the report
+names the commit and how many paths were uncommitted.
 
 What is reported
 ----------------
@@ -56,9 +63,11 @@ whose token is not in the file), ``turns_stuck`` (a turn still ``running``/``par
 a send that did not return within ``--turn-timeout``, a process killed for hanging), ``crashes``
 (an exception out of the engine, a process traceback). Also peak RSS and its growth (VmRSS
 sampled every ``--rss-every`` turns: first, last, peak, least-squares slope in KB per turn, over
-the whole run and its second half), the store's size (database, WAL, shm, rows per table), wall
-times, fault and kill outcomes, and ``anomalies`` (a turn that used an unexpected number of
-requests, leftover scripted responses).
+the whole run and its second half; beside it the gc-tracked objects and ``sys.getallocatedblocks()``,
+which tell memory Python still holds from an allocator's high-water mark), the engine's CPU per turn
+early and late (a cost that grows with the history), the store's size (database, WAL, shm, rows
+per table), wall times, fault and kill outcomes, and ``anomalies`` (a turn that used an unexpected
+number of requests, with its error; leftover scripted responses).
 """
 
 from __future__ import annotations
@@ -392,6 +401,7 @@ class Record:
     rss: list[tuple[int, int]] = field(default_factory=list)
     mcp_rss: list[tuple[int, int]] = field(default_factory=list)
     objects: list[tuple[int, int]] = field(default_factory=list)
+    blocks: list[tuple[int, int]] = field(default_factory=list)  # sys.getallocatedblocks(): what Python still holds
 
     def watch(self, event: Any) -> None:
         kind = event.type
@@ -477,9 +487,11 @@ class InProcess:
             self.killed_in_flight = pid
 
     async def open(self) -> None:
+        import core
         from core.engine import ChatOptions, Engine
         from core.store import Store
 
+        self.args.code["imported_from"] = str(Path(core.__file__).parent.parent)
         engine = Engine(Store(self.home.db))
         opts = ChatOptions(provider=self.args.wire, model="soak-model", base_url=self.server.url_for(self.args.wire),
                            roster=str(self.home.roster), mcp_config=str(self.home.mcp), start_demo_servers=False)
@@ -626,14 +638,40 @@ class InProcess:
         if pid is not None and (kb := rss_kb(pid)) is not None:
             self.rec.mcp_rss.append((turn, kb))
         self.rec.objects.append((turn, len(gc.get_objects())))
+        self.rec.blocks.append((turn, sys.getallocatedblocks()))
 
 
 # --- phase 2: the real binary -----------------------------------------------------------------------
 
 
 def deferchat_command() -> list[str]:
-    exe = Path(sys.executable).with_name("deferchat")
-    return [str(exe)] if exe.exists() else [sys.executable, "-c", "from tui.main import main; main()"]
+    """The ``deferchat`` entry point (``tui.main:main``), from the code this run imports."""
+    return [sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())"]
+
+
+def snapshot(into: Path) -> Path:
+    """A copy of the packages (``core``, ``tui``) as they are now, put first on ``sys.path``, so
+    both phases run one version of the code: other people's edits to the working tree while the
+    soak runs cannot break it halfway (a half-written module is an ImportError in a new process)."""
+    src = into / "src"
+    for package in ("core", "tui"):
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    sys.path.insert(0, str(src))
+    return src
+
+
+def code_state() -> dict[str, Any]:
+    """Which code ran: the commit, and how many paths the working tree had changed."""
+    import subprocess
+
+    def git(*argv: str) -> str:
+        try:
+            return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"commit": git("rev-parse", "--short", "HEAD").strip() or None,
+            "uncommitted_paths": len([line for line in git("status", "--porcelain").splitlines() if line.strip()])}
 
 
 async def process_phase(args: argparse.Namespace, home: Home, server: Provider, rec: Record,
@@ -645,7 +683,7 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
     from core.providers.wirenames import encode
 
     env = {k: v for k, v in os.environ.items() if k not in DEVELOPER_ENV}
-    env.update(DEFERCHAT_HOME=str(home.path), TZ="UTC", PYTHONPATH=str(ROOT))
+    env.update(DEFERCHAT_HOME=str(home.path), TZ="UTC", PYTHONPATH=os.pathsep.join(args.code_path))
     flags = ["--first-byte-timeout", str(WAITS["first_byte"]), "--idle-timeout", str(WAITS["idle"]),
              "--connect-timeout", str(WAITS["connect"])]
     runs: list[dict[str, Any]] = []
@@ -707,8 +745,16 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
             rec.resends += 1
         log(f"process turn {n}/{args.process_turns}: " + ", ".join(f"exit {r['exit']} {r['seconds']:.1f}s"
                                                                    for r in runs if r["turn"] == turn))
-    if interrupted is not None:  # the last turn was killed: one more process finishes it
-        rec.anomalies.append({"turn": first_turn + args.process_turns, "what": "the run ended on a killed turn"})
+    if interrupted is not None:  # the last turn was killed: `deferchat resume` finishes it, as its owner would
+        turn = first_turn + args.process_turns
+        run = await one_process(args, [*deferchat_command(), "resume", chat_id, "--approve", "yes", "--json"],
+                                env, home, rec, turn, kill_call=None)
+        run.update(turn=turn, attempt="resume", requests=None, resumed=interrupted, fault=None)
+        runs.append(run)
+        rec.statuses[f"process:resume exit {run['exit']}"] += 1
+        if run["exit"] == 0:
+            rec.done_tokens.append(interrupted)
+        log(f"resume of the killed turn: exit {run['exit']} {run['seconds']:.1f}s")
     seconds = [r["seconds"] for r in runs]
     firsts = [r["first_event_s"] for r in runs if r["first_event_s"] is not None]
     return {"turns": args.process_turns, "turns_run": len({r["turn"] for r in runs}), "processes": len(runs),
@@ -887,6 +933,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--budget", type=float, default=560.0,
                    help="seconds of wall time after which no further process turn starts (the run stays bounded)")
     p.add_argument("--process-min", type=int, default=5, help="process turns that run whatever the budget says")
+    p.add_argument("--live-tree", action="store_true",
+                   help="run the working tree as it changes (default: a copy of core/ and tui/ made at the start)")
     p.add_argument("--keep", action="store_true", help="keep the temporary home (its path goes to stderr)")
     return p.parse_args(argv)
 
@@ -939,7 +987,7 @@ async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
         "config": {"wire": args.wire, "turns": args.turns, "fault_every": args.fault_every,
                    "kill_every": args.kill_every, "park_every": args.park_every,
                    "process_turns": args.process_turns, "waits_s": WAITS, "turn_timeout_s": args.turn_timeout,
-                   "python": sys.version.split()[0], "cpus": os.cpu_count()},
+                   "python": sys.version.split()[0], "cpus": os.cpu_count(), "code": args.code},
         "turns": {"sends": sum(rec.sends.values()), "resends": rec.resends, "resend_failed": rec.resend_failed,
                   "results": dict(rec.statuses), "store_turn_statuses": checks["turn_statuses"],
                   "open_turns_at_end": checks["open_turns"], "chat_status_at_end": checks["chat_status"],
@@ -964,6 +1012,10 @@ async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
                 "python_objects": {"first": rec.objects[0][1] if rec.objects else None,
                                    "last": rec.objects[-1][1] if rec.objects else None,
                                    "slope_per_turn": round(s, 1) if (s := slope(rec.objects)) is not None else None},
+                "python_allocated_blocks": {
+                    "first": rec.blocks[0][1] if rec.blocks else None,
+                    "last": rec.blocks[-1][1] if rec.blocks else None,
+                    "slope_per_turn": round(b, 1) if (b := slope(rec.blocks)) is not None else None},
                 "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "provider_process_mb": round(provider_rss_kb / 1024, 1)},
         "store": {"after_in_process_phase": store_after_in_process, "at_end": store_size(home),
@@ -993,7 +1045,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["DEFERCHAT_HOME"] = str(home.path)
     os.environ["TZ"] = "UTC"
     home.write()
-    log(f"home {home.path}")
+    args.code = code_state()
+    args.code_path = [str(ROOT)] if args.live_tree else [str(snapshot(tmp)), str(ROOT)]
+    args.code["snapshot"] = not args.live_tree
+    log(f"home {home.path}; code {args.code}")
     try:
         report = asyncio.run(soak(args, home))
     finally:
