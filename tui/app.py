@@ -31,9 +31,18 @@ from core.chat.retry import RetryPlan
 from core.display import safe
 from core.engine import ChatOptions, ChatSession, Engine
 from core.errors import UserFacingError
-from core.events import Event, TurnCompleted, TurnStarted
+from core.events import (
+    Event,
+    ModelTextDelta,
+    ToolApprovalRequired,
+    ToolApproved,
+    ToolDenied,
+    TurnCompleted,
+    TurnStarted,
+)
 from core.pipeline.approvals import ApprovalRequest, Decision, QueueApprover
 from core.store import ChatRow
+from tui.collector import Collector
 from tui.editor import edit_in, editor_command
 from tui.retry_status import RetryCountdown
 from tui.router import EventRouter
@@ -63,6 +72,16 @@ class EngineEvent(Message):
         super().__init__()
         self.event = event
         self.generation = generation
+        self.handled = False
+
+    def absorb(self, delta: ModelTextDelta) -> bool:
+        """Take in a text delta that came before this one was handled: a burst of tokens is one
+        message and one write to the answer, however fast the model sends (the app handles
+        each message in turn, and thousands of one-token messages would leave it behind)."""
+        if self.handled or not isinstance(self.event, ModelTextDelta) or self.event.chat_id != delta.chat_id:
+            return False
+        self.event = self.event.model_copy(update={"text": self.event.text + delta.text})
+        return True
 
 
 class ParkedAnswer:
@@ -166,6 +185,7 @@ class DeferchatApp(App[int]):
         self.approver = QueueApprover()
         self.generation = 0
         self.turn_running = False
+        self.collector = Collector()
         self.approval_queue: list[ApprovalView] = []
         self.status_text = ""
         self.terminal = TerminalSignals(self)
@@ -288,8 +308,14 @@ class DeferchatApp(App[int]):
         self.run_worker(self._switch(chat_id), group="session", exit_on_error=False)
 
     def _subscriber(self, generation: int) -> Callable[[Event], None]:
+        last: EngineEvent | None = None
+
         def deliver(event: Event) -> None:
-            self.post_message(EngineEvent(event, generation))
+            nonlocal last
+            if isinstance(event, ModelTextDelta) and last is not None and last.absorb(event):
+                return
+            last = EngineEvent(event, generation)
+            self.post_message(last)
 
         return deliver
 
@@ -334,6 +360,7 @@ class DeferchatApp(App[int]):
         self._restore_draft(session.chat_id)
         await self._present(session)
         self.set_status("")
+        self.collector.settle()  # what startup built is frozen for the collector (once)
         # a callable, not a coroutine: a worker cancelled before it starts leaves nothing unawaited
         self.run_worker(partial(self._approvals, self.approver, generation), group="approvals",
                         exit_on_error=False)
@@ -422,9 +449,14 @@ class DeferchatApp(App[int]):
                 log.exception("could not drop the unused chat")
 
     async def on_engine_event(self, message: EngineEvent) -> None:
+        message.handled = True  # a later delta is a message of its own now
         if message.generation != self.generation:
             return
         await self.router.handle(message.event)
+        if isinstance(message.event, (TurnCompleted, ToolApprovalRequired)):
+            self.collector.release()  # the turn is over, or waits for a person: nothing streams
+        elif isinstance(message.event, (ToolApproved, ToolDenied)) and self.turn_running:
+            self.collector.hold()
         if isinstance(message.event, (TurnStarted, TurnCompleted)) and self.session is not None:
             # the engine titles a chat from its first message (and the model may retitle it)
             self.header_bar.set_title(self.session.chat().title)
@@ -568,6 +600,7 @@ class DeferchatApp(App[int]):
 
     def _run_turn(self, work: Callable[[], Awaitable[Any]]) -> None:
         self.turn_running = True
+        self.collector.hold()  # no collector pause while the answer streams (tui/collector.py)
         self.refresh_bindings()  # the footer shows Stop
         self.set_status("Working\u2026 (Esc stops)")
         self.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)
@@ -588,6 +621,8 @@ class DeferchatApp(App[int]):
             self.turn_running = False
             self.refresh_bindings()
             self.set_status("")
+            if status is None:  # no turn.completed is coming to resume the collector
+                self.collector.release()
             self._after_turn(status)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -691,6 +726,7 @@ class DeferchatApp(App[int]):
 
     async def on_unmount(self) -> None:
         await self.close_session()
+        self.collector.close()
         self.terminal.restore()
 
     def action_new_chat(self) -> None:

@@ -150,3 +150,34 @@ async def test_paragraphs_of_an_answer_are_apart(engine: Any) -> None:
                                          row("Last words"))
             assert second - first == 2 and item - second == 2 and last - item == 2  # one blank line between
             assert not lines[first + 1].strip()
+
+
+async def test_a_long_answer_folds_its_start_while_streaming_and_unfolds_where_the_reader_is(engine: Any) -> None:
+    """Followed at its end, a long answer shows only its last screens (the early blocks hidden,
+    the title counting them), so each append lays out a bounded screen; scrolling up shows the
+    whole answer again with the block the reader was looking at where it was."""
+    from tui.widgets.chat_log import FOLD_BLOCKS
+
+    long_answer = markdown_answer(2500, seed=4)
+    with serve([{"parts": [{"markdown": 2500, "seed": 4}], "chunk_tokens": 3}]) as server:
+        app = make_app(engine, provider="openai-chat", model="m", base_url=server.url_for("openai-chat"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await opened(pilot)
+            await send(pilot, "the long one")
+            await until(pilot, lambda: (w := answer_widget(app)) is not None and w.folded > 0, timeout=30)
+            widget = answer_widget(app)
+            assert widget is not None and "earlier blocks folded" in str(widget.border_title)
+            await until(pilot, lambda: not app.turn_running, timeout=60)
+            await settled(pilot)
+            assert widget.source == long_answer
+            shown = [b for b in widget.children if b.display]
+            assert widget.folded > 0 and len(shown) <= FOLD_BLOCKS + 8
+            assert all(not b.display for b in list(widget.children)[:widget.folded])
+
+            first_shown = list(widget.children)[widget.folded]
+            before = first_shown.region.y
+            app.log_view.scroll_relative(y=-3, animate=False, immediate=True)  # the reader goes up
+            await pilot.pause(0.2)
+            assert widget.folded == 0 and all(b.display for b in widget.children)
+            assert str(widget.border_title) == "Assistant"
+            assert abs(first_shown.region.y - (before + 3)) <= 1  # the same block, 3 rows lower

@@ -73,9 +73,9 @@ async def open_chat(server: StreamingServer, wire: str, roster: str | None = Non
     return engine, session, events
 
 
-async def until(condition: Callable[[], object], timeout: float = 10.0) -> None:
+async def until(condition: Callable[[], object], within: float = 10.0) -> None:
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + within
     while not condition():
         assert loop.time() < deadline, f"timed out waiting for {condition}"
         await asyncio.sleep(0.01)
@@ -175,7 +175,7 @@ async def test_stop_while_a_read_runs_fails_it_as_stopped_and_answers_the_calls_
     both = {"parts": [{"tool": encode("notes.read"), "id": "call_read", "input": {"note_id": "n1"}},
                       {"tool": encode("notes.erase"), "id": "call_later", "input": {"note_id": "n2"}}]}
     with serve([both, NEXT]) as server:
-        engine, session, events = await open_chat(server, "openai-chat", roster)
+        engine, session, _ = await open_chat(server, "openai-chat", roster)
         slow = SlowTools(session.turns.tools)
         session.turns.tools = slow
         try:
@@ -219,7 +219,7 @@ async def test_stop_while_an_approval_waits_withdraws_it(home: Path, roster: str
 async def test_a_cancellation_that_is_not_a_stop_leaves_the_turn_open(home: Path) -> None:
     """The app closing mid-turn is a killed process: nothing is settled, the turn is resumable."""
     with serve([LONG]) as server:
-        engine, session, events = await open_chat(server, "openai-chat")
+        _, session, events = await open_chat(server, "openai-chat")
         try:
             turn = asyncio.create_task(session.send("long one"))
             await until(lambda: len(deltas(events)) > 50)

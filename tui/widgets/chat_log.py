@@ -25,6 +25,9 @@ from core.display import safe
 from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
 
 STREAM_INTERVAL = 1 / 15  # seconds between two renders of a streamed answer, at least
+STREAM_MOST = 1500  # characters one render of a streamed answer takes in, at most
+FOLD_BLOCKS = 16  # an answer showing more blocks than this, its reader at its end, folds the early ones
+FOLD_SCREENS = 1.5  # ... keeping at least this many screens of its end shown
 
 COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
 
@@ -61,33 +64,43 @@ class UserMessage(CopyMixin, Static):
 
 class PacedMarkdownStream(MarkdownStream):
     """Textual's ``MarkdownStream`` (fragments gathered while an append renders, then appended
-    as one), at most one append per ``interval``: each append lays the whole screen out again,
-    and a model that sends a token every few milliseconds would otherwise pay that per token."""
+    as one), paced: at most one append per ``interval``, of at most ``most`` characters.
 
-    def __init__(self, markdown_widget: Markdown, interval: float,
+    Each append lays the whole screen out again, so a model that sends a token every few
+    milliseconds would otherwise pay that per token; and an append's work (parsing, mounting
+    the new blocks, the next frame) grows with what it brings, so a burst (a fast provider, or
+    an app that fell behind) is shown in pieces a frame can carry, not in one long pause."""
+
+    def __init__(self, markdown_widget: Markdown, interval: float, most: int,
                  appended: Callable[[], None] | None = None) -> None:
         super().__init__(markdown_widget)
         self.interval = interval
+        self.most = most
         self.appended = appended or (lambda: None)
+
+    def _take(self) -> str:
+        pending = "".join(self._pending)
+        self._pending.clear()
+        if len(pending) > self.most:
+            self._pending.append(pending[self.most:])
+            return pending[:self.most]
+        self._new_markup.clear()
+        return pending
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         try:
             while await self._new_markup.wait():
                 started = loop.time()
-                new_markdown = "".join(self._pending)
-                self._pending.clear()
-                self._new_markup.clear()
-                await asyncio.shield(self.markdown_widget.append(new_markdown))
+                await asyncio.shield(self.markdown_widget.append(self._take()))
                 self.appended()
                 await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
         except asyncio.CancelledError:
-            pass  # stopped: what is still pending goes in below
-        new_markdown = "".join(self._pending)
-        self._pending.clear()
-        if new_markdown:
-            await self.markdown_widget.append(new_markdown)
+            pass  # stopped: what is still pending goes in below, piece by piece
+        while self._pending:
+            await self.markdown_widget.append(self._take())
             self.appended()
+            await asyncio.sleep(0)
 
 
 class AssistantMessage(CopyMixin, Markdown):
@@ -120,13 +133,14 @@ class AssistantMessage(CopyMixin, Markdown):
         self.item = item
         self.border_title = "Assistant"
         self._stream: MarkdownStream | None = None
+        self.folded = 0  # leading blocks hidden (fold)
 
     async def write(self, fragment: str) -> None:
         """Stream ``fragment`` in. Not named ``append``: the stream calls Markdown.append to
         show what it gathered, and an override would hand each fragment back to the stream
         (nothing shown, and the stream spinning until the message ends)."""
         if self._stream is None:
-            self._stream = PacedMarkdownStream(self, STREAM_INTERVAL, self.mark_edges)
+            self._stream = PacedMarkdownStream(self, STREAM_INTERVAL, STREAM_MOST, self._appended)
             self._stream.start()
         await self._stream.write(safe(fragment, multiline=True))
 
@@ -143,15 +157,59 @@ class AssistantMessage(CopyMixin, Markdown):
 
     async def show(self, text: str) -> None:
         """Set the whole (sanitised) text at once: a message that was not streamed."""
+        self.folded = 0
+        self.border_title = "Assistant"
         await self.update(text)
         self.mark_edges()
 
+    def _appended(self) -> None:
+        self.fold()
+        self.mark_edges()
+
     def mark_edges(self) -> None:
-        """Class the first and last blocks (DEFAULT_CSS above takes their outer margin away)."""
+        """Class the first and last shown blocks (DEFAULT_CSS above takes their outer margin away)."""
         blocks = list(self.children)
         for i, block in enumerate(blocks):
-            block.set_class(i == 0, "-first-block")
+            block.set_class(i == self.folded, "-first-block")
             block.set_class(i == len(blocks) - 1, "-last-block")
+
+    def fold(self) -> None:
+        """Hide (``display: none``) the early blocks of a long answer while its reader follows its
+        end, keeping the last ``FOLD_SCREENS`` screens shown.
+
+        The compositor lays out every shown widget of the screen on each append, and a long
+        answer is hundreds of them (a list item is four, a table cell one): folded, an append
+        costs what the tail costs, however long the answer grows. The title says how many
+        blocks are folded; scrolling up shows them again (:meth:`ChatLog.unfold`), with the
+        reader's place kept, as the log's own window of entries does."""
+        log = self.parent
+        if not isinstance(log, ChatLog) or log._anchor_released:
+            return
+        blocks = list(self.children)
+        if len(blocks) - self.folded <= FOLD_BLOCKS:
+            return
+        keep_lines = int(FOLD_SCREENS * max(log.size.height, 10))
+        lines, keep_from = 0, len(blocks)
+        while keep_from > self.folded and lines < keep_lines:
+            keep_from -= 1
+            lines += blocks[keep_from].outer_size.height + 1  # a block and the blank line below it
+        if keep_from - self.folded < FOLD_BLOCKS // 4:
+            return  # not worth a change yet
+        for block in blocks[self.folded:keep_from]:
+            block.display = False
+        self.folded = keep_from
+        self.border_title = f"Assistant \u00b7 \u25b2 {self.folded:,} earlier blocks folded (scroll up to show them)"
+        self.mark_edges()
+
+    def unfold(self) -> None:
+        """Show the folded blocks again."""
+        if not self.folded:
+            return
+        for block in list(self.children)[:self.folded]:
+            block.display = True
+        self.folded = 0
+        self.border_title = "Assistant"
+        self.mark_edges()
 
     @property
     def markdown(self) -> Markdown:
@@ -424,12 +482,24 @@ class ChatLog(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if self._anchor_released and new_value < old_value:
+            self.unfold()  # the reader goes up: a folded answer shows whole
         if self._lock.locked() or not self.is_mounted:
             return
         if new_value <= self.EDGE and self.start > 0 and new_value < old_value:
             self.run_worker(self.load_earlier(), group="log-window", exclusive=True)
         elif new_value >= self.max_scroll_y - self.EDGE and not self.shows_tail and new_value > old_value:
             self.run_worker(self.load_later(), group="log-window", exclusive=True)
+
+    def unfold(self) -> None:
+        """Show every folded answer whole (AssistantMessage.fold), the reader's place kept."""
+        for widget in self.children:
+            if isinstance(widget, AssistantMessage) and widget.folded:
+                blocks = widget.children
+                first_shown = blocks[widget.folded] if widget.folded < len(blocks) else None
+                offset = self._position_of(first_shown)  # where the reader sees it now
+                widget.unfold()
+                self._restore_position(first_shown, offset)
 
     # -- streaming ------------------------------------------------------------------------
     async def stream(self, item: AssistantItem, fragment: str) -> None:
