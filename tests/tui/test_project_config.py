@@ -77,7 +77,7 @@ async def test_not_now_opens_the_chat_without_the_server_and_nothing_runs(engine
     path, marker = project
     app = make_app(engine)
     async with app.run_test(size=(120, 40)) as pilot:
-        dialog = await the_dialog(pilot)
+        await the_dialog(pilot)
         text = dialog_text(app)
         assert app.session is None  # the chat waits for the answer: its servers have not started
         assert sys.executable in text and "env_report" in text  # the command it would run
