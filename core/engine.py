@@ -31,9 +31,16 @@ __all__ = ["ChatOptions", "ChatSession", "Engine", "ProviderFactory", "TurnResul
 class Engine:
     """Opens chats. One engine per process; it owns the store."""
 
-    def __init__(self, store: Store | None = None, settings: Settings | None = None, *,
-                 policy: Policy | None = None, provider_factory: ProviderFactory | None = None,
-                 estimator: TokenEstimator | None = None, demo_delay: float = 0.0):
+    def __init__(
+        self,
+        store: Store | None = None,
+        settings: Settings | None = None,
+        *,
+        policy: Policy | None = None,
+        provider_factory: ProviderFactory | None = None,
+        estimator: TokenEstimator | None = None,
+        demo_delay: float = 0.0,
+    ):
         self.settings = settings or load_settings()
         self.store = store or Store()
         self.policy = policy or load_policy(self.settings.policy_file)
@@ -47,9 +54,15 @@ class Engine:
         base_url = opts.base_url or (self.settings.base_url if provider == self.settings.provider else None)
         return provider, model, base_url
 
-    async def open_chat(self, chat_id: str | None = None, options: ChatOptions | None = None, *,
-                        approver: Approver | None = None, subscribers: Iterable[Subscriber] | None = None,
-                        record: str | None = None) -> ChatSession:
+    async def open_chat(
+        self,
+        chat_id: str | None = None,
+        options: ChatOptions | None = None,
+        *,
+        approver: Approver | None = None,
+        subscribers: Iterable[Subscriber] | None = None,
+        record: str | None = None,
+    ) -> ChatSession:
         """A new chat (``chat_id`` None) planned now, or an existing one with its pinned plan."""
         opts = options or ChatOptions()
         events = EventLog(self.store, subscribers or ())
@@ -63,10 +76,17 @@ class Engine:
                 if row is None:
                     raise UsageError(f"no chat {chat_id!r}; `deferchat chats list` shows them")
                 opened = await reopen(self, row, opts, events, servers)
-            session = ChatSession(store=self.store, events=events, servers=servers, opened=opened,
-                                  settings=self.settings, policy=self.policy,
-                                  approver=approver or FixedApprover(Decision.PARK), estimator=self.estimator,
-                                  record=record)
+            session = ChatSession(
+                store=self.store,
+                events=events,
+                servers=servers,
+                opened=opened,
+                settings=self.settings,
+                policy=self.policy,
+                approver=approver or FixedApprover(Decision.PARK),
+                estimator=self.estimator,
+                record=record,
+            )
         except BaseException:
             # A failed or cancelled open (quitting while servers start) must not leave MCP
             # servers running: close what was started, even under cancellation.

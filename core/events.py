@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -201,29 +201,27 @@ class TurnCompleted(_Event):
 
 
 Event = Annotated[
-    Union[
-        PlanEvent,
-        TurnStarted,
-        ModelTextDelta,
-        ModelText,
-        ModelToolUse,
-        ModelToolSearch,
-        ToolDiscovered,
-        ToolRequested,
-        ToolApprovalRequired,
-        ToolApproved,
-        ToolDenied,
-        ToolStarted,
-        ToolCompleted,
-        ToolFailed,
-        UsageEvent,
-        ServerStatus,
-        RosterChanged,
-        ChatTitled,
-        ProviderRetrying,
-        ErrorEvent,
-        TurnCompleted,
-    ],
+    PlanEvent
+    | TurnStarted
+    | ModelTextDelta
+    | ModelText
+    | ModelToolUse
+    | ModelToolSearch
+    | ToolDiscovered
+    | ToolRequested
+    | ToolApprovalRequired
+    | ToolApproved
+    | ToolDenied
+    | ToolStarted
+    | ToolCompleted
+    | ToolFailed
+    | UsageEvent
+    | ServerStatus
+    | RosterChanged
+    | ChatTitled
+    | ProviderRetrying
+    | ErrorEvent
+    | TurnCompleted,
     Field(discriminator="type"),
 ]
 

@@ -7,7 +7,7 @@ with "via tool.call", its status, arguments and result (from the invocation row)
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from core.roster.models import RosterPlan
@@ -17,7 +17,7 @@ from core.store import InvocationRow, Store
 def _when(ts: float | None) -> str:
     if not ts:
         return ""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -39,14 +39,18 @@ def chat_markdown(store: Store, chat_id: str) -> str:
     lines.append(f"- chat: `{chat.id}`  ")
     lines.append(f"- started: {_when(chat.created_at)}  ")
     lines.append(f"- provider: {chat.provider} · model: {chat.model}  ")
-    lines.append(f"- agent: {chat.agent_name}@{chat.agent_version} · strategy: {chat.strategy} "
-                 f"({chat.strategy_reason or 'no reason recorded'})  ")
+    lines.append(
+        f"- agent: {chat.agent_name}@{chat.agent_version} · strategy: {chat.strategy} "
+        f"({chat.strategy_reason or 'no reason recorded'})  "
+    )
     plan_json = store.plan_json(chat.plan_id) if chat.plan_id else None
     if plan_json:
         plan = RosterPlan.model_validate_json(plan_json)
-        lines.append(f"- plan (pinned): {plan.builder} · {len(plan.defined_tool_names)} defined "
-                     f"({plan.definition_tokens:,} tok) · {len(plan.deferred_tool_names)} deferred "
-                     f"({plan.index_tokens:,} tok) · {len(plan.skipped_tool_names)} skipped")
+        lines.append(
+            f"- plan (pinned): {plan.builder} · {len(plan.defined_tool_names)} defined "
+            f"({plan.definition_tokens:,} tok) · {len(plan.deferred_tool_names)} deferred "
+            f"({plan.index_tokens:,} tok) · {len(plan.skipped_tool_names)} skipped"
+        )
     lines.append("")
     messages = store.messages(chat_id)
     for i, m in enumerate(messages):
@@ -81,8 +85,14 @@ def _tool_lines(block: dict[str, Any], inv: InvocationRow | None) -> list[str]:
             args = json.loads(inv.arguments)
     status = inv.status if inv else "not run"
     code = f" · `{inv.error_code}`" if inv and inv.error_code else ""
-    out = [f"### Tool: `{name}`{via} — {status}{code}", "", "Arguments:", "",
-           _fence(json.dumps(args, indent=2, ensure_ascii=False), "json"), ""]
+    out = [
+        f"### Tool: `{name}`{via} — {status}{code}",
+        "",
+        "Arguments:",
+        "",
+        _fence(json.dumps(args, indent=2, ensure_ascii=False), "json"),
+        "",
+    ]
     if inv and inv.model_result:
         out += ["Result:", "", _fence(inv.model_result), ""]
     return out

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 DEFAULT_ROSTER = "production"
 
 
-def resolve_strategy_for(strategy: str, provider: str | None, model: str | None,
-                         base_url: str | None, settings: Settings) -> tuple[str, str]:
+def resolve_strategy_for(
+    strategy: str, provider: str | None, model: str | None, base_url: str | None, settings: Settings
+) -> tuple[str, str]:
     """The concrete strategy and a readable reason. ``auto`` dispatches on the genuine
     provider and model (seed 004's resolveDeferralStrategy), with the gateways, model-support
     rows and default provider of ``settings``: the ones the caller runs with, never reread."""
@@ -30,8 +31,13 @@ def resolve_strategy_for(strategy: str, provider: str | None, model: str | None,
         raise UsageError(f"unknown strategy {strategy!r}")
     from core.deferral.dispatch import resolve_strategy
 
-    resolution = resolve_strategy(provider or settings.default_provider(), model or "", base_url,
-                                  gateways=settings.anthropic_gateways, model_support=settings.model_support)
+    resolution = resolve_strategy(
+        provider or settings.default_provider(),
+        model or "",
+        base_url,
+        gateways=settings.anthropic_gateways,
+        model_support=settings.model_support,
+    )
     return resolution.strategy, resolution.reason
 
 
@@ -49,9 +55,16 @@ def merge_discovered(static: Sequence[ToolSpec], live: Sequence[ToolSpec]) -> li
     return [t for t in static if t.server not in live_servers] + list(live)
 
 
-def build_plan_input(*, roster: str | Roster | None, mcp_config: str | None, caps: Caps | None = None,
-                     policy: PolicyConfig | None = None, strategy: str = "wrapper", strategy_reason: str = "",
-                     on_event: Callable[[Any], None] | None = None) -> PlanInput:
+def build_plan_input(
+    *,
+    roster: str | Roster | None,
+    mcp_config: str | None,
+    caps: Caps | None = None,
+    policy: PolicyConfig | None = None,
+    strategy: str = "wrapper",
+    strategy_reason: str = "",
+    on_event: Callable[[Any], None] | None = None,
+) -> PlanInput:
     """Roster (named or file) plus live discovery from ``mcp_config``, merged.
 
     A live server replaces the roster's static tools for a server of the same name.
@@ -65,6 +78,13 @@ def build_plan_input(*, roster: str | Roster | None, mcp_config: str | None, cap
         found = discover_servers(mcp_config, on_event=on_event)
         discovered = merge_discovered(discovered, found.tools)
         rejected = tuple(found.rejected)  # listed but unusable: skipped in the plan, with reasons
-    return PlanInput(agent=r.agent, configured=r.configured, discovered=tuple(discovered), rejected=rejected,
-                     caps=caps or Caps(), policy=policy or PolicyConfig(), strategy=strategy,
-                     strategy_reason=strategy_reason)
+    return PlanInput(
+        agent=r.agent,
+        configured=r.configured,
+        discovered=tuple(discovered),
+        rejected=rejected,
+        caps=caps or Caps(),
+        policy=policy or PolicyConfig(),
+        strategy=strategy,
+        strategy_reason=strategy_reason,
+    )

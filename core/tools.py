@@ -139,8 +139,11 @@ class ToolSpec(BaseModel):
             return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
         from core.context.envelope import escape, escape_schema_text
 
-        return {"name": self.name, "description": escape(self.description),
-                "input_schema": escape_schema_text(self.input_schema)}
+        return {
+            "name": self.name,
+            "description": escape(self.description),
+            "input_schema": escape_schema_text(self.input_schema),
+        }
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> ToolSpec:
         copy = super().model_copy(update=update, deep=deep)
@@ -216,7 +219,9 @@ class ToolResult(BaseModel):
 
     @classmethod
     def of_json(cls, value: Any) -> ToolResult:
-        return cls(content=[{"type": "text", "text": json.dumps(value, ensure_ascii=False, indent=1)}], structured=value)
+        return cls(
+            content=[{"type": "text", "text": json.dumps(value, ensure_ascii=False, indent=1)}], structured=value
+        )
 
     def text(self) -> str:
         """A plain-text rendering of every block, for the model and for people."""
@@ -271,8 +276,12 @@ def classify_annotations(annotations: dict[str, Any] | None) -> tuple[SideEffect
     else:
         side_effect = SideEffect.NETWORK_WRITE if open_world else SideEffect.WORKSPACE_WRITE
     hints: dict[str, bool] = {}
-    for key, value in (("read_only", read_only), ("open_world", get("openWorldHint", "open_world_hint")),
-                       ("destructive", destructive), ("idempotent", idempotent)):
+    for key, value in (
+        ("read_only", read_only),
+        ("open_world", get("openWorldHint", "open_world_hint")),
+        ("destructive", destructive),
+        ("idempotent", idempotent),
+    ):
         if value is not None:
             hints[key] = bool(value)
     return side_effect, hints

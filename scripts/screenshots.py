@@ -146,8 +146,12 @@ async def chats(pilot: Any) -> None:
 
 SCENES: list[tuple[str, Scene, tuple[int, int], str]] = [
     ("01-new-chat", new_chat, (120, 40), "A new chat on the embedded default: 30 defined, 17 indexed, 0 skipped"),
-    ("02-inline-approval", inline_approval, (120, 40),
-     "Inline approval: the tool.call row is already start_call via tool.call"),
+    (
+        "02-inline-approval",
+        inline_approval,
+        (120, 40),
+        "Inline approval: the tool.call row is already start_call via tool.call",
+    ),
     ("03-call-done", call_done, (120, 40), "Approved: start_call (mcp.bland_call.start_call) via tool.call is done"),
     ("04-standup-done", standup_done, (120, 40), "A listed tool, then a deferred one through tool.call, expanded"),
     ("05-roster-filter", roster_filter, (120, 40), "The roster filtered to the tools this chat called"),

@@ -14,9 +14,16 @@ _EST = TokenEstimator()  # shared in-memory cache keeps the suite fast
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DEVELOPER_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
-                 "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
-                 "DEFERCHAT_DEMO_DB")
+DEVELOPER_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "DEFERCHAT_DEMO_DB",
+)
 """What a developer's environment may carry that would reach past a test's own home: the keys
 and endpoints the provider SDKs read, and the demo database's path. The ``home`` fixture and
 :func:`subprocess_env` drop them all, so a real key never reaches a test."""
@@ -31,27 +38,62 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def configured(name: str, side_effect: SideEffect = SideEffect.WORKSPACE_WRITE, description: str = "",
-               params: dict | None = None, required: tuple[str, ...] = ()) -> ToolSpec:
-    return ToolSpec(name=name, description=description or f"Do {name}.", origin=Origin.CONFIGURED,
-                    side_effect=side_effect,
-                    input_schema={"type": "object", "properties": params or {}, "required": list(required)})
+def configured(
+    name: str,
+    side_effect: SideEffect = SideEffect.WORKSPACE_WRITE,
+    description: str = "",
+    params: dict | None = None,
+    required: tuple[str, ...] = (),
+) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=description or f"Do {name}.",
+        origin=Origin.CONFIGURED,
+        side_effect=side_effect,
+        input_schema={"type": "object", "properties": params or {}, "required": list(required)},
+    )
 
 
-def discovered(server: str, tool: str, side_effect: SideEffect = SideEffect.NETWORK_WRITE,
-               description: str = "", params: dict | None = None) -> ToolSpec:
-    return ToolSpec(name=f"mcp.{server}.{tool}", description=description or f"{tool} on {server}.",
-                    origin=Origin.DISCOVERED, server=server, side_effect=side_effect, remote_name=tool,
-                    input_schema={"type": "object", "properties": params or {}})
+def discovered(
+    server: str,
+    tool: str,
+    side_effect: SideEffect = SideEffect.NETWORK_WRITE,
+    description: str = "",
+    params: dict | None = None,
+) -> ToolSpec:
+    return ToolSpec(
+        name=f"mcp.{server}.{tool}",
+        description=description or f"{tool} on {server}.",
+        origin=Origin.DISCOVERED,
+        server=server,
+        side_effect=side_effect,
+        remote_name=tool,
+        input_schema={"type": "object", "properties": params or {}},
+    )
 
 
-def plan(configured_tools=(), discovered_tools=(), *, deferred=(), caps: Caps | None = None,
-         policy: PolicyConfig | None = None, strategy: str = "wrapper", can_defer: bool = True, controls=(),
-         estimator: TokenEstimator | None = None):
-    inp = PlanInput(agent=AgentConfig(name="t", version="1", deferred=tuple(deferred), can_defer=can_defer,
-                                      controls=tuple(controls)),
-                    configured=tuple(configured_tools), discovered=tuple(discovered_tools),
-                    caps=caps or Caps(), policy=policy or PolicyConfig(), strategy=strategy)
+def plan(
+    configured_tools=(),
+    discovered_tools=(),
+    *,
+    deferred=(),
+    caps: Caps | None = None,
+    policy: PolicyConfig | None = None,
+    strategy: str = "wrapper",
+    can_defer: bool = True,
+    controls=(),
+    estimator: TokenEstimator | None = None,
+):
+    inp = PlanInput(
+        agent=AgentConfig(
+            name="t", version="1", deferred=tuple(deferred), can_defer=can_defer, controls=tuple(controls)
+        ),
+        configured=tuple(configured_tools),
+        discovered=tuple(discovered_tools),
+        caps=caps or Caps(),
+        policy=policy or PolicyConfig(),
+        strategy=strategy,
+    )
     return plan_roster(inp, estimator or _EST)
 
 

@@ -143,8 +143,9 @@ def sse_response(body: bytes | str, status: int = 200, headers: dict[str, str] |
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> httpx2.Response:
-    return httpx2.Response(status, headers={"content-type": "application/json", **(headers or {})},
-                           content=json.dumps(body).encode())
+    return httpx2.Response(
+        status, headers={"content-type": "application/json", **(headers or {})}, content=json.dumps(body).encode()
+    )
 
 
 def cassette_response(interaction: dict[str, Any], mapping: dict[str, str] | None = None) -> httpx2.Response:

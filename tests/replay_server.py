@@ -40,10 +40,14 @@ class ReplayServer:
             def do_POST(self) -> None:  # http.server calls it by this name
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 with replay._lock:
-                    replay.requests.append({"path": self.path, "headers": dict(self.headers),
-                                            "body": json.loads(body or b"{}")})
-                    status, content_type, payload = (replay.responses.pop(0) if replay.responses
-                                                     else (500, "application/json", b'{"error": "no more replies"}'))
+                    replay.requests.append(
+                        {"path": self.path, "headers": dict(self.headers), "body": json.loads(body or b"{}")}
+                    )
+                    status, content_type, payload = (
+                        replay.responses.pop(0)
+                        if replay.responses
+                        else (500, "application/json", b'{"error": "no more replies"}')
+                    )
                 self.send_response(status)
                 self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(payload)))

@@ -107,8 +107,13 @@ from typing import IO, Any, ClassVar
 HOST = "127.0.0.1"
 FOREVER = "forever"
 WIRES = ("anthropic", "openai-chat", "openai")
-_ALIASES = {"anthropic": "anthropic", "openai-chat": "openai-chat", "chat": "openai-chat",
-            "openai": "openai", "responses": "openai"}
+_ALIASES = {
+    "anthropic": "anthropic",
+    "openai-chat": "openai-chat",
+    "chat": "openai-chat",
+    "openai": "openai",
+    "responses": "openai",
+}
 DEFAULT_TIMEOUT = 60.0  # in-process servers; the command line's default is DEFAULT_PROCESS_TIMEOUT
 DEFAULT_PROCESS_TIMEOUT = 900.0
 _MAX_HEAD = 64 * 1024
@@ -173,10 +178,28 @@ class Script:
     repeat: bool = False
 
 
-_RESPONSE_KEYS = {"parts", "chunk_delay", "first_byte_delay", "stall_after_chunks", "stall_seconds",
-                  "cut_after_chunks", "end_after_chunks", "error_after_chunks", "error_status", "malformed",
-                  "malformed_after_chunks", "status", "retry_after", "headers", "usage", "stop_reason",
-                  "chunk_chars", "chunk_tokens", "args_chunk_chars", "comment"}
+_RESPONSE_KEYS = {
+    "parts",
+    "chunk_delay",
+    "first_byte_delay",
+    "stall_after_chunks",
+    "stall_seconds",
+    "cut_after_chunks",
+    "end_after_chunks",
+    "error_after_chunks",
+    "error_status",
+    "malformed",
+    "malformed_after_chunks",
+    "status",
+    "retry_after",
+    "headers",
+    "usage",
+    "stop_reason",
+    "chunk_chars",
+    "chunk_tokens",
+    "args_chunk_chars",
+    "comment",
+}
 _USAGE_KEYS = {"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
 _MALFORMED = {"invalid_json", "missing_field", "no_choices"}
 _STOP_REASONS = {"end_turn", "tool_use", "max_tokens"}
@@ -223,22 +246,32 @@ def parse_part(where: str, data: Any) -> Part:
         _check_keys(where, data, {"text", "chunk_chars", "chunk_tokens"})
         if not isinstance(data["text"], str):
             raise ValueError(f"{where}: text must be a string")
-        return TextPart(data["text"], _size(f"{where}.chunk_chars", data.get("chunk_chars")),
-                        _size(f"{where}.chunk_tokens", data.get("chunk_tokens")))
+        return TextPart(
+            data["text"],
+            _size(f"{where}.chunk_chars", data.get("chunk_chars")),
+            _size(f"{where}.chunk_tokens", data.get("chunk_tokens")),
+        )
     if "markdown" in data:
         _check_keys(where, data, {"markdown", "seed", "chunk_chars", "chunk_tokens"})
         tokens = _size(f"{where}.markdown", data["markdown"]) or 1
-        return TextPart(markdown_answer(tokens, seed=int(data.get("seed", 0))),
-                        _size(f"{where}.chunk_chars", data.get("chunk_chars")),
-                        _size(f"{where}.chunk_tokens", data.get("chunk_tokens")))
+        return TextPart(
+            markdown_answer(tokens, seed=int(data.get("seed", 0))),
+            _size(f"{where}.chunk_chars", data.get("chunk_chars")),
+            _size(f"{where}.chunk_tokens", data.get("chunk_tokens")),
+        )
     if "tool" in data:
         _check_keys(where, data, {"tool", "input", "arguments", "id", "chunk_chars"})
         if not isinstance(data["tool"], str) or not data["tool"]:
             raise ValueError(f"{where}: tool must be a non-empty name")
         if data.get("arguments") is not None and not isinstance(data["arguments"], str):
             raise ValueError(f"{where}: arguments is the raw argument string")
-        return ToolPart(data["tool"], data.get("input"), data.get("arguments"), data.get("id"),
-                        _size(f"{where}.chunk_chars", data.get("chunk_chars")))
+        return ToolPart(
+            data["tool"],
+            data.get("input"),
+            data.get("arguments"),
+            data.get("id"),
+            _size(f"{where}.chunk_chars", data.get("chunk_chars")),
+        )
     raise ValueError(f"{where}: a part has 'text', 'markdown' or 'tool'")
 
 
@@ -305,8 +338,10 @@ def parse_script(data: Any) -> Script:
     responses = data.get("responses")
     if not isinstance(responses, list):
         raise ValueError("script.responses: expected a list")
-    return Script(tuple(parse_response(f"responses[{i}]", r) for i, r in enumerate(responses)),
-                  repeat=bool(data.get("repeat", False)))
+    return Script(
+        tuple(parse_response(f"responses[{i}]", r) for i, r in enumerate(responses)),
+        repeat=bool(data.get("repeat", False)),
+    )
 
 
 def load_script(path: str | Path) -> Script:
@@ -322,7 +357,7 @@ def tokens(text: str) -> list[str]:
     """Whitespace-delimited tokens, each with the whitespace before it (as model tokens carry
     their leading space); trailing whitespace joins the last token. ``"".join`` gives ``text``."""
     found = _TOKEN.findall(text)
-    rest = text[sum(len(t) for t in found):]
+    rest = text[sum(len(t) for t in found) :]
     if rest:
         if found:
             found[-1] += rest
@@ -336,10 +371,10 @@ def split_text(text: str, *, chunk_chars: int | None = None, chunk_tokens: int |
     if not text:
         return []
     if chunk_chars:
-        return [text[i:i + chunk_chars] for i in range(0, len(text), chunk_chars)]
+        return [text[i : i + chunk_chars] for i in range(0, len(text), chunk_chars)]
     toks = tokens(text)
     n = chunk_tokens or 1
-    return ["".join(toks[i:i + n]) for i in range(0, len(toks), n)]
+    return ["".join(toks[i : i + n]) for i in range(0, len(toks), n)]
 
 
 def _pieces(response: Response, part: Part) -> list[str]:
@@ -352,25 +387,114 @@ def _pieces(response: Response, part: Part) -> list[str]:
 
 # --- a long realistic Markdown answer --------------------------------------------------------------
 
-_WORDS = ("the", "request", "model", "stream", "server", "client", "token", "latency", "buffer", "render",
-          "answer", "window", "cache", "prompt", "tool", "deferred", "roster", "planner", "index", "schema",
-          "event", "loop", "widget", "terminal", "message", "budget", "provider", "session", "history",
-          "retry", "timeout", "chunk", "parser", "result", "approval", "search", "definition", "policy",
-          "measured", "stable", "quickly", "carefully", "every", "second", "through", "before", "after",
-          "without", "against", "because", "while", "which", "keeps", "sends", "reads", "waits", "writes",
-          "shows", "marks", "loads", "grows", "and", "or", "of", "to", "in", "on", "with", "a", "is", "are")
-_TOPICS = ("Streaming the answer", "How the cache behaves", "Tools that wait", "Measuring latency",
-           "When the server stalls", "Rendering Markdown", "The deferred index", "Retries and backoff",
-           "Keeping history valid", "Approvals", "What the roster shows", "Closing notes")
+_WORDS = (
+    "the",
+    "request",
+    "model",
+    "stream",
+    "server",
+    "client",
+    "token",
+    "latency",
+    "buffer",
+    "render",
+    "answer",
+    "window",
+    "cache",
+    "prompt",
+    "tool",
+    "deferred",
+    "roster",
+    "planner",
+    "index",
+    "schema",
+    "event",
+    "loop",
+    "widget",
+    "terminal",
+    "message",
+    "budget",
+    "provider",
+    "session",
+    "history",
+    "retry",
+    "timeout",
+    "chunk",
+    "parser",
+    "result",
+    "approval",
+    "search",
+    "definition",
+    "policy",
+    "measured",
+    "stable",
+    "quickly",
+    "carefully",
+    "every",
+    "second",
+    "through",
+    "before",
+    "after",
+    "without",
+    "against",
+    "because",
+    "while",
+    "which",
+    "keeps",
+    "sends",
+    "reads",
+    "waits",
+    "writes",
+    "shows",
+    "marks",
+    "loads",
+    "grows",
+    "and",
+    "or",
+    "of",
+    "to",
+    "in",
+    "on",
+    "with",
+    "a",
+    "is",
+    "are",
+)
+_TOPICS = (
+    "Streaming the answer",
+    "How the cache behaves",
+    "Tools that wait",
+    "Measuring latency",
+    "When the server stalls",
+    "Rendering Markdown",
+    "The deferred index",
+    "Retries and backoff",
+    "Keeping history valid",
+    "Approvals",
+    "What the roster shows",
+    "Closing notes",
+)
 _CODE = (
-    ("python", ["async def stream(client, request):", "    async with client.stream(request) as events:",
-                "        async for event in events:", "            if event.kind == \"text_delta\":",
-                "                yield event.text", "    # the stream closes here, even on error"]),
-    ("bash", ["python -m tests.streaming_server --port 0 --script answer.json &",
-              "deferchat ask --provider openai-chat --base-url http://127.0.0.1:$PORT/v1 \"hello\"",
-              "kill %1"]),
-    ("json", ["{", "  \"responses\": [", "    {\"parts\": [{\"markdown\": 4000}], \"chunk_delay\": 0.005}",
-              "  ]", "}"]),
+    (
+        "python",
+        [
+            "async def stream(client, request):",
+            "    async with client.stream(request) as events:",
+            "        async for event in events:",
+            '            if event.kind == "text_delta":',
+            "                yield event.text",
+            "    # the stream closes here, even on error",
+        ],
+    ),
+    (
+        "bash",
+        [
+            "python -m tests.streaming_server --port 0 --script answer.json &",
+            'deferchat ask --provider openai-chat --base-url http://127.0.0.1:$PORT/v1 "hello"',
+            "kill %1",
+        ],
+    ),
+    ("json", ["{", '  "responses": [', '    {"parts": [{"markdown": 4000}], "chunk_delay": 0.005}', "  ]", "}"]),
 )
 
 
@@ -397,8 +521,10 @@ def _block(rng: random.Random, kind: int, index: int) -> str:
         return "\n".join(f"{i}. {_sentence(rng)}" for i in range(1, rng.randint(4, 7)))
     if kind == 3:
         rows = ["| Step | What happens | Time (ms) |", "|---|---|---:|"]
-        rows += [f"| {i} | {' '.join(rng.choice(_WORDS) for _ in range(5))} | {rng.randint(1, 900)} |"
-                 for i in range(1, rng.randint(4, 8))]
+        rows += [
+            f"| {i} | {' '.join(rng.choice(_WORDS) for _ in range(5))} | {rng.randint(1, 900)} |"
+            for i in range(1, rng.randint(4, 8))
+        ]
         return "\n".join(rows)
     lang, lines = _CODE[index % len(_CODE)]
     return "\n".join([f"```{lang}", *lines, "```"])
@@ -417,7 +543,7 @@ def markdown_answer(tokens: int = 4000, *, seed: int = 0) -> str:
     while count < tokens:
         blocks.append(f"## {section + 1}. {_TOPICS[section % len(_TOPICS)]}")
         count += len(blocks[-1].split())
-        for k in kinds[section % 3:] + kinds[:section % 3]:
+        for k in kinds[section % 3 :] + kinds[: section % 3]:
             if count >= tokens:
                 break
             blocks.append(_block(rng, k, section))
@@ -443,12 +569,23 @@ def _sse(event: str | None, data: Any) -> bytes:
     return f"{head}data: {payload}\n\n".encode()
 
 
-_ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                     404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-                     500: "api_error", 529: "overloaded_error"}
-_OPENAI_ERRORS = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"),
-                  403: ("invalid_request_error", None), 404: ("invalid_request_error", "model_not_found"),
-                  429: ("requests", "rate_limit_exceeded")}
+_ANTHROPIC_ERRORS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_OPENAI_ERRORS = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
 
 
 def error_body(wire: str, status: int, message: str | None = None) -> dict[str, Any]:
@@ -485,11 +622,16 @@ class _Ctx:
 
     def usage(self) -> dict[str, int]:
         u = self.response.usage
-        out_default = sum(len(tokens(p.text)) if isinstance(p, TextPart) else max(1, len(p.argument_text) // 4)
-                          for p in self.response.parts)
-        return {"input_tokens": u.get("input_tokens", 100), "output_tokens": u.get("output_tokens", out_default),
-                "cache_read_input_tokens": u.get("cache_read_input_tokens", 0),
-                "cache_creation_input_tokens": u.get("cache_creation_input_tokens", 0)}
+        out_default = sum(
+            len(tokens(p.text)) if isinstance(p, TextPart) else max(1, len(p.argument_text) // 4)
+            for p in self.response.parts
+        )
+        return {
+            "input_tokens": u.get("input_tokens", 100),
+            "output_tokens": u.get("output_tokens", out_default),
+            "cache_read_input_tokens": u.get("cache_read_input_tokens", 0),
+            "cache_creation_input_tokens": u.get("cache_creation_input_tokens", 0),
+        }
 
     def openai_prompt(self) -> tuple[int, int, int]:
         """(prompt tokens including cached, cached, output) in OpenAI's terms."""
@@ -524,12 +666,23 @@ class AnthropicWire(Wire):
 
     def _message(self, ctx: _Ctx, content: list[dict[str, Any]], *, done: bool) -> dict[str, Any]:
         u = ctx.usage()
-        usage = {"input_tokens": u["input_tokens"], "cache_creation_input_tokens": u["cache_creation_input_tokens"],
-                 "cache_read_input_tokens": u["cache_read_input_tokens"],
-                 "output_tokens": u["output_tokens"] if done else 1, "service_tier": "standard"}
-        return {"model": ctx.model, "id": f"msg_{ctx.n:04d}", "type": "message", "role": "assistant",
-                "content": content, "stop_reason": ctx.stop if done else None, "stop_sequence": None,
-                "usage": usage}
+        usage = {
+            "input_tokens": u["input_tokens"],
+            "cache_creation_input_tokens": u["cache_creation_input_tokens"],
+            "cache_read_input_tokens": u["cache_read_input_tokens"],
+            "output_tokens": u["output_tokens"] if done else 1,
+            "service_tier": "standard",
+        }
+        return {
+            "model": ctx.model,
+            "id": f"msg_{ctx.n:04d}",
+            "type": "message",
+            "role": "assistant",
+            "content": content,
+            "stop_reason": ctx.stop if done else None,
+            "stop_sequence": None,
+            "usage": usage,
+        }
 
     def _blocks(self, ctx: _Ctx) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -541,40 +694,77 @@ class AnthropicWire(Wire):
                     tool_input = json.loads(part.argument_text)
                 except ValueError:
                     tool_input = {}
-                out.append({"type": "tool_use", "id": ctx.tool_id(part, i, "toolu"), "name": part.name,
-                            "input": tool_input})
+                out.append(
+                    {"type": "tool_use", "id": ctx.tool_id(part, i, "toolu"), "name": part.name, "input": tool_input}
+                )
         return out
 
     def body(self, ctx: _Ctx) -> dict[str, Any]:
         return self._message(ctx, self._blocks(ctx), done=True)
 
     def frames(self, ctx: _Ctx) -> list[Frame]:
-        frames = [Frame(_sse("message_start", {"type": "message_start",
-                                               "message": self._message(ctx, [], done=False)}))]
+        frames = [
+            Frame(_sse("message_start", {"type": "message_start", "message": self._message(ctx, [], done=False)}))
+        ]
         for index, part in enumerate(ctx.response.parts):
             if isinstance(part, TextPart):
                 block: dict[str, Any] = {"type": "text", "text": ""}
             else:
                 block = {"type": "tool_use", "id": ctx.tool_id(part, index, "toolu"), "name": part.name, "input": {}}
-            frames.append(Frame(_sse("content_block_start",
-                                     {"type": "content_block_start", "index": index, "content_block": block})))
+            frames.append(
+                Frame(
+                    _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+                )
+            )
             if index == 0:
                 frames.append(Frame(_sse("ping", {"type": "ping"})))
             if isinstance(part, ToolPart):
-                frames.append(Frame(_sse("content_block_delta", {
-                    "type": "content_block_delta", "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": ""}})))
+                frames.append(
+                    Frame(
+                        _sse(
+                            "content_block_delta",
+                            {
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": ""},
+                            },
+                        )
+                    )
+                )
             for piece in _pieces(ctx.response, part):
-                delta = ({"type": "text_delta", "text": piece} if isinstance(part, TextPart)
-                         else {"type": "input_json_delta", "partial_json": piece})
-                frames.append(Frame(_sse("content_block_delta",
-                                         {"type": "content_block_delta", "index": index, "delta": delta}), delta=True))
+                delta = (
+                    {"type": "text_delta", "text": piece}
+                    if isinstance(part, TextPart)
+                    else {"type": "input_json_delta", "partial_json": piece}
+                )
+                frames.append(
+                    Frame(
+                        _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+                        delta=True,
+                    )
+                )
             frames.append(Frame(_sse("content_block_stop", {"type": "content_block_stop", "index": index})))
         u = ctx.usage()
-        frames.append(Frame(_sse("message_delta", {
-            "type": "message_delta", "delta": {"stop_reason": ctx.stop, "stop_sequence": None},
-            "usage": {k: u[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                                        "output_tokens")}})))
+        frames.append(
+            Frame(
+                _sse(
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": ctx.stop, "stop_sequence": None},
+                        "usage": {
+                            k: u[k]
+                            for k in (
+                                "input_tokens",
+                                "cache_creation_input_tokens",
+                                "cache_read_input_tokens",
+                                "output_tokens",
+                            )
+                        },
+                    },
+                )
+            )
+        )
         frames.append(Frame(_sse("message_stop", {"type": "message_stop"})))
         return frames
 
@@ -593,9 +783,14 @@ class OpenAIChatWire(Wire):
     _FINISH: ClassVar[dict[str, str]] = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
 
     def _chunk(self, ctx: _Ctx, choices: list[dict[str, Any]], usage: Any = None) -> dict[str, Any]:
-        chunk: dict[str, Any] = {"id": f"chatcmpl-{ctx.n:04d}", "object": "chat.completion.chunk",
-                                 "created": 1_700_000_000 + ctx.n, "model": ctx.model,
-                                 "system_fingerprint": "fp_streaming_server", "choices": choices}
+        chunk: dict[str, Any] = {
+            "id": f"chatcmpl-{ctx.n:04d}",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000 + ctx.n,
+            "model": ctx.model,
+            "system_fingerprint": "fp_streaming_server",
+            "choices": choices,
+        }
         if ctx.include_usage:
             chunk["usage"] = usage
         return chunk
@@ -606,10 +801,18 @@ class OpenAIChatWire(Wire):
 
     def _usage(self, ctx: _Ctx) -> dict[str, Any]:
         prompt, cached, output = ctx.openai_prompt()
-        return {"prompt_tokens": prompt, "completion_tokens": output, "total_tokens": prompt + output,
-                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
-                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                              "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": output,
+            "total_tokens": prompt + output,
+            "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
 
     def frames(self, ctx: _Ctx) -> list[Frame]:
         frames = [self._delta(ctx, {"role": "assistant", "content": "", "refusal": None})]
@@ -619,11 +822,27 @@ class OpenAIChatWire(Wire):
             if isinstance(part, TextPart):
                 frames += [Frame(self._delta(ctx, {"content": p}).data, delta=True) for p in pieces]
                 continue
-            frames.append(self._delta(ctx, {"tool_calls": [{
-                "index": call, "id": ctx.tool_id(part, i, "call"), "type": "function",
-                "function": {"name": part.name, "arguments": ""}}]}))
-            frames += [Frame(self._delta(ctx, {"tool_calls": [{"index": call, "function": {"arguments": p}}]}).data,
-                             delta=True) for p in pieces]
+            frames.append(
+                self._delta(
+                    ctx,
+                    {
+                        "tool_calls": [
+                            {
+                                "index": call,
+                                "id": ctx.tool_id(part, i, "call"),
+                                "type": "function",
+                                "function": {"name": part.name, "arguments": ""},
+                            }
+                        ]
+                    },
+                )
+            )
+            frames += [
+                Frame(
+                    self._delta(ctx, {"tool_calls": [{"index": call, "function": {"arguments": p}}]}).data, delta=True
+                )
+                for p in pieces
+            ]
             call += 1
         frames.append(self._delta(ctx, {}, self._FINISH[ctx.stop]))
         if ctx.include_usage:
@@ -633,18 +852,32 @@ class OpenAIChatWire(Wire):
 
     def body(self, ctx: _Ctx) -> dict[str, Any]:
         texts = [p.text for p in ctx.response.parts if isinstance(p, TextPart)]
-        calls = [{"id": ctx.tool_id(p, i, "call"), "type": "function",
-                  "function": {"name": p.name, "arguments": p.argument_text}}
-                 for i, p in enumerate(ctx.response.parts) if isinstance(p, ToolPart)]
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None,
-                                   "refusal": None, "annotations": []}
+        calls = [
+            {
+                "id": ctx.tool_id(p, i, "call"),
+                "type": "function",
+                "function": {"name": p.name, "arguments": p.argument_text},
+            }
+            for i, p in enumerate(ctx.response.parts)
+            if isinstance(p, ToolPart)
+        ]
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(texts) if texts else None,
+            "refusal": None,
+            "annotations": [],
+        }
         if calls:
             message["tool_calls"] = calls
-        return {"id": f"chatcmpl-{ctx.n:04d}", "object": "chat.completion", "created": 1_700_000_000 + ctx.n,
-                "model": ctx.model, "system_fingerprint": "fp_streaming_server",
-                "choices": [{"index": 0, "message": message, "logprobs": None,
-                             "finish_reason": self._FINISH[ctx.stop]}],
-                "usage": self._usage(ctx)}
+        return {
+            "id": f"chatcmpl-{ctx.n:04d}",
+            "object": "chat.completion",
+            "created": 1_700_000_000 + ctx.n,
+            "model": ctx.model,
+            "system_fingerprint": "fp_streaming_server",
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": self._FINISH[ctx.stop]}],
+            "usage": self._usage(ctx),
+        }
 
     def error_frames(self, ctx: _Ctx, status: int) -> list[Frame]:
         return [Frame(_sse(None, error_body(self.name, status, "streaming_server: scripted error event")))]
@@ -664,33 +897,69 @@ class OpenAIResponsesWire(Wire):
         items: list[dict[str, Any]] = []
         for i, part in enumerate(ctx.response.parts):
             if isinstance(part, TextPart):
-                items.append({"id": f"msg_{ctx.n:04d}_{i}", "type": "message", "status": "completed",
-                              "content": [{"type": "output_text", "annotations": [], "logprobs": [],
-                                           "text": part.text}], "role": "assistant"})
+                items.append(
+                    {
+                        "id": f"msg_{ctx.n:04d}_{i}",
+                        "type": "message",
+                        "status": "completed",
+                        "content": [{"type": "output_text", "annotations": [], "logprobs": [], "text": part.text}],
+                        "role": "assistant",
+                    }
+                )
             else:
-                items.append({"id": f"fc_{ctx.n:04d}_{i}", "type": "function_call", "status": "completed",
-                              "arguments": part.argument_text, "call_id": ctx.tool_id(part, i, "call"),
-                              "name": part.name})
+                items.append(
+                    {
+                        "id": f"fc_{ctx.n:04d}_{i}",
+                        "type": "function_call",
+                        "status": "completed",
+                        "arguments": part.argument_text,
+                        "call_id": ctx.tool_id(part, i, "call"),
+                        "name": part.name,
+                    }
+                )
         return items
 
     def _response(self, ctx: _Ctx, output: list[dict[str, Any]], status: str) -> dict[str, Any]:
         usage = None
         if status in ("completed", "incomplete"):
             prompt, cached, out = ctx.openai_prompt()
-            usage = {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached},
-                     "output_tokens": out, "output_tokens_details": {"reasoning_tokens": 0},
-                     "total_tokens": prompt + out}
+            usage = {
+                "input_tokens": prompt,
+                "input_tokens_details": {"cached_tokens": cached},
+                "output_tokens": out,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": prompt + out,
+            }
         incomplete = {"reason": "max_output_tokens"} if status == "incomplete" else None
         done = status in ("completed", "incomplete", "failed")
-        return {"id": f"resp_{ctx.n:04d}", "object": "response", "created_at": 1_700_000_000 + ctx.n,
-                "completed_at": 1_700_000_001 + ctx.n if done else None, "status": status, "background": False,
-                "error": None, "incomplete_details": incomplete,
-                "instructions": None, "max_output_tokens": None, "model": ctx.model, "output": output,
-                "parallel_tool_calls": True, "previous_response_id": None, "reasoning": {"effort": None,
-                                                                                          "summary": None},
-                "service_tier": "default", "store": False, "temperature": 1.0,
-                "text": {"format": {"type": "text"}, "verbosity": "medium"}, "tool_choice": "auto", "tools": [],
-                "top_p": 1.0, "truncation": "disabled", "usage": usage, "user": None, "metadata": {}}
+        return {
+            "id": f"resp_{ctx.n:04d}",
+            "object": "response",
+            "created_at": 1_700_000_000 + ctx.n,
+            "completed_at": 1_700_000_001 + ctx.n if done else None,
+            "status": status,
+            "background": False,
+            "error": None,
+            "incomplete_details": incomplete,
+            "instructions": None,
+            "max_output_tokens": None,
+            "model": ctx.model,
+            "output": output,
+            "parallel_tool_calls": True,
+            "previous_response_id": None,
+            "reasoning": {"effort": None, "summary": None},
+            "service_tier": "default",
+            "store": False,
+            "temperature": 1.0,
+            "text": {"format": {"type": "text"}, "verbosity": "medium"},
+            "tool_choice": "auto",
+            "tools": [],
+            "top_p": 1.0,
+            "truncation": "disabled",
+            "usage": usage,
+            "user": None,
+            "metadata": {},
+        }
 
     def _final_status(self, ctx: _Ctx) -> str:
         return "incomplete" if ctx.stop == "max_tokens" else "completed"
@@ -702,30 +971,48 @@ class OpenAIResponsesWire(Wire):
         return Frame(_sse(kind, {"type": kind, **fields, "sequence_number": ctx.next_seq()}), delta=is_delta)
 
     def frames(self, ctx: _Ctx) -> list[Frame]:
-        frames = [self._event(ctx, "response.created", response=self._response(ctx, [], "in_progress")),
-                  self._event(ctx, "response.in_progress", response=self._response(ctx, [], "in_progress"))]
+        frames = [
+            self._event(ctx, "response.created", response=self._response(ctx, [], "in_progress")),
+            self._event(ctx, "response.in_progress", response=self._response(ctx, [], "in_progress")),
+        ]
         items = self._items(ctx)
         for index, (part, item) in enumerate(zip(ctx.response.parts, items, strict=True)):
             pieces = _pieces(ctx.response, part)
             if isinstance(part, TextPart):
-                frames.append(self._event(ctx, "response.output_item.added", output_index=index, item={
-                    **item, "status": "in_progress", "content": []}))
+                frames.append(
+                    self._event(
+                        ctx,
+                        "response.output_item.added",
+                        output_index=index,
+                        item={**item, "status": "in_progress", "content": []},
+                    )
+                )
                 empty = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
                 where = {"item_id": item["id"], "output_index": index, "content_index": 0}
                 frames.append(self._event(ctx, "response.content_part.added", **where, part=empty))
-                frames += [self._event(ctx, "response.output_text.delta", True, **where, delta=p, logprobs=[])
-                           for p in pieces]
+                frames += [
+                    self._event(ctx, "response.output_text.delta", True, **where, delta=p, logprobs=[]) for p in pieces
+                ]
                 frames.append(self._event(ctx, "response.output_text.done", **where, text=part.text, logprobs=[]))
-                frames.append(self._event(ctx, "response.content_part.done", **where,
-                                          part={**empty, "text": part.text}))
+                frames.append(
+                    self._event(ctx, "response.content_part.done", **where, part={**empty, "text": part.text})
+                )
             else:
-                frames.append(self._event(ctx, "response.output_item.added", output_index=index, item={
-                    **item, "status": "in_progress", "arguments": ""}))
+                frames.append(
+                    self._event(
+                        ctx,
+                        "response.output_item.added",
+                        output_index=index,
+                        item={**item, "status": "in_progress", "arguments": ""},
+                    )
+                )
                 where = {"item_id": item["id"], "output_index": index}
-                frames += [self._event(ctx, "response.function_call_arguments.delta", True, **where, delta=p)
-                           for p in pieces]
-                frames.append(self._event(ctx, "response.function_call_arguments.done", **where,
-                                          arguments=part.argument_text))
+                frames += [
+                    self._event(ctx, "response.function_call_arguments.delta", True, **where, delta=p) for p in pieces
+                ]
+                frames.append(
+                    self._event(ctx, "response.function_call_arguments.done", **where, arguments=part.argument_text)
+                )
             frames.append(self._event(ctx, "response.output_item.done", output_index=index, item=item))
         status = self._final_status(ctx)
         frames.append(self._event(ctx, f"response.{status}", response=self._response(ctx, items, status)))
@@ -733,8 +1020,10 @@ class OpenAIResponsesWire(Wire):
 
     def error_frames(self, ctx: _Ctx, status: int) -> list[Frame]:
         err = error_body(self.name, status)["error"]
-        failed = {**self._response(ctx, [], "failed"),
-                  "error": {"code": err["code"] or err["type"], "message": "streaming_server: scripted error event"}}
+        failed = {
+            **self._response(ctx, [], "failed"),
+            "error": {"code": err["code"] or err["type"], "message": "streaming_server: scripted error event"},
+        }
         return [self._event(ctx, "response.failed", response=failed)]
 
     def malformed(self, ctx: _Ctx, kind: str) -> Frame:
@@ -757,8 +1046,9 @@ def wire_for_path(path: str) -> str | None:
     return None
 
 
-def render(wire: str, response: Response, *, n: int = 1, model: str = "streaming-server",
-           include_usage: bool = True) -> list[Frame]:
+def render(
+    wire: str, response: Response, *, n: int = 1, model: str = "streaming-server", include_usage: bool = True
+) -> list[Frame]:
     """The stream frames one response becomes on ``wire`` (no faults, no timing)."""
     return _WIRE_BY_NAME[_ALIASES[wire]].frames(_Ctx(n, model, response, include_usage))
 
@@ -805,8 +1095,14 @@ class StreamingServer:
     """The server. Build it with a script, ``start()`` it (a background thread) or ``await
     run()`` it on a loop of your own; ``stop()`` ends it. It stops by itself after ``timeout``."""
 
-    def __init__(self, script: Any, *, port: int = 0, timeout: float | None = DEFAULT_TIMEOUT,
-                 log: str | Path | IO[str] | None = None):
+    def __init__(
+        self,
+        script: Any,
+        *,
+        port: int = 0,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        log: str | Path | IO[str] | None = None,
+    ):
         self.script = parse_script(script)
         self._responses = list(self.script.responses)
         self.port = port
@@ -994,8 +1290,15 @@ class StreamingServer:
 
     def _record(self, request: _Request, wire: str | None, body: Any) -> dict[str, Any]:
         with self._lock:
-            record = {"n": len(self.requests) + 1, "method": request.method, "path": request.path, "wire": wire,
-                      "headers": dict(request.headers), "body": body, "received": time.time()}
+            record = {
+                "n": len(self.requests) + 1,
+                "method": request.method,
+                "path": request.path,
+                "wire": wire,
+                "headers": dict(request.headers),
+                "body": body,
+                "received": time.time(),
+            }
             self.requests.append(record)
         self._write_log({"kind": "request", **record})
         return record
@@ -1003,8 +1306,9 @@ class StreamingServer:
     def _finish(self, record: dict[str, Any], outcome: str, **extra: Any) -> None:
         record.update(extra, finished=time.time())
         record["outcome"] = outcome  # last: wait_for(outcome=True) sees the rest already set
-        self._write_log({"kind": "response", "n": record["n"], "outcome": outcome, **extra,
-                         "finished": record["finished"]})
+        self._write_log(
+            {"kind": "response", "n": record["n"], "outcome": outcome, **extra, "finished": record["finished"]}
+        )
 
     async def _send(self, writer: asyncio.StreamWriter, reader: asyncio.StreamReader, data: bytes) -> None:
         if reader.at_eof() or writer.is_closing():
@@ -1037,9 +1341,17 @@ class StreamingServer:
             body = request.body.decode("utf-8", "replace")
         record = self._record(request, wire, body)
         if request.method != "POST" or wire is None:
-            await self._send_json(writer, reader, 404, {"error": {"message": f"streaming_server: no route "
-                                                                  f"{request.method} {request.path}",
-                                                       "type": "not_found_error"}})
+            await self._send_json(
+                writer,
+                reader,
+                404,
+                {
+                    "error": {
+                        "message": f"streaming_server: no route {request.method} {request.path}",
+                        "type": "not_found_error",
+                    }
+                },
+            )
             self._finish(record, "status", status=404)
             return True
         if not isinstance(body, dict):
@@ -1049,13 +1361,16 @@ class StreamingServer:
         response = self._take()
         if response is None:
             message = f"streaming_server: no scripted response left for request {record['n']}"
-            await self._send_json(writer, reader, 500, error_body(wire, 500, message),
-                                  [("x-should-retry", "false")])
+            await self._send_json(writer, reader, 500, error_body(wire, 500, message), [("x-should-retry", "false")])
             self._finish(record, "exhausted", status=500)
             return True
         stream_options = body.get("stream_options") or {}
-        ctx = _Ctx(record["n"], str(body.get("model") or "streaming-server"), response,
-                   include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")))
+        ctx = _Ctx(
+            record["n"],
+            str(body.get("model") or "streaming-server"),
+            response,
+            include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
+        )
         try:
             return await self._respond(wire, ctx, bool(body.get("stream")), record, reader, writer)
         except _ClientGone:
@@ -1080,14 +1395,21 @@ class StreamingServer:
         headers += list(r.headers)
         return headers
 
-    async def _send_json(self, writer: asyncio.StreamWriter, reader: asyncio.StreamReader, status: int,
-                         body: dict[str, Any], headers: list[tuple[str, str]] | None = None) -> None:
+    async def _send_json(
+        self,
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader,
+        status: int,
+        body: dict[str, Any],
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
         data = json.dumps(body).encode()
         head = [("content-type", "application/json"), ("content-length", str(len(data))), *(headers or [])]
         await self._send(writer, reader, _head(status, head) + data)
 
-    async def _respond_whole(self, wire: Wire, ctx: _Ctx, record: dict[str, Any], reader: asyncio.StreamReader,
-                             writer: asyncio.StreamWriter) -> bool:
+    async def _respond_whole(
+        self, wire: Wire, ctx: _Ctx, record: dict[str, Any], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
         """A non-streamed answer: the headers, then the body (a stall waits between them, a cut
         sends half the body and closes, ``malformed`` sends a body that is not JSON)."""
         r = ctx.response
@@ -1108,8 +1430,15 @@ class StreamingServer:
         self._finish(record, "completed", status=200, chunks=0)
         return True
 
-    async def _respond(self, wire_name: str, ctx: _Ctx, stream: bool, record: dict[str, Any],
-                       reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _respond(
+        self,
+        wire_name: str,
+        ctx: _Ctx,
+        stream: bool,
+        record: dict[str, Any],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
         r = ctx.response
         wire = _WIRE_BY_NAME[wire_name]
         await self._pause(r.first_byte_delay, reader)
@@ -1129,8 +1458,12 @@ class StreamingServer:
         def at(n: int | None) -> int | None:
             return None if n is None else min(n, total)
 
-        stall, cut, end, error = (at(r.stall_after_chunks), at(r.cut_after_chunks), at(r.end_after_chunks),
-                                  at(r.error_after_chunks))
+        stall, cut, end, error = (
+            at(r.stall_after_chunks),
+            at(r.cut_after_chunks),
+            at(r.end_after_chunks),
+            at(r.error_after_chunks),
+        )
         bad = at(r.malformed_after_chunks) if r.malformed else None
         head = self._headers(wire_name, ctx, "text/event-stream; charset=utf-8")
         head += [("cache-control", "no-cache"), ("transfer-encoding", "chunked")]
@@ -1183,8 +1516,9 @@ class StreamingServer:
 
 
 @contextlib.contextmanager
-def serve(script: Any, *, timeout: float | None = DEFAULT_TIMEOUT,
-          log: str | Path | None = None) -> Iterator[StreamingServer]:
+def serve(
+    script: Any, *, timeout: float | None = DEFAULT_TIMEOUT, log: str | Path | None = None
+) -> Iterator[StreamingServer]:
     """A running server on 127.0.0.1 (background thread) for the ``with`` block. It stops by
     itself after ``timeout`` seconds, whatever the block does."""
     server = StreamingServer(script, timeout=timeout, log=log)
@@ -1199,7 +1533,7 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
     """The requests in a ``--log`` file, each merged with its response line when there is one."""
     records: dict[int, dict[str, Any]] = {}
     text = Path(path).read_text(encoding="utf-8")
-    complete = text[:text.rfind("\n") + 1]  # a line still being written is left for the next read
+    complete = text[: text.rfind("\n") + 1]  # a line still being written is left for the next read
     for line in complete.splitlines():
         if not line.strip():
             continue
@@ -1212,8 +1546,9 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
     return [records[n] for n in sorted(records)]
 
 
-def _wait_for(records: Callable[[], list[dict[str, Any]]], count: int, outcome: bool,
-              timeout: float) -> list[dict[str, Any]]:
+def _wait_for(
+    records: Callable[[], list[dict[str, Any]]], count: int, outcome: bool, timeout: float
+) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout
     while True:
         found = records()
@@ -1249,16 +1584,25 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def serve_process(script: str | Path, *, log: str | Path | None = None, timeout: float = 120.0,
-                  cwd: str | Path | None = None) -> Iterator[ServerProcess]:
+def serve_process(
+    script: str | Path, *, log: str | Path | None = None, timeout: float = 120.0, cwd: str | Path | None = None
+) -> Iterator[ServerProcess]:
     """Start the server as a child process (as the tmux test and benchmarks do) and end it after."""
     root = Path(__file__).resolve().parent.parent
-    args = [sys.executable, "-m", "tests.streaming_server", "--port", "0", "--script", str(script),
-            "--timeout", str(timeout)]
+    args = [
+        sys.executable,
+        "-m",
+        "tests.streaming_server",
+        "--port",
+        "0",
+        "--script",
+        str(script),
+        "--timeout",
+        str(timeout),
+    ]
     if log is not None:
         args += ["--log", str(log)]
-    process = subprocess.Popen(args, cwd=str(cwd or root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(args, cwd=str(cwd or root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         first = process.stdout.readline()
@@ -1284,13 +1628,19 @@ def serve_process(script: str | Path, *, log: str | Path | None = None, timeout:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.streaming_server",
-                                     description="A loopback provider server that streams like the real APIs.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.streaming_server",
+        description="A loopback provider server that streams like the real APIs.",
+    )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free one)")
     parser.add_argument("--script", required=True, help="script JSON file (see the module docstring)")
     parser.add_argument("--log", help="append one JSON line per request and per response here")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_PROCESS_TIMEOUT,
-                        help=f"stop after this many seconds (default {DEFAULT_PROCESS_TIMEOUT:.0f}; 0: never)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_PROCESS_TIMEOUT,
+        help=f"stop after this many seconds (default {DEFAULT_PROCESS_TIMEOUT:.0f}; 0: never)",
+    )
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script)

@@ -121,10 +121,16 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("retry", "Retry the last turn", "Run the last turn again after a provider error or a stop"),
     ("edit_last", "Edit the last message", "Put your last message back in the box; sending it replaces that turn"),
     ("external_editor", "Write the message in $EDITOR", "Edit the message box's text in your editor"),
-    ("take_queued", "Take back the queued message", "The last message waiting for the turn to end comes back to "
-                                                     "the box (\u2191 in the empty box does the same)"),
-    ("project_config", "Review the project's MCP config", "Approve the servers this directory's .mcp.json would "
-                                                          "start (asked when a chat opens; Not now asks no more)"),
+    (
+        "take_queued",
+        "Take back the queued message",
+        "The last message waiting for the turn to end comes back to the box (\u2191 in the empty box does the same)",
+    ),
+    (
+        "project_config",
+        "Review the project's MCP config",
+        "Approve the servers this directory's .mcp.json would start (asked when a chat opens; Not now asks no more)",
+    ),
 )
 
 
@@ -170,9 +176,15 @@ class DeferchatApp(App[int]):
         Binding("ctrl+c", "help_quit", show=False, system=True, id="quit_hint"),
     ]
 
-    def __init__(self, engine: Engine | None = None, *, options: ChatOptions | None = None,
-                 open_chat: str | None = None, export_dir: str | Path | None = None,
-                 engine_factory: Callable[[], Engine] | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine | None = None,
+        *,
+        options: ChatOptions | None = None,
+        open_chat: str | None = None,
+        export_dir: str | Path | None = None,
+        engine_factory: Callable[[], Engine] | None = None,
+    ) -> None:
         super().__init__()
         self._engine = engine
         self._engine_factory = engine_factory or (lambda: Engine(demo_delay=0.015))
@@ -270,8 +282,11 @@ class DeferchatApp(App[int]):
 
     def keys_for(self, action: str) -> str:
         """The keys bound to an app action, as the keymap has them (the palette shows them)."""
-        keys = [self._keymap.get(b.id, b.key) if b.id else b.key
-                for b in self.BINDINGS if isinstance(b, Binding) and b.action == action]
+        keys = [
+            self._keymap.get(b.id, b.key) if b.id else b.key
+            for b in self.BINDINGS
+            if isinstance(b, Binding) and b.action == action
+        ]
         return ", ".join(keys)
 
     def _action_runner(self, action: str) -> Callable[[], Any]:
@@ -289,8 +304,10 @@ class DeferchatApp(App[int]):
         bar = self.approval_bar
         text = self.status_text
         if bar is not None:
-            text = (f"\u26a0 waiting for your approval: {bar.view.display or bar.view.tool} \u2014 Tab to answer "
-                    "(what you type stays in the message box)")
+            text = (
+                f"\u26a0 waiting for your approval: {bar.view.display or bar.view.tool} \u2014 Tab to answer "
+                "(what you type stays in the message box)"
+            )
         self.status_line.update(Content(safe(text)))  # it names the waiting tool: a server's name
         self.status_line.display = bool(text)
 
@@ -335,9 +352,12 @@ class DeferchatApp(App[int]):
         self.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
         self.header_bar.set_opening()
         try:
-            session = await self.engine.open_chat(chat_id, self.options if chat_id is None else ChatOptions(),
-                                                  approver=self.approver,
-                                                  subscribers=[self._subscriber(generation)])
+            session = await self.engine.open_chat(
+                chat_id,
+                self.options if chat_id is None else ChatOptions(),
+                approver=self.approver,
+                subscribers=[self._subscriber(generation)],
+            )
         except UserFacingError as exc:
             self.set_status("")
             await self.log_view.add(NoteItem(text=str(exc), level="error"))
@@ -346,8 +366,9 @@ class DeferchatApp(App[int]):
         except Exception as exc:  # keep the app usable: the chats list still works
             log.exception("opening a chat failed")
             self.set_status("")
-            await self.log_view.add(NoteItem(text=f"could not open the chat: {type(exc).__name__}: {exc}",
-                                             level="error"))
+            await self.log_view.add(
+                NoteItem(text=f"could not open the chat: {type(exc).__name__}: {exc}", level="error")
+            )
             self.header_bar.set_failed(f"{type(exc).__name__}: {exc}")
             return
         if generation != self.generation:
@@ -362,8 +383,7 @@ class DeferchatApp(App[int]):
         self.set_status("")
         self.collector.settle()  # what startup built is frozen for the collector (once)
         # a callable, not a coroutine: a worker cancelled before it starts leaves nothing unawaited
-        self.run_worker(partial(self._approvals, self.approver, generation), group="approvals",
-                        exit_on_error=False)
+        self.run_worker(partial(self._approvals, self.approver, generation), group="approvals", exit_on_error=False)  # type: ignore[arg-type]  # Textual cannot infer a worker type from a partial
 
     async def _reset_view(self) -> None:
         await self._clear_approvals()
@@ -375,8 +395,14 @@ class DeferchatApp(App[int]):
         assert session.plan is not None
         plan = session.plan
         row = session.chat()
-        self.header_bar.set_chat(title=row.title, provider=row.provider, model=row.model,
-                                 strategy=plan.strategy, reason=plan.strategy_reason, pinned=self.pinned)
+        self.header_bar.set_chat(
+            title=row.title,
+            provider=row.provider,
+            model=row.model,
+            strategy=plan.strategy,
+            reason=plan.strategy_reason,
+            pinned=self.pinned,
+        )
         displays = {t.name: tool_display(t.name, t.remote_name, t.server) for t in plan.tools}
         self.router.reset(displays)
         marks = marks_from_events(self.store.events(session.chat_id, MARK_EVENT_TYPES))
@@ -386,8 +412,9 @@ class DeferchatApp(App[int]):
         for server in session.roster_changed:
             self.roster.roster_changed(server)
         if self.pinned:
-            items = items_from_history(self.store.messages(session.chat_id), self.store.invocations(session.chat_id),
-                                       displays)
+            items = items_from_history(
+                self.store.messages(session.chat_id), self.store.invocations(session.chat_id), displays
+            )
             self.router.adopt(items)
             await self.log_view.load(items)
             await self._offer_parked()
@@ -404,17 +431,29 @@ class DeferchatApp(App[int]):
             return
         pending = session.pending_approvals()
         if not pending:
-            await self.log_view.add(NoteItem(text="This chat has an unfinished turn: run \u201cResume the "
-                                             "unfinished turn\u201d from the command palette (ctrl+p).",
-                                             level="warning"))
+            await self.log_view.add(
+                NoteItem(
+                    text="This chat has an unfinished turn: run \u201cResume the "
+                    "unfinished turn\u201d from the command palette (ctrl+p).",
+                    level="warning",
+                )
+            )
             return
         row = pending[0]
         placement = session.plan.placement_of(row.tool) if session.plan else None
-        self.approval_queue.append(ApprovalView(
-            approval_id=row.id, tool=row.tool, side_effect=row.side_effect or "",
-            arguments=row.arguments, via=row.via, reason=row.reason or "",
-            untrusted=bool(placement and placement.untrusted), display=self.router.displays.get(row.tool, ""),
-            parked=True))
+        self.approval_queue.append(
+            ApprovalView(
+                approval_id=row.id,
+                tool=row.tool,
+                side_effect=row.side_effect or "",
+                arguments=row.arguments,
+                via=row.via,
+                reason=row.reason or "",
+                untrusted=bool(placement and placement.untrusted),
+                display=self.router.displays.get(row.tool, ""),
+                parked=True,
+            )
+        )
         await self._show_next_approval()
 
     def unused_new_chat(self) -> bool:
@@ -467,8 +506,12 @@ class DeferchatApp(App[int]):
         session = self.session
         if session is None:
             opening = any(w.group == "session" and not w.is_finished for w in self.workers)
-            self.notify("The chat is still opening." if opening else
-                        "No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.", severity="warning")
+            self.notify(
+                "The chat is still opening."
+                if opening
+                else "No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.",
+                severity="warning",
+            )
             self.composer.put(text)
             return
         self._remember(session.chat_id, text)
@@ -486,8 +529,10 @@ class DeferchatApp(App[int]):
             self.composer.put(text)
             return
         if session.parked() is not None:
-            self.notify("This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished "
-                        "turn\u201d).", severity="warning")
+            self.notify(
+                "This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished turn\u201d).",
+                severity="warning",
+            )
             self.composer.put(text)
             return
         if editing is not None:
@@ -603,7 +648,7 @@ class DeferchatApp(App[int]):
         self.collector.hold()  # no collector pause while the answer streams (tui/collector.py)
         self.refresh_bindings()  # the footer shows Stop
         self.set_status("Working\u2026 (Esc stops)")
-        self.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)
+        self.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)  # type: ignore[arg-type]  # Textual cannot infer a worker type from a partial
 
     async def _turn(self, work: Callable[[], Awaitable[Any]]) -> None:
         status: str | None = None
@@ -652,10 +697,18 @@ class DeferchatApp(App[int]):
             request = await approver.next_request()
             if generation != self.generation:
                 return
-            self.approval_queue.append(ApprovalView(
-                approval_id=request.approval_id, tool=request.tool, side_effect=request.side_effect,
-                arguments=request.arguments, via=request.via, reason=request.reason, untrusted=request.untrusted,
-                display=self.router.displays.get(request.tool, "")))
+            self.approval_queue.append(
+                ApprovalView(
+                    approval_id=request.approval_id,
+                    tool=request.tool,
+                    side_effect=request.side_effect,
+                    arguments=request.arguments,
+                    via=request.via,
+                    reason=request.reason,
+                    untrusted=request.untrusted,
+                    display=self.router.displays.get(request.tool, ""),
+                )
+            )
             await self._show_next_approval()
 
     @property
@@ -785,8 +838,9 @@ class DeferchatApp(App[int]):
         if self.unused_new_chat():
             await self._switch(None)
         else:
-            self.notify("This chat keeps the servers it opened with: a new chat (ctrl+n) starts the approved ones.",
-                        timeout=6)
+            self.notify(
+                "This chat keeps the servers it opened with: a new chat (ctrl+n) starts the approved ones.", timeout=6
+            )
 
     async def action_resume(self) -> None:
         session = self.session
@@ -812,8 +866,7 @@ class DeferchatApp(App[int]):
             self.notify(f"A turn is running: stop it (Esc) or let it end, then {what}.", severity="warning")
             return None
         if session.parked() is not None:
-            self.notify("This chat has an unfinished turn: answer its approval or resume it first.",
-                        severity="warning")
+            self.notify("This chat has an unfinished turn: answer its approval or resume it first.", severity="warning")
             return None
         return session
 
@@ -866,7 +919,7 @@ class DeferchatApp(App[int]):
         (the replaced turn stays in the store, the audit and the invocation rows)."""
         messages = self.store.messages(session.chat_id)
         ids = [m.id for m in messages]
-        kept = messages[:ids.index(message_id)] if message_id in ids else messages
+        kept = messages[: ids.index(message_id)] if message_id in ids else messages
         items = items_from_history(kept, self.store.invocations(session.chat_id), self.router.displays)
         self.router.reset()
         self.router.adopt(items)
@@ -904,8 +957,9 @@ class DeferchatApp(App[int]):
         row = self.store.chat(chat_id)
         if row is None:
             return False
-        if not await self.push_screen_wait(Confirm(f"Delete \u201c{row.title}\u201d for good? Its messages and "
-                                                   "tool calls go with it.", yes="Delete")):
+        if not await self.push_screen_wait(
+            Confirm(f"Delete \u201c{row.title}\u201d for good? Its messages and tool calls go with it.", yes="Delete")
+        ):
             return False
         current = self.session is not None and self.session.chat_id == chat_id
         if current:
@@ -927,7 +981,8 @@ class DeferchatApp(App[int]):
         if not answer:
             return None
         if await asyncio.to_thread(exists, answer) and not await self.push_screen_wait(
-                Confirm(f"{answer} exists. Overwrite it with this chat?", yes="Overwrite", default_no=True)):
+            Confirm(f"{answer} exists. Overwrite it with this chat?", yes="Overwrite", default_no=True)
+        ):
             self.notify("Not exported: the file is unchanged.")
             return None
         path, error = await asyncio.to_thread(write_file, answer, chat_markdown(self.store, chat_id))
@@ -962,9 +1017,14 @@ def slug(title: str) -> str:
 
 def run_app(args: Any) -> int:
     """Entry point of the ``deferchat`` script (``tui.main``): argparse args in, exit code out."""
-    options = ChatOptions(roster=getattr(args, "tui_roster", None), mcp_config=getattr(args, "tui_mcp_config", None),
-                          provider=getattr(args, "tui_provider", None), model=getattr(args, "tui_model", None),
-                          base_url=getattr(args, "tui_base_url", None), strategy=getattr(args, "tui_strategy", None))
+    options = ChatOptions(
+        roster=getattr(args, "tui_roster", None),
+        mcp_config=getattr(args, "tui_mcp_config", None),
+        provider=getattr(args, "tui_provider", None),
+        model=getattr(args, "tui_model", None),
+        base_url=getattr(args, "tui_base_url", None),
+        strategy=getattr(args, "tui_strategy", None),
+    )
     app = DeferchatApp(options=options, open_chat=getattr(args, "open_chat", None))
     result = app.run()
     return int(result or 0)

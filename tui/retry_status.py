@@ -76,8 +76,15 @@ class RetryCountdown:
         match event:
             case ProviderRetrying():
                 self.start(event.seconds, event.attempt, event.reason)
-            case (ModelTextDelta() | ModelText() | ModelToolUse() | ModelToolSearch() | UsageEvent() | ErrorEvent()
-                  | TurnCompleted()):
+            case (
+                ModelTextDelta()
+                | ModelText()
+                | ModelToolUse()
+                | ModelToolSearch()
+                | UsageEvent()
+                | ErrorEvent()
+                | TurnCompleted()
+            ):
                 self.clear()
             case _:
                 pass

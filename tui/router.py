@@ -60,14 +60,16 @@ if TYPE_CHECKING:
 
 STOPPED_NOTE = "Stopped by you; what the model had written is kept."
 
-ToolEvent: TypeAlias = (ToolRequested | ToolApprovalRequired | ToolApproved | ToolStarted | ToolCompleted
-                        | ToolFailed | ToolDenied)
+ToolEvent: TypeAlias = (
+    ToolRequested | ToolApprovalRequired | ToolApproved | ToolStarted | ToolCompleted | ToolFailed | ToolDenied
+)
 """The pipeline's events about one call: each updates the call's row."""
 
 
 class EventRouter:
-    def __init__(self, log: ChatLog, roster: RosterPanel, header: ChatHeader,
-                 retry: RetryCountdown | None = None) -> None:
+    def __init__(
+        self, log: ChatLog, roster: RosterPanel, header: ChatHeader, retry: RetryCountdown | None = None
+    ) -> None:
         self.log = log
         self.roster = roster
         self.header = header
@@ -102,8 +104,15 @@ class EventRouter:
                 await self.on_tool_search(event)
             case ToolDiscovered():
                 await self.on_discovered(event)
-            case (ToolRequested() | ToolApprovalRequired() | ToolApproved() | ToolStarted() | ToolCompleted()
-                  | ToolFailed() | ToolDenied()):
+            case (
+                ToolRequested()
+                | ToolApprovalRequired()
+                | ToolApproved()
+                | ToolStarted()
+                | ToolCompleted()
+                | ToolFailed()
+                | ToolDenied()
+            ):
                 await self.on_tool_event(event)
             case TurnStarted():
                 await self.on_turn_started(event)
@@ -168,8 +177,7 @@ class EventRouter:
     async def on_usage(self, e: UsageEvent) -> None:
         await self._end_segment()
         self.segments = []
-        self.header.set_usage(e.input_tokens, e.output_tokens, e.cache_read_input_tokens,
-                              e.cache_creation_input_tokens)
+        self.header.set_usage(e.input_tokens, e.output_tokens, e.cache_read_input_tokens, e.cache_creation_input_tokens)
 
     async def on_error(self, e: ErrorEvent) -> None:
         await self._end_segment()
@@ -241,6 +249,10 @@ class EventRouter:
 
     async def on_roster_changed(self, e: RosterChanged) -> None:
         self.roster.roster_changed(e.server)
-        await self.log.add(NoteItem(text=e.message or f"server {e.server} changed its tools; this chat keeps its "
-                                    "pinned plan, a new chat will pick it up", level="warning"))
-
+        await self.log.add(
+            NoteItem(
+                text=e.message
+                or f"server {e.server} changed its tools; this chat keeps its pinned plan, a new chat will pick it up",
+                level="warning",
+            )
+        )

@@ -192,8 +192,9 @@ def _loads(value: Any) -> Any:
     return value
 
 
-def items_from_history(messages: Iterable[MessageRow], invocations: Iterable[InvocationRow],
-                       displays: dict[str, str] | None = None) -> list[Item]:
+def items_from_history(
+    messages: Iterable[MessageRow], invocations: Iterable[InvocationRow], displays: dict[str, str] | None = None
+) -> list[Item]:
     """The log of a stored chat: its messages in order, every tool call under the tool's own
     name (from its invocation row), tool results folded into their calls."""
     by_call = {inv.call_id: inv for inv in invocations}
@@ -264,8 +265,9 @@ def marks_for(event: Event) -> list[tuple[str, str]]:
             return [(name, CALLED)]
         case ToolDiscovered(names=names):
             return [(n, DISCOVERED) for n in names]
-        case ModelToolSearch(executor=executor, id=search_id, references=references) \
-                if is_native_search(executor, search_id):
+        case ModelToolSearch(executor=executor, id=search_id, references=references) if is_native_search(
+            executor, search_id
+        ):
             return [(n, LOADED) for n in references]
     return []
 
@@ -292,6 +294,5 @@ def index_block(index_text: str, entry: str | None) -> str | None:
             break
     if opened is None:
         return entry
-    close = next((j for j in range(at + 1, len(lines)) if lines[j].startswith(_CLOSE)),
-                 len(lines) - 1)
-    return "\n".join(lines[opened:close + 1])
+    close = next((j for j in range(at + 1, len(lines)) if lines[j].startswith(_CLOSE)), len(lines) - 1)
+    return "\n".join(lines[opened : close + 1])

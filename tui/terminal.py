@@ -54,8 +54,12 @@ def notification_channels(env: Mapping[str, str] | None = None) -> tuple[str, ..
     found: list[str] = []
     if program in _OSC9_PROGRAMS or "kitty" in term or env.get("KITTY_WINDOW_ID") or term.startswith("foot"):
         found.append("osc9")
-    if (program in _OSC777_PROGRAMS or env.get("VTE_VERSION") or term.startswith("rxvt-unicode")
-            or term.startswith("foot")):
+    if (
+        program in _OSC777_PROGRAMS
+        or env.get("VTE_VERSION")
+        or term.startswith("rxvt-unicode")
+        or term.startswith("foot")
+    ):
         found.append("osc777")
     return tuple(found)
 

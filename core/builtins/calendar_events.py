@@ -34,8 +34,8 @@ from core.tools import ToolResult
 class CalendarListArgs(Args):
     start: Text = Field(description="Start of the range, ISO 8601 date or date-time.")
     end: str | None = Field(
-        None,
-        description="End of the range, ISO 8601 date or date-time; defaults to the end of the start day.")
+        None, description="End of the range, ISO 8601 date or date-time; defaults to the end of the start day."
+    )
     query: str | None = Field(None, description="Only events whose title contains these words.")
 
 
@@ -56,15 +56,20 @@ def _event_bounds(row: dict[str, Any], owner: ZoneInfo) -> tuple[dt.datetime, dt
 
 def _event_view(row: dict[str, Any], owner: ZoneInfo) -> dict[str, Any]:
     start, end = _event_bounds(row, owner)
-    return {"id": format_id("calendar_events", row["id"]), "title": row["title"],
-            "start": start.astimezone(owner).isoformat(timespec="minutes"),
-            "end": end.astimezone(owner).isoformat(timespec="minutes"),
-            "duration_minutes": row["duration_minutes"], "location": row["location"],
-            "attendees": json_list(row["attendees"])}
+    return {
+        "id": format_id("calendar_events", row["id"]),
+        "title": row["title"],
+        "start": start.astimezone(owner).isoformat(timespec="minutes"),
+        "end": end.astimezone(owner).isoformat(timespec="minutes"),
+        "duration_minutes": row["duration_minutes"],
+        "location": row["location"],
+        "attendees": json_list(row["attendees"]),
+    }
 
 
-def _events_between(ctx: ToolContext, start: dt.datetime, end: dt.datetime, owner: ZoneInfo,
-                    words: list[str] | None = None) -> list[dict[str, Any]]:
+def _events_between(
+    ctx: ToolContext, start: dt.datetime, end: dt.datetime, owner: ZoneInfo, words: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Events overlapping [start, end), earliest first."""
     # Stored starts are local wall times; widen the SQL window by more than any UTC offset plus
     # the longest event, then compare exact moments.
@@ -79,9 +84,12 @@ def _events_between(ctx: ToolContext, start: dt.datetime, end: dt.datetime, owne
     return [_event_view(row, owner) for _, _, row in sorted(found, key=lambda f: (f[0], f[1]))]
 
 
-@tool("calendar.list_events", CalendarListArgs,
-      "List events on the owner's calendar between two moments, optionally filtered by words in the title. Times "
-      "are ISO 8601 in the owner's timezone.")
+@tool(
+    "calendar.list_events",
+    CalendarListArgs,
+    "List events on the owner's calendar between two moments, optionally filtered by words in the title. Times "
+    "are ISO 8601 in the owner's timezone.",
+)
 async def calendar_list_events(args: CalendarListArgs, ctx: ToolContext) -> ToolResult:
     owner = owner_zone(ctx)
     start, _ = parse_moment(args.start, owner, "start")
@@ -92,34 +100,58 @@ async def calendar_list_events(args: CalendarListArgs, ctx: ToolContext) -> Tool
         if end_is_date:  # a bare end date includes that whole day
             end = dt.datetime.combine(end.date() + dt.timedelta(days=1), dt.time(0), owner)
     if end <= start:
-        raise ToolError(f"The range is empty: end {end.isoformat(timespec='minutes')} is not after "
-                        f"start {start.isoformat(timespec='minutes')}.")
+        raise ToolError(
+            f"The range is empty: end {end.isoformat(timespec='minutes')} is not after "
+            f"start {start.isoformat(timespec='minutes')}."
+        )
     if end - start > dt.timedelta(days=366):
         raise ToolError("The range is longer than a year; ask for a shorter one.")
     events = _events_between(ctx, start, end, owner, words_of(args.query or ""))
-    return ToolResult.of_json({"start": start.isoformat(timespec="minutes"), "end": end.isoformat(timespec="minutes"),
-                               "timezone": ctx.timezone, "query": args.query, "count": len(events),
-                               "events": events})
+    return ToolResult.of_json(
+        {
+            "start": start.isoformat(timespec="minutes"),
+            "end": end.isoformat(timespec="minutes"),
+            "timezone": ctx.timezone,
+            "query": args.query,
+            "count": len(events),
+            "events": events,
+        }
+    )
 
 
-@tool("calendar.create_event", CalendarCreateArgs,
-      "Create a one-off event on the owner's calendar. For something that repeats, use schedule.create instead.")
+@tool(
+    "calendar.create_event",
+    CalendarCreateArgs,
+    "Create a one-off event on the owner's calendar. For something that repeats, use schedule.create instead.",
+)
 async def calendar_create_event(args: CalendarCreateArgs, ctx: ToolContext) -> ToolResult:
     owner = owner_zone(ctx)
     start, is_date = parse_moment(args.start, owner, "start")
     if is_date:
-        raise ToolError(f"start {args.start!r} has no time of day; give a date-time such as "
-                        f"{args.start.strip()}T09:30.")
+        raise ToolError(
+            f"start {args.start!r} has no time of day; give a date-time such as {args.start.strip()}T09:30."
+        )
     attendees = list(dict.fromkeys(check_email(a) for a in args.attendees or []))
     end = (start.astimezone(UTC) + dt.timedelta(minutes=args.duration_minutes)).astimezone(owner)
     conflicts = _events_between(ctx, start, end, owner)
-    table = ctx.db["calendar_events"].insert({
-        "title": args.title, "start_local": start.strftime("%Y-%m-%dT%H:%M"),
-        "duration_minutes": args.duration_minutes, "timezone": ctx.timezone,
-        "location": (args.location or "").strip() or None, "attendees": json.dumps(attendees),
-        "created_at": now_stamp(ctx), "chat_id": ctx.chat_id, "demo": 0})
-    result: dict[str, Any] = {"created": True, **_event_view(ctx.db["calendar_events"].get(table.last_pk), owner),
-                              "conflicts": conflicts}
+    table = ctx.db["calendar_events"].insert(
+        {
+            "title": args.title,
+            "start_local": start.strftime("%Y-%m-%dT%H:%M"),
+            "duration_minutes": args.duration_minutes,
+            "timezone": ctx.timezone,
+            "location": (args.location or "").strip() or None,
+            "attendees": json.dumps(attendees),
+            "created_at": now_stamp(ctx),
+            "chat_id": ctx.chat_id,
+            "demo": 0,
+        }
+    )
+    result: dict[str, Any] = {
+        "created": True,
+        **_event_view(ctx.db["calendar_events"].get(table.last_pk), owner),
+        "conflicts": conflicts,
+    }
     notes = []
     if conflicts:
         notes.append(f"It overlaps {len(conflicts)} existing event(s); tell the owner.")

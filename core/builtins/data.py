@@ -47,64 +47,178 @@ WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 def _m0001(db: Database) -> None:
     # Recurring schedules. time is local HH:MM in `timezone` (NULL: the owner's timezone);
     # days is a JSON list of weekday codes. status: active | paused | cancelled.
-    db.table("schedules").create({
-        "id": int, "title": str, "time": str, "days": str, "timezone": str, "status": str,
-        "paused_until": str, "cancel_reason": str, "created_at": float, "updated_at": float,
-        "cancelled_at": float, "chat_id": str, "demo": int,
-    }, pk="id", not_null={"title", "time", "days", "status"}, defaults={"status": "active", "demo": 0})
+    db.table("schedules").create(
+        {
+            "id": int,
+            "title": str,
+            "time": str,
+            "days": str,
+            "timezone": str,
+            "status": str,
+            "paused_until": str,
+            "cancel_reason": str,
+            "created_at": float,
+            "updated_at": float,
+            "cancelled_at": float,
+            "chat_id": str,
+            "demo": int,
+        },
+        pk="id",
+        not_null={"title", "time", "days", "status"},
+        defaults={"status": "active", "demo": 0},
+    )
     # Every change to a schedule, so a cancelled one is "kept only in history".
-    db.table("schedule_history").create({
-        "id": int, "schedule_id": int, "action": str, "changes": str, "chat_id": str, "call_id": str,
-        "at": float,
-    }, pk="id", foreign_keys=[("schedule_id", "schedules", "id")])
+    db.table("schedule_history").create(
+        {
+            "id": int,
+            "schedule_id": int,
+            "action": str,
+            "changes": str,
+            "chat_id": str,
+            "call_id": str,
+            "at": float,
+        },
+        pk="id",
+        foreign_keys=[("schedule_id", "schedules", "id")],
+    )
     db.table("schedule_history").create_index(["schedule_id", "id"])
 
-    db.table("tasks").create({
-        "id": int, "title": str, "notes": str, "due": str, "status": str, "created_at": float,
-        "completed_at": float, "chat_id": str, "demo": int,
-    }, pk="id", not_null={"title", "status"}, defaults={"status": "open", "demo": 0})
+    db.table("tasks").create(
+        {
+            "id": int,
+            "title": str,
+            "notes": str,
+            "due": str,
+            "status": str,
+            "created_at": float,
+            "completed_at": float,
+            "chat_id": str,
+            "demo": int,
+        },
+        pk="id",
+        not_null={"title", "status"},
+        defaults={"status": "open", "demo": 0},
+    )
     db.table("tasks").create_index(["status", "due"])
 
     # tags: JSON list of lower-case strings.
-    db.table("notes").create({
-        "id": int, "title": str, "body": str, "tags": str, "created_at": float, "updated_at": float,
-        "chat_id": str, "demo": int,
-    }, pk="id", not_null={"title"}, defaults={"body": "", "tags": "[]", "demo": 0})
+    db.table("notes").create(
+        {
+            "id": int,
+            "title": str,
+            "body": str,
+            "tags": str,
+            "created_at": float,
+            "updated_at": float,
+            "chat_id": str,
+            "demo": int,
+        },
+        pk="id",
+        not_null={"title"},
+        defaults={"body": "", "tags": "[]", "demo": 0},
+    )
     db.table("notes").enable_fts(["title", "body", "tags"], create_triggers=True, tokenize="porter")
 
-    db.table("memory_facts").create({
-        "id": int, "fact": str, "topic": str, "created_at": float, "chat_id": str, "demo": int,
-    }, pk="id", not_null={"fact"}, defaults={"demo": 0})
+    db.table("memory_facts").create(
+        {
+            "id": int,
+            "fact": str,
+            "topic": str,
+            "created_at": float,
+            "chat_id": str,
+            "demo": int,
+        },
+        pk="id",
+        not_null={"fact"},
+        defaults={"demo": 0},
+    )
     db.table("memory_facts").enable_fts(["fact", "topic"], create_triggers=True, tokenize="porter")
 
     # email / phone are the primary ones; other_emails / other_phones are JSON lists.
-    db.table("people").create({
-        "id": int, "name": str, "company": str, "email": str, "other_emails": str, "phone": str,
-        "other_phones": str, "birthday": str, "notes": str, "relationship": str, "created_at": float,
-        "updated_at": float, "demo": int,
-    }, pk="id", not_null={"name"}, defaults={"other_emails": "[]", "other_phones": "[]", "demo": 0})
+    db.table("people").create(
+        {
+            "id": int,
+            "name": str,
+            "company": str,
+            "email": str,
+            "other_emails": str,
+            "phone": str,
+            "other_phones": str,
+            "birthday": str,
+            "notes": str,
+            "relationship": str,
+            "created_at": float,
+            "updated_at": float,
+            "demo": int,
+        },
+        pk="id",
+        not_null={"name"},
+        defaults={"other_emails": "[]", "other_phones": "[]", "demo": 0},
+    )
 
     # start_local: naive local "YYYY-MM-DDTHH:MM" in `timezone` (NULL: the owner's timezone).
-    db.table("calendar_events").create({
-        "id": int, "title": str, "start_local": str, "duration_minutes": int, "timezone": str,
-        "location": str, "attendees": str, "created_at": float, "chat_id": str, "demo": int,
-    }, pk="id", not_null={"title", "start_local", "duration_minutes"}, defaults={"attendees": "[]", "demo": 0})
+    db.table("calendar_events").create(
+        {
+            "id": int,
+            "title": str,
+            "start_local": str,
+            "duration_minutes": int,
+            "timezone": str,
+            "location": str,
+            "attendees": str,
+            "created_at": float,
+            "chat_id": str,
+            "demo": int,
+        },
+        pk="id",
+        not_null={"title", "start_local", "duration_minutes"},
+        defaults={"attendees": "[]", "demo": 0},
+    )
     db.table("calendar_events").create_index(["start_local"])
 
     # status: subscribed | unsubscribed.
-    db.table("email_subscriptions").create({
-        "id": int, "account": str, "list_name": str, "sender": str, "per_month": int,
-        "last_message_on": str, "messages_in_inbox": int, "list_unsubscribe": str, "one_click": int,
-        "status": str, "unsubscribed_at": float, "archive_existing": int, "archived_messages": int,
-        "chat_id": str, "demo": int,
-    }, pk="id", not_null={"account", "list_name", "sender", "status"},
-        defaults={"status": "subscribed", "demo": 0})
+    db.table("email_subscriptions").create(
+        {
+            "id": int,
+            "account": str,
+            "list_name": str,
+            "sender": str,
+            "per_month": int,
+            "last_message_on": str,
+            "messages_in_inbox": int,
+            "list_unsubscribe": str,
+            "one_click": int,
+            "status": str,
+            "unsubscribed_at": float,
+            "archive_existing": int,
+            "archived_messages": int,
+            "chat_id": str,
+            "demo": int,
+        },
+        pk="id",
+        not_null={"account", "list_name", "sender", "status"},
+        defaults={"status": "subscribed", "demo": 0},
+    )
 
     # The notify.owner outbox. status: queued (no push channel) | delivered | failed.
-    db.table("notifications").create({
-        "id": int, "message": str, "priority": str, "status": str, "channel": str, "attempts": int,
-        "last_error": str, "created_at": float, "delivered_at": float, "chat_id": str, "call_id": str,
-    }, pk="id", not_null={"message", "status"}, defaults={"attempts": 0})
+    db.table("notifications").create(
+        {
+            "id": int,
+            "message": str,
+            "priority": str,
+            "status": str,
+            "channel": str,
+            "attempts": int,
+            "last_error": str,
+            "created_at": float,
+            "delivered_at": float,
+            "chat_id": str,
+            "call_id": str,
+        },
+        pk="id",
+        not_null={"message", "status"},
+        defaults={"attempts": 0},
+    )
     db.table("notifications").create_index(["status"])
 
 

@@ -13,13 +13,42 @@ from html.parser import HTMLParser
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "head"})
 # Elements that start a new line, and elements that stand apart as paragraphs.
 _LINE = frozenset({"br", "dd", "dt", "li", "tr"})
-_PARA = frozenset({
-    "address", "article", "aside", "blockquote", "details", "div", "dl", "fieldset", "figcaption", "figure",
-    "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "main", "nav", "ol", "p", "pre",
-    "section", "summary", "table", "ul",
-})
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-                   "wbr"})
+_PARA = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "details",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "ul",
+    }
+)
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+)
 # Placeholders that survive the line clean-up: newlines inside <pre>, and a mark before its
 # first line so that line keeps its leading spaces.
 _PRE_NEWLINE = "\x01"
@@ -80,8 +109,9 @@ class _Extractor(HTMLParser):
             self.title_parts.append(data)
         elif not self._skip_depth:
             # Inside <pre> newlines become a placeholder so the line clean-up leaves them alone.
-            self.parts.append(data.replace("\n", _PRE_NEWLINE) if self._pre_depth
-                              else _SPACES.sub(" ", data.replace("\n", " ")))
+            self.parts.append(
+                data.replace("\n", _PRE_NEWLINE) if self._pre_depth else _SPACES.sub(" ", data.replace("\n", " "))
+            )
 
 
 def html_to_text(html: str) -> tuple[str, str]:

@@ -14,15 +14,16 @@ from core.builtins import ToolContext
 from core.builtins.shared import Args, Text, ToolError, find_row, format_id, now_stamp, owner_zone, tool, when
 from core.tools import ToolResult
 
-DEMO_MAIL_NOTE = ("Demo data: no mail account is connected; these subscriptions are the sample set kept in the "
-                  "local database.")
+DEMO_MAIL_NOTE = (
+    "Demo data: no mail account is connected; these subscriptions are the sample set kept in the local database."
+)
 
 
 class EmailSubscriptionsArgs(Args):
     account: Literal["work", "personal", "all"] = Field("all", description="Which mail account to inspect.")
     min_per_month: int | None = Field(
-        None, ge=0,
-        description="Only lists that send at least this many messages a month.")
+        None, ge=0, description="Only lists that send at least this many messages a month."
+    )
 
 
 class EmailUnsubscribeArgs(Args):
@@ -39,19 +40,28 @@ def _unsubscribe_method(row: dict[str, Any]) -> str:
     if https:
         return f"unsubscribe link {https}"
     if mailto:
-        return f"email to {mailto[len('mailto:'):]}"
+        return f"email to {mailto[len('mailto:') :]}"
     return "none advertised"
 
 
 def _subscription_view(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": format_id("email_subscriptions", row["id"]), "account": row["account"], "list": row["list_name"],
-            "sender": row["sender"], "per_month": row["per_month"], "last_message_on": row["last_message_on"],
-            "messages_in_inbox": row["messages_in_inbox"], "unsubscribe_method": _unsubscribe_method(row)}
+    return {
+        "id": format_id("email_subscriptions", row["id"]),
+        "account": row["account"],
+        "list": row["list_name"],
+        "sender": row["sender"],
+        "per_month": row["per_month"],
+        "last_message_on": row["last_message_on"],
+        "messages_in_inbox": row["messages_in_inbox"],
+        "unsubscribe_method": _unsubscribe_method(row),
+    }
 
 
-@tool("email.subscriptions", EmailSubscriptionsArgs,
-      "List the mailing lists and newsletters the owner's inboxes receive, with sender, frequency and last message "
-      "date.")
+@tool(
+    "email.subscriptions",
+    EmailSubscriptionsArgs,
+    "List the mailing lists and newsletters the owner's inboxes receive, with sender, frequency and last message date.",
+)
 async def email_subscriptions(args: EmailSubscriptionsArgs, ctx: ToolContext) -> ToolResult:
     where: list[str] = ["status = 'subscribed'"]
     params: list[Any] = []
@@ -65,29 +75,54 @@ async def email_subscriptions(args: EmailSubscriptionsArgs, ctx: ToolContext) ->
     subs = [_subscription_view(r) for r in rows]
     gone = ctx.db["email_subscriptions"].count_where(
         "status = 'unsubscribed'" + (" and account = ?" if args.account != "all" else ""),
-        [args.account] if args.account != "all" else [])
-    return ToolResult.of_json({"source": DEMO_MAIL_NOTE, "account": args.account, "count": len(subs),
-                               "subscriptions": subs, "unsubscribed_not_shown": gone})
+        [args.account] if args.account != "all" else [],
+    )
+    return ToolResult.of_json(
+        {
+            "source": DEMO_MAIL_NOTE,
+            "account": args.account,
+            "count": len(subs),
+            "subscriptions": subs,
+            "unsubscribed_not_shown": gone,
+        }
+    )
 
 
-@tool("email.unsubscribe", EmailUnsubscribeArgs,
-      "Unsubscribe the owner from a mailing list using its List-Unsubscribe header. The list stops sending; past "
-      "messages stay.")
+@tool(
+    "email.unsubscribe",
+    EmailUnsubscribeArgs,
+    "Unsubscribe the owner from a mailing list using its List-Unsubscribe header. The list stops sending; past "
+    "messages stay.",
+)
 async def email_unsubscribe(args: EmailUnsubscribeArgs, ctx: ToolContext) -> ToolResult:
     row = find_row(ctx, "email_subscriptions", args.subscription_id)
     sid = format_id("email_subscriptions", row["id"])
     if row["status"] == "unsubscribed":
-        raise ToolError(f"Subscription {sid} ('{row['list_name']}') is already unsubscribed "
-                        f"(since {when(row['unsubscribed_at'], owner_zone(ctx))}).")
+        raise ToolError(
+            f"Subscription {sid} ('{row['list_name']}') is already unsubscribed "
+            f"(since {when(row['unsubscribed_at'], owner_zone(ctx))})."
+        )
     archived = (row["messages_in_inbox"] or 0) if args.archive_existing else 0
-    ctx.db["email_subscriptions"].update(row["id"], {
-        "status": "unsubscribed", "unsubscribed_at": now_stamp(ctx), "archive_existing": int(args.archive_existing),
-        "archived_messages": archived, "chat_id": ctx.chat_id})
-    return ToolResult.of_json({
-        "id": sid, "list": row["list_name"], "account": row["account"], "status": "unsubscribed",
-        "method": _unsubscribe_method(row), "archive_existing": args.archive_existing,
-        "archived_messages": archived,
-        "note": DEMO_MAIL_NOTE + " No unsubscribe request was sent and no real inbox changed; the subscription "
-                "is marked unsubscribed locally" + (f" and its {archived} messages marked archived." if archived
-                                                    else "."),
-    })
+    ctx.db["email_subscriptions"].update(
+        row["id"],
+        {
+            "status": "unsubscribed",
+            "unsubscribed_at": now_stamp(ctx),
+            "archive_existing": int(args.archive_existing),
+            "archived_messages": archived,
+            "chat_id": ctx.chat_id,
+        },
+    )
+    return ToolResult.of_json(
+        {
+            "id": sid,
+            "list": row["list_name"],
+            "account": row["account"],
+            "status": "unsubscribed",
+            "method": _unsubscribe_method(row),
+            "archive_existing": args.archive_existing,
+            "archived_messages": archived,
+            "note": DEMO_MAIL_NOTE + " No unsubscribe request was sent and no real inbox changed; the subscription "
+            "is marked unsubscribed locally" + (f" and its {archived} messages marked archived." if archived else "."),
+        }
+    )

@@ -28,20 +28,33 @@ def _clean_tag(tag: str) -> str:
     return tag.strip().lstrip("#").strip().lower()
 
 
-@tool("notes.search", NotesSearchArgs,
-      "Full-text search over the owner's notes. Returns titles, tags and a snippet around each match.")
+@tool(
+    "notes.search",
+    NotesSearchArgs,
+    "Full-text search over the owner's notes. Returns titles, tags and a snippet around each match.",
+)
 async def notes_search(args: NotesSearchArgs, ctx: ToolContext) -> ToolResult:
     tz = owner_zone(ctx)
-    sql = ("select n.id, n.title, n.tags, n.updated_at, "
-           "snippet(notes_fts, -1, '**', '**', '...', 16) as snippet "
-           "from notes_fts join notes n on n.id = notes_fts.rowid where notes_fts match :q")
+    sql = (
+        "select n.id, n.title, n.tags, n.updated_at, "
+        "snippet(notes_fts, -1, '**', '**', '...', 16) as snippet "
+        "from notes_fts join notes n on n.id = notes_fts.rowid where notes_fts match :q"
+    )
     params: dict[str, Any] = {"q": fts_query(args.query), "limit": args.limit}
     if args.tag is not None and _clean_tag(args.tag):
         sql += " and exists (select 1 from json_each(n.tags) where value = :tag)"
         params["tag"] = _clean_tag(args.tag)
     sql += " order by bm25(notes_fts), n.id limit :limit"
-    notes = [{"id": format_id("notes", r["id"]), "title": r["title"], "tags": json_list(r["tags"]),
-              "snippet": r["snippet"], "updated_at": when(r["updated_at"], tz)} for r in ctx.db.query(sql, params)]
+    notes = [
+        {
+            "id": format_id("notes", r["id"]),
+            "title": r["title"],
+            "tags": json_list(r["tags"]),
+            "snippet": r["snippet"],
+            "updated_at": when(r["updated_at"], tz),
+        }
+        for r in ctx.db.query(sql, params)
+    ]
     return ToolResult.of_json({"query": args.query, "tag": params.get("tag"), "count": len(notes), "notes": notes})
 
 
@@ -49,8 +62,24 @@ async def notes_search(args: NotesSearchArgs, ctx: ToolContext) -> ToolResult:
 async def notes_create(args: NotesCreateArgs, ctx: ToolContext) -> ToolResult:
     tags = [t for t in dict.fromkeys(_clean_tag(t) for t in args.tags or []) if t]
     stamp = now_stamp(ctx)
-    table = ctx.db["notes"].insert({"title": args.title, "body": args.body, "tags": json.dumps(tags),
-                                    "created_at": stamp, "updated_at": stamp, "chat_id": ctx.chat_id, "demo": 0})
-    return ToolResult.of_json({"created": True, "id": format_id("notes", table.last_pk), "title": args.title,
-                               "tags": tags, "characters": len(args.body),
-                               "created_at": when(stamp, owner_zone(ctx))})
+    table = ctx.db["notes"].insert(
+        {
+            "title": args.title,
+            "body": args.body,
+            "tags": json.dumps(tags),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "chat_id": ctx.chat_id,
+            "demo": 0,
+        }
+    )
+    return ToolResult.of_json(
+        {
+            "created": True,
+            "id": format_id("notes", table.last_pk),
+            "title": args.title,
+            "tags": tags,
+            "characters": len(args.body),
+            "created_at": when(stamp, owner_zone(ctx)),
+        }
+    )

@@ -51,13 +51,22 @@ _PHONE_CHARS = re.compile(r"^[+\d\s().-]+$")
 
 
 def _person_summary(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": format_id("people", row["id"]), "name": row["name"], "company": row["company"],
-            "email": row["email"], "phone": row["phone"], "relationship": row["relationship"]}
+    return {
+        "id": format_id("people", row["id"]),
+        "name": row["name"],
+        "company": row["company"],
+        "email": row["email"],
+        "phone": row["phone"],
+        "relationship": row["relationship"],
+    }
 
 
-@tool("people.search", PeopleSearchArgs,
-      "Find people in the owner's contacts by name, company, email address or phone number. Returns matching "
-      "contacts with their ids and primary contact details.")
+@tool(
+    "people.search",
+    PeopleSearchArgs,
+    "Find people in the owner's contacts by name, company, email address or phone number. Returns matching "
+    "contacts with their ids and primary contact details.",
+)
 async def people_search(args: PeopleSearchArgs, ctx: ToolContext) -> ToolResult:
     digits = re.sub(r"\D", "", args.query)
     if _PHONE_CHARS.match(args.query) and len(digits) >= 4:
@@ -65,8 +74,10 @@ async def people_search(args: PeopleSearchArgs, ctx: ToolContext) -> ToolResult:
         where = "(coalesce(phone, '') || ' ' || coalesce(other_phones, '')) like ?"
         params: list[Any] = [like_pattern(digits)]
     else:
-        haystack = ("lower(name || ' ' || coalesce(company, '') || ' ' || coalesce(email, '') || ' ' || "
-                    "coalesce(other_emails, '') || ' ' || coalesce(relationship, ''))")
+        haystack = (
+            "lower(name || ' ' || coalesce(company, '') || ' ' || coalesce(email, '') || ' ' || "
+            "coalesce(other_emails, '') || ' ' || coalesce(relationship, ''))"
+        )
         terms = args.query.lower().split()
         where = " and ".join(f"{haystack} like ? escape '\\'" for _ in terms)
         params = [like_pattern(t) for t in terms]
@@ -77,16 +88,23 @@ async def people_search(args: PeopleSearchArgs, ctx: ToolContext) -> ToolResult:
 
 def _person_view(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
     return {
-        "id": format_id("people", row["id"]), "name": row["name"], "company": row["company"],
+        "id": format_id("people", row["id"]),
+        "name": row["name"],
+        "company": row["company"],
         "emails": [e for e in [row["email"], *json_list(row["other_emails"])] if e],
         "phones": [p for p in [row["phone"], *json_list(row["other_phones"])] if p],
-        "birthday": row["birthday"], "relationship": row["relationship"], "notes": row["notes"],
+        "birthday": row["birthday"],
+        "relationship": row["relationship"],
+        "notes": row["notes"],
         "updated_at": when(row["updated_at"], tz),
     }
 
 
-@tool("people.get", PeopleGetArgs,
-      "Get one contact's full record: emails, phone numbers, birthday, notes and how the owner knows them.")
+@tool(
+    "people.get",
+    PeopleGetArgs,
+    "Get one contact's full record: emails, phone numbers, birthday, notes and how the owner knows them.",
+)
 async def people_get(args: PeopleGetArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult.of_json(_person_view(find_row(ctx, "people", args.person_id), owner_zone(ctx)))
 
@@ -98,8 +116,9 @@ def _clean_phone(value: str) -> str:
     try:
         return canonical_phone(value)
     except CanonicalError:
-        raise ToolError(f"Bad phone number {value!r}: use E.164 form, a + and 7 to 15 digits, e.g. +15550100.") \
-            from None
+        raise ToolError(
+            f"Bad phone number {value!r}: use E.164 form, a + and 7 to 15 digits, e.g. +15550100."
+        ) from None
 
 
 def _clean_birthday(value: str, today: dt.date) -> str:
@@ -116,15 +135,19 @@ def _clean_birthday(value: str, today: dt.date) -> str:
     return value
 
 
-@tool("people.update", PeopleUpdateArgs,
-      "Update a contact's details. Only the fields you pass change; pass an empty string to clear a field.")
+@tool(
+    "people.update",
+    PeopleUpdateArgs,
+    "Update a contact's details. Only the fields you pass change; pass an empty string to clear a field.",
+)
 async def people_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ToolResult:
     row = find_row(ctx, "people", args.person_id)
     tz = owner_zone(ctx)
     given = {k: v for k, v in args.model_dump(exclude={"person_id"}).items() if v is not None}
     if not given:
-        raise ToolError("Nothing to change: pass at least one of email, phone, birthday or notes "
-                        "(an empty string clears a field).")
+        raise ToolError(
+            "Nothing to change: pass at least one of email, phone, birthday or notes (an empty string clears a field)."
+        )
     new: dict[str, Any] = {}
     for key, value in given.items():
         if value.strip() == "":
@@ -146,8 +169,12 @@ async def people_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ToolResult:
             update["other_phones"] = json.dumps([p for p in json_list(row["other_phones"]) if p != update["phone"]])
         update["updated_at"] = now_stamp(ctx)
         ctx.db["people"].update(row["id"], update)
-    result = {"id": format_id("people", row["id"]), "name": row["name"], "changed": changes,
-              "contact": _person_view(ctx.db["people"].get(row["id"]), tz)}
+    result = {
+        "id": format_id("people", row["id"]),
+        "name": row["name"],
+        "changed": changes,
+        "contact": _person_view(ctx.db["people"].get(row["id"]), tz),
+    }
     if not changes:
         result["note"] = "Nothing changed: the contact already had these values."
     return ToolResult.of_json(result)

@@ -42,8 +42,8 @@ class ScheduleCreateArgs(Args):
     title: Text = Field(description="What the schedule is for, e.g. 'Team standup'.")
     time: HHMM = Field(description="Local time of day, 24-hour HH:MM.")
     days: list[Day] | None = Field(
-        None,
-        description="Weekdays it fires on, e.g. ['mon','tue','wed','thu','fri']; defaults to every day.")
+        None, description="Weekdays it fires on, e.g. ['mon','tue','wed','thu','fri']; defaults to every day."
+    )
     timezone: str | None = Field(None, description="IANA timezone; defaults to the owner's timezone.")
 
 
@@ -123,9 +123,16 @@ def _next_run(row: dict[str, Any], ctx: ToolContext) -> str | None:
 
 def _schedule_view(row: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     days = json_list(row["days"])
-    view = {"id": format_id("schedules", row["id"]), "title": row["title"], "time": row["time"], "days": days,
-            "days_text": _days_text(days), "timezone": row["timezone"] or ctx.timezone, "status": row["status"],
-            "next_run": _next_run(row, ctx)}
+    view = {
+        "id": format_id("schedules", row["id"]),
+        "title": row["title"],
+        "time": row["time"],
+        "days": days,
+        "days_text": _days_text(days),
+        "timezone": row["timezone"] or ctx.timezone,
+        "status": row["status"],
+        "next_run": _next_run(row, ctx),
+    }
     if row["status"] == "paused":
         view["paused_until"] = row["paused_until"]
     if row["status"] == "cancelled":
@@ -134,12 +141,21 @@ def _schedule_view(row: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 def _log_schedule(ctx: ToolContext, schedule_id: int, action: str, changes: dict[str, Any]) -> None:
-    ctx.db["schedule_history"].insert({"schedule_id": schedule_id, "action": action, "changes": json.dumps(changes),
-                                       "chat_id": ctx.chat_id, "call_id": ctx.call_id, "at": now_stamp(ctx)})
+    ctx.db["schedule_history"].insert(
+        {
+            "schedule_id": schedule_id,
+            "action": action,
+            "changes": json.dumps(changes),
+            "chat_id": ctx.chat_id,
+            "call_id": ctx.call_id,
+            "at": now_stamp(ctx),
+        }
+    )
 
 
-def _set_schedule(ctx: ToolContext, row: dict[str, Any], action: str,
-                  fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _set_schedule(
+    ctx: ToolContext, row: dict[str, Any], action: str, fields: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Change a schedule and record the change in its history, in one transaction.
 
     Returns the new row and the changes, ``{field: {"from", "to"}}`` (days as lists).
@@ -171,9 +187,14 @@ def _schedule(ctx: ToolContext, raw: str) -> dict[str, Any]:
             raise
         rows = ctx.db["schedules"].rows_where(
             " or ".join("lower(title) like ? escape '\\'" for _ in words_of(raw)),
-            [like_pattern(w) for w in words_of(raw)], order_by="id")
-        matches = [f"{format_id('schedules', r['id'])} '{r['title']}' at {r['time']} "
-                   f"{_days_text(json_list(r['days']))} ({r['status']})" for r in rows]
+            [like_pattern(w) for w in words_of(raw)],
+            order_by="id",
+        )
+        matches = [
+            f"{format_id('schedules', r['id'])} '{r['title']}' at {r['time']} "
+            f"{_days_text(json_list(r['days']))} ({r['status']})"
+            for r in rows
+        ]
         if not matches:
             raise
         raise ToolError(f"{exc} Schedules whose title matches: {'; '.join(matches)}.") from None
@@ -186,29 +207,50 @@ def _check_zone_name(name: str | None) -> str | None:
     return name.strip()
 
 
-@tool("schedule.create", ScheduleCreateArgs,
-      "Create a recurring schedule, such as a daily standup or a weekly reminder, that fires at a local time on "
-      "chosen weekdays.")
+@tool(
+    "schedule.create",
+    ScheduleCreateArgs,
+    "Create a recurring schedule, such as a daily standup or a weekly reminder, that fires at a local time on "
+    "chosen weekdays.",
+)
 async def schedule_create(args: ScheduleCreateArgs, ctx: ToolContext) -> ToolResult:
     zone = _check_zone_name(args.timezone) or owner_zone(ctx).key
     days = _canonical_days(args.days)
     stamp = now_stamp(ctx)
     with ctx.db.atomic():
-        table = ctx.db["schedules"].insert({
-            "title": args.title, "time": _check_hhmm(args.time), "days": json.dumps(days), "timezone": zone,
-            "status": "active", "created_at": stamp, "updated_at": stamp, "chat_id": ctx.chat_id, "demo": 0})
-        _log_schedule(ctx, table.last_pk, "created", {"title": args.title, "time": args.time, "days": days,
-                                                      "timezone": zone})
+        table = ctx.db["schedules"].insert(
+            {
+                "title": args.title,
+                "time": _check_hhmm(args.time),
+                "days": json.dumps(days),
+                "timezone": zone,
+                "status": "active",
+                "created_at": stamp,
+                "updated_at": stamp,
+                "chat_id": ctx.chat_id,
+                "demo": 0,
+            }
+        )
+        _log_schedule(
+            ctx, table.last_pk, "created", {"title": args.title, "time": args.time, "days": days, "timezone": zone}
+        )
     result = {"created": True, **_schedule_view(ctx.db["schedules"].get(table.last_pk), ctx)}
-    twins = [format_id("schedules", r["id"]) for r in ctx.db["schedules"].rows_where(
-        "lower(title) = lower(?) and status != 'cancelled' and id != ?", [args.title, table.last_pk])]
+    twins = [
+        format_id("schedules", r["id"])
+        for r in ctx.db["schedules"].rows_where(
+            "lower(title) = lower(?) and status != 'cancelled' and id != ?", [args.title, table.last_pk]
+        )
+    ]
     if twins:
         result["note"] = f"Another schedule already has this title: {', '.join(twins)}."
     return ToolResult.of_json(result)
 
 
-@tool("schedule.list", ScheduleListArgs,
-      "List the owner's recurring schedules with their ids, times, weekdays and whether each is active or paused.")
+@tool(
+    "schedule.list",
+    ScheduleListArgs,
+    "List the owner's recurring schedules with their ids, times, weekdays and whether each is active or paused.",
+)
 async def schedule_list(args: ScheduleListArgs, ctx: ToolContext) -> ToolResult:
     _expire_pauses(ctx)
     where: list[str] = []
@@ -221,8 +263,9 @@ async def schedule_list(args: ScheduleListArgs, ctx: ToolContext) -> ToolResult:
         params.append(like_pattern(word))
     rows = ctx.db["schedules"].rows_where(" and ".join(where) or None, params, order_by="time, id")
     schedules = [_schedule_view(r, ctx) for r in rows]
-    return ToolResult.of_json({"status": args.status, "query": args.query, "count": len(schedules),
-                               "schedules": schedules})
+    return ToolResult.of_json(
+        {"status": args.status, "query": args.query, "count": len(schedules), "schedules": schedules}
+    )
 
 
 def _label(row: dict[str, Any]) -> str:
@@ -236,12 +279,20 @@ def _refuse_cancelled(row: dict[str, Any], doing: str) -> None:
 
 def _transition(ctx: ToolContext, row: dict[str, Any], action: str, fields: dict[str, Any]) -> ToolResult:
     new, _ = _set_schedule(ctx, row, action, fields)
-    return ToolResult.of_json({"id": format_id("schedules", row["id"]), "previous_status": row["status"],
-                               "schedule": _schedule_view(new, ctx)})
+    return ToolResult.of_json(
+        {
+            "id": format_id("schedules", row["id"]),
+            "previous_status": row["status"],
+            "schedule": _schedule_view(new, ctx),
+        }
+    )
 
 
-@tool("schedule.update", ScheduleUpdateArgs,
-      "Change an existing schedule's title, time, weekdays or timezone. Fields you leave out keep their values.")
+@tool(
+    "schedule.update",
+    ScheduleUpdateArgs,
+    "Change an existing schedule's title, time, weekdays or timezone. Fields you leave out keep their values.",
+)
 async def schedule_update(args: ScheduleUpdateArgs, ctx: ToolContext) -> ToolResult:
     row = _schedule(ctx, args.schedule_id)
     _refuse_cancelled(row, "changed")
@@ -265,9 +316,12 @@ async def schedule_update(args: ScheduleUpdateArgs, ctx: ToolContext) -> ToolRes
     return ToolResult.of_json(result)
 
 
-@tool("schedule.pause", SchedulePauseArgs,
-      "Pause a schedule so it stops firing until it is resumed, optionally until a date. The schedule and its "
-      "settings are kept.")
+@tool(
+    "schedule.pause",
+    SchedulePauseArgs,
+    "Pause a schedule so it stops firing until it is resumed, optionally until a date. The schedule and its "
+    "settings are kept.",
+)
 async def schedule_pause(args: SchedulePauseArgs, ctx: ToolContext) -> ToolResult:
     row = _schedule(ctx, args.schedule_id)
     until = None
@@ -275,13 +329,17 @@ async def schedule_pause(args: SchedulePauseArgs, ctx: ToolContext) -> ToolResul
         until_date = parse_date(args.until, "until date")
         today = current_time(ctx).astimezone(_schedule_zone(row, ctx)).date()
         if until_date <= today:
-            raise ToolError(f"until {until_date.isoformat()} is not in the future (today is {today.isoformat()}); "
-                            "leave it out to pause until resumed.")
+            raise ToolError(
+                f"until {until_date.isoformat()} is not in the future (today is {today.isoformat()}); "
+                "leave it out to pause until resumed."
+            )
         until = until_date.isoformat()
     _refuse_cancelled(row, "paused")
     if row["status"] == "paused" and until is None:
-        raise ToolError(f"{_label(row)} is already paused"
-                        + (f" until {row['paused_until']}." if row["paused_until"] else " until resumed."))
+        raise ToolError(
+            f"{_label(row)} is already paused"
+            + (f" until {row['paused_until']}." if row["paused_until"] else " until resumed.")
+        )
     return _transition(ctx, row, "paused", {"status": "paused", "paused_until": until})
 
 
@@ -294,12 +352,23 @@ async def schedule_resume(args: ScheduleIdArgs, ctx: ToolContext) -> ToolResult:
     return _transition(ctx, row, "resumed", {"status": "active", "paused_until": None})
 
 
-@tool("schedule.cancel", ScheduleCancelArgs,
-      "Cancel a schedule for good. It stops firing and is kept only in history; create a new one to bring it back.")
+@tool(
+    "schedule.cancel",
+    ScheduleCancelArgs,
+    "Cancel a schedule for good. It stops firing and is kept only in history; create a new one to bring it back.",
+)
 async def schedule_cancel(args: ScheduleCancelArgs, ctx: ToolContext) -> ToolResult:
     row = _schedule(ctx, args.schedule_id)
     if row["status"] == "cancelled":
         raise ToolError(f"{_label(row)} is already cancelled.")
-    return _transition(ctx, row, "cancelled", {"status": "cancelled", "paused_until": None,
-                                               "cancel_reason": (args.reason or "").strip() or None,
-                                               "cancelled_at": now_stamp(ctx)})
+    return _transition(
+        ctx,
+        row,
+        "cancelled",
+        {
+            "status": "cancelled",
+            "paused_until": None,
+            "cancel_reason": (args.reason or "").strip() or None,
+            "cancelled_at": now_stamp(ctx),
+        },
+    )

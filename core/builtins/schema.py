@@ -27,8 +27,19 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-KEY_ORDER = ("type", "properties", "required", "additionalProperties", "items", "description", "enum",
-             "pattern", "minimum", "maximum", "default")
+KEY_ORDER = (
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "description",
+    "enum",
+    "pattern",
+    "minimum",
+    "maximum",
+    "default",
+)
 _RANK = {key: rank for rank, key in enumerate(KEY_ORDER)}
 _UNSHOWN_DEFAULTS = (None, False)
 
@@ -55,9 +66,12 @@ class ToolSchema(GenerateJsonSchema):
 
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
         generated = super().model_schema(schema)
-        return {"type": "object", "properties": generated.get("properties", {}),
-                "required": generated.get("required", []),
-                "additionalProperties": generated.get("additionalProperties", True)}
+        return {
+            "type": "object",
+            "properties": generated.get("properties", {}),
+            "required": generated.get("required", []),
+            "additionalProperties": generated.get("additionalProperties", True),
+        }
 
     def sort(self, value: JsonSchemaValue, parent_key: str | None = None) -> JsonSchemaValue:
         return _ordered(value, parent_key)

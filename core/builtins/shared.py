@@ -128,8 +128,9 @@ def parse_zone(name: str, what: str = "timezone") -> ZoneInfo:
             raise ValueError(name)
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ToolError(f"Unknown {what} {name!r}: use an IANA timezone name such as Europe/Berlin, "
-                        "America/New_York or UTC.") from None
+        raise ToolError(
+            f"Unknown {what} {name!r}: use an IANA timezone name such as Europe/Berlin, America/New_York or UTC."
+        ) from None
 
 
 def owner_zone(ctx: ToolContext) -> ZoneInfo:
@@ -186,11 +187,22 @@ def format_id(table: str, number: int) -> str:
     return f"{_prefixes()[table]}_{number}"
 
 
-_NOUNS = {"schedules": "schedule", "tasks": "task", "notes": "note", "memory_facts": "memory fact",
-          "people": "contact", "calendar_events": "event", "email_subscriptions": "subscription",
-          "notifications": "notification"}
-_LIST_TOOL = {"schedules": "schedule.list", "tasks": "tasks.list", "people": "people.search",
-              "email_subscriptions": "email.subscriptions"}
+_NOUNS = {
+    "schedules": "schedule",
+    "tasks": "task",
+    "notes": "note",
+    "memory_facts": "memory fact",
+    "people": "contact",
+    "calendar_events": "event",
+    "email_subscriptions": "subscription",
+    "notifications": "notification",
+}
+_LIST_TOOL = {
+    "schedules": "schedule.list",
+    "tasks": "tasks.list",
+    "people": "people.search",
+    "email_subscriptions": "email.subscriptions",
+}
 
 
 def parse_id(table: str, raw: str) -> int | None:
@@ -207,8 +219,9 @@ def find_row(ctx: ToolContext, table: str, raw: str) -> dict[str, Any]:
     if number is None:
         other = next((t for t, p in prefixes.items() if re.fullmatch(rf"{p}_\d+", raw.strip())), None)
         if other:
-            raise ToolError(f"{raw!r} is a {_NOUNS[other]} id, not a {noun} id ({noun} ids look like "
-                            f"{prefixes[table]}_3).{hint}")
+            raise ToolError(
+                f"{raw!r} is a {_NOUNS[other]} id, not a {noun} id ({noun} ids look like {prefixes[table]}_3).{hint}"
+            )
         raise ToolError(f"{raw!r} is not a {noun} id ({noun} ids look like {prefixes[table]}_3).{hint}")
     rows = list(ctx.db[table].rows_where("id = ?", [number]))
     if not rows:
@@ -232,8 +245,34 @@ def like_pattern(term: str) -> str:
     return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-_STOPWORDS = frozenset(("a", "an", "and", "are", "at", "do", "for", "i", "in", "is", "it", "me", "my", "of", "on", "or",
-                        "the", "to", "what", "when", "where", "which", "who", "with"))
+_STOPWORDS = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "at",
+        "do",
+        "for",
+        "i",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "with",
+    )
+)
 
 
 def fts_query(text: str) -> str:

@@ -41,8 +41,14 @@ class TasksCompleteArgs(Args):
 
 def _task_view(row: dict[str, Any], ctx: ToolContext, tz: ZoneInfo) -> dict[str, Any]:
     today = current_time(ctx).astimezone(tz).date().isoformat()
-    view = {"id": format_id("tasks", row["id"]), "title": row["title"], "due": row["due"], "status": row["status"],
-            "overdue": bool(row["status"] == "open" and row["due"] and row["due"] < today), "notes": row["notes"]}
+    view = {
+        "id": format_id("tasks", row["id"]),
+        "title": row["title"],
+        "due": row["due"],
+        "status": row["status"],
+        "overdue": bool(row["status"] == "open" and row["due"] and row["due"] < today),
+        "notes": row["notes"],
+    }
     if row["status"] == "done":
         view["completed_at"] = when(row["completed_at"], tz)
     return view
@@ -59,19 +65,30 @@ async def tasks_list(args: TasksListArgs, ctx: ToolContext) -> ToolResult:
     if args.due_before is not None:
         where.append("due is not null and due < ?")
         params.append(parse_date(args.due_before, "due_before date").isoformat())
-    rows = ctx.db["tasks"].rows_where(" and ".join(where) or None, params,
-                                      order_by="status != 'open', due is null, due, id")
+    rows = ctx.db["tasks"].rows_where(
+        " and ".join(where) or None, params, order_by="status != 'open', due is null, due, id"
+    )
     tasks = [_task_view(r, ctx, tz) for r in rows]
-    return ToolResult.of_json({"status": args.status, "due_before": args.due_before, "count": len(tasks),
-                               "tasks": tasks})
+    return ToolResult.of_json(
+        {"status": args.status, "due_before": args.due_before, "count": len(tasks), "tasks": tasks}
+    )
 
 
 @tool("tasks.create", TasksCreateArgs, "Add a to-do item to the owner's task list.")
 async def tasks_create(args: TasksCreateArgs, ctx: ToolContext) -> ToolResult:
     tz = owner_zone(ctx)
     due = parse_date(args.due, "due date").isoformat() if args.due and args.due.strip() else None
-    table = ctx.db["tasks"].insert({"title": args.title, "due": due, "notes": (args.notes or "").strip() or None,
-                                    "status": "open", "created_at": now_stamp(ctx), "chat_id": ctx.chat_id, "demo": 0})
+    table = ctx.db["tasks"].insert(
+        {
+            "title": args.title,
+            "due": due,
+            "notes": (args.notes or "").strip() or None,
+            "status": "open",
+            "created_at": now_stamp(ctx),
+            "chat_id": ctx.chat_id,
+            "demo": 0,
+        }
+    )
     view = _task_view(ctx.db["tasks"].get(table.last_pk), ctx, tz)
     return ToolResult.of_json({"created": True, **view})
 
@@ -81,7 +98,9 @@ async def tasks_complete(args: TasksCompleteArgs, ctx: ToolContext) -> ToolResul
     tz = owner_zone(ctx)
     row = find_row(ctx, "tasks", args.task_id)
     if row["status"] == "done":
-        raise ToolError(f"Task {format_id('tasks', row['id'])} ('{row['title']}') is already done "
-                        f"(completed {when(row['completed_at'], tz)}).")
+        raise ToolError(
+            f"Task {format_id('tasks', row['id'])} ('{row['title']}') is already done "
+            f"(completed {when(row['completed_at'], tz)})."
+        )
     ctx.db["tasks"].update(row["id"], {"status": "done", "completed_at": now_stamp(ctx)})
     return ToolResult.of_json({"completed": True, **_task_view(ctx.db["tasks"].get(row["id"]), ctx, tz)})

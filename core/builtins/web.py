@@ -56,9 +56,13 @@ def http_client(ctx: ToolContext, **kwargs: Any) -> httpx.AsyncClient:
     import httpx
 
     timeout = float(ctx.settings.get("http_timeout", 20.0))
-    return httpx.AsyncClient(transport=ctx.settings.get("http_transport"), follow_redirects=False,
-                             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-                             headers={"User-Agent": USER_AGENT}, **kwargs)
+    return httpx.AsyncClient(
+        transport=ctx.settings.get("http_transport"),
+        follow_redirects=False,
+        timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+        headers={"User-Agent": USER_AGENT},
+        **kwargs,
+    )
 
 
 def net_policy(ctx: ToolContext, *trusted_urls: str) -> NetPolicy:
@@ -69,9 +73,12 @@ def net_policy(ctx: ToolContext, *trusted_urls: str) -> NetPolicy:
 
 def refusal(exc: PrivateAddress, what: str) -> ToolResult:
     """The tool error for a refused destination, with its own code."""
-    return ToolResult.failure(exc.code, f"Refused {what}: {exc}. deferchat's tools only reach the public internet; "
-                              "to reach a private host on purpose, add it to allow_private_hosts in the [tools] "
-                              "table of config.toml.")
+    return ToolResult.failure(
+        exc.code,
+        f"Refused {what}: {exc}. deferchat's tools only reach the public internet; "
+        "to reach a private host on purpose, add it to allow_private_hosts in the [tools] "
+        "table of config.toml.",
+    )
 
 
 def http_failure(exc: Exception, what: str, timeout: float) -> ToolError:
@@ -103,12 +110,21 @@ def _decode(body: bytes, charset: str | None, content_type: str) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-_TEXTUAL_TYPES = ("application/xml", "application/javascript", "application/x-yaml", "application/yaml",
-                  "application/csv", "application/x-ndjson")
+_TEXTUAL_TYPES = (
+    "application/xml",
+    "application/javascript",
+    "application/x-yaml",
+    "application/yaml",
+    "application/csv",
+    "application/x-ndjson",
+)
 
 
-@tool("web.fetch", WebFetchArgs,
-      "Fetch a web page or API URL over HTTPS and return its readable text, cut to a maximum length.")
+@tool(
+    "web.fetch",
+    WebFetchArgs,
+    "Fetch a web page or API URL over HTTPS and return its readable text, cut to a maximum length.",
+)
 async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
     import httpx
 
@@ -126,8 +142,10 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
     body = bytearray()
     cut_bytes = False
     try:
-        async with http_client(ctx) as client, guarded_stream(
-                client, "GET", url, net_policy(ctx), headers={"Accept": ACCEPT_PAGES}) as fetched:
+        async with (
+            http_client(ctx) as client,
+            guarded_stream(client, "GET", url, net_policy(ctx), headers={"Accept": ACCEPT_PAGES}) as fetched,
+        ):
             resp = fetched.response
             async for chunk in resp.aiter_bytes():
                 body += chunk
@@ -147,7 +165,8 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
     text = _decode(bytes(body), resp.charset_encoding, content_type)
     title = None
     if content_type in ("text/html", "application/xhtml+xml") or (
-            not content_type and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))):
+        not content_type and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+    ):
         from core.builtins.html_text import html_to_text
 
         title, text = html_to_text(text)
@@ -155,18 +174,22 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         with contextlib.suppress(ValueError):  # cut short or not JSON after all: give the raw text
             text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
     elif content_type and not content_type.startswith("text/") and content_type not in _TEXTUAL_TYPES:
-        refused = error_result(f"{final_url} returned {content_type} ({len(body)} bytes), which is not text; "
-                               "web.fetch returns readable text only.")  # the server's words: enveloped
+        refused = error_result(
+            f"{final_url} returned {content_type} ({len(body)} bytes), which is not text; "
+            "web.fetch returns readable text only."
+        )  # the server's words: enveloped
         return refused.model_copy(update={"envelope_source": page_source(fetched.url)})
 
     source = page_source(fetched.url)
     if resp.status_code >= 400:
         excerpt = text[:500] + ("..." if len(text) > 500 else "")
-        failed = error_result(f"HTTP {resp.status_code} {resp.reason_phrase} from {final_url}."
-                              + (f"\n\n{excerpt}" if excerpt.strip() else ""))
+        failed = error_result(
+            f"HTTP {resp.status_code} {resp.reason_phrase} from {final_url}."
+            + (f"\n\n{excerpt}" if excerpt.strip() else "")
+        )
         return failed.model_copy(update={"envelope_source": source})
     total = len(text)
-    shown = text[:args.max_chars]
+    shown = text[: args.max_chars]
     header = [f"URL: {final_url}", f"Status: {resp.status_code}", f"Content-Type: {content_type or 'unknown'}"]
     if title:
         header.append(f"Title: {title}")
@@ -174,10 +197,20 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
         header.append(f"[Showing the first {args.max_chars} of {total} characters; the rest was cut.]")
     if cut_bytes:
         header.append(f"[The download stopped at {max_bytes} bytes; the page is longer.]")
-    structured = {"url": args.url, "final_url": final_url, "status": resp.status_code, "content_type": content_type,
-                  "title": title, "characters": total, "truncated": total > args.max_chars or cut_bytes}
-    return ToolResult(content=[{"type": "text", "text": "\n".join(header) + "\n\n" + shown}], structured=structured,
-                      envelope_source=source)
+    structured = {
+        "url": args.url,
+        "final_url": final_url,
+        "status": resp.status_code,
+        "content_type": content_type,
+        "title": title,
+        "characters": total,
+        "truncated": total > args.max_chars or cut_bytes,
+    }
+    return ToolResult(
+        content=[{"type": "text", "text": "\n".join(header) + "\n\n" + shown}],
+        structured=structured,
+        envelope_source=source,
+    )
 
 
 NO_SEARCH_BACKEND = (
@@ -185,12 +218,16 @@ NO_SEARCH_BACKEND = (
     "engine offline). To enable it, point deferchat at a SearXNG instance with its JSON API turned on: set "
     "searxng_url in the [tools] table of deferchat's config.toml to its address, e.g. http://127.0.0.1:8888, "
     "and list json under search.formats in SearXNG's settings.yml. "
-    "web.fetch still works for a URL you already know.")
+    "web.fetch still works for a URL you already know."
+)
 
 
-@tool("web.search", WebSearchArgs,
-      "Search the web and return titles, URLs and snippets of the top results. Use it for current events and facts "
-      "you are unsure of.")
+@tool(
+    "web.search",
+    WebSearchArgs,
+    "Search the web and return titles, URLs and snippets of the top results. Use it for current events and facts "
+    "you are unsure of.",
+)
 async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     import httpx
 
@@ -202,8 +239,11 @@ async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     try:
         url = httpx.URL(endpoint, params={"q": args.query, "format": "json"})
         async with http_client(ctx) as client:
-            resp = (await guarded_request(client, "GET", url, net_policy(ctx, str(base)),
-                                          headers={"Accept": "application/json"})).response
+            resp = (
+                await guarded_request(
+                    client, "GET", url, net_policy(ctx, str(base)), headers={"Accept": "application/json"}
+                )
+            ).response
     except PrivateAddress as exc:
         return refusal(exc, f"to search through SearXNG at {endpoint}")
     except GuardError as exc:
@@ -211,19 +251,29 @@ async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise http_failure(exc, f"The SearXNG search at {endpoint}", timeout) from None
     if resp.status_code == 403:
-        raise ToolError(f"SearXNG at {endpoint} refused the JSON API (HTTP 403); list json under search.formats "
-                        "in its settings.yml.")
+        raise ToolError(
+            f"SearXNG at {endpoint} refused the JSON API (HTTP 403); list json under search.formats "
+            "in its settings.yml."
+        )
     if resp.status_code >= 400:
         raise ToolError(f"SearXNG at {endpoint} answered HTTP {resp.status_code} {resp.reason_phrase}.")
     try:
         data = resp.json()
         raw_results = data.get("results") or []
     except (ValueError, AttributeError):
-        raise ToolError(f"SearXNG at {endpoint} did not return JSON; is searxng_url the instance's base "
-                        "address with the json format enabled?") from None
-    results = [{"title": (r.get("title") or "").strip(), "url": r.get("url"),
-                "snippet": (r.get("content") or "").strip(), "engine": r.get("engine")}
-               for r in raw_results if isinstance(r, dict) and r.get("url")][:args.max_results]
-    found = ToolResult.of_json({"query": args.query, "backend": "searxng", "count": len(results),
-                                "results": results})
+        raise ToolError(
+            f"SearXNG at {endpoint} did not return JSON; is searxng_url the instance's base "
+            "address with the json format enabled?"
+        ) from None
+    results = [
+        {
+            "title": (r.get("title") or "").strip(),
+            "url": r.get("url"),
+            "snippet": (r.get("content") or "").strip(),
+            "engine": r.get("engine"),
+        }
+        for r in raw_results
+        if isinstance(r, dict) and r.get("url")
+    ][: args.max_results]
+    found = ToolResult.of_json({"query": args.query, "backend": "searxng", "count": len(results), "results": results})
     return found.model_copy(update={"envelope_source": SEARCH_SOURCE})

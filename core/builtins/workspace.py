@@ -27,7 +27,8 @@ class WorkspaceReadArgs(Args):
 
 class WorkspaceSearchArgs(Args):
     pattern: Annotated[str, StringConstraints(min_length=1, max_length=1000)] = Field(
-        description="Text or regular expression to look for.")
+        description="Text or regular expression to look for."
+    )
     glob: str | None = Field(None, description="Only files whose path matches this glob, e.g. '*.md'.")
 
 
@@ -37,8 +38,9 @@ class WorkspaceWriteArgs(Args):
     overwrite: bool = Field(False, description="Replace the file if it exists.")
 
 
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache",
-                        ".pytest_cache", ".tox"})
+_SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".tox"}
+)
 MAX_LINE_CHARS = 2000
 SEARCH_MAX_FILE_BYTES = 2_000_000
 SEARCH_MAX_FILES = 10_000
@@ -63,8 +65,10 @@ def _workspace_path(ctx: ToolContext, raw: str) -> tuple[Path, Path, str]:
         raise ToolError(f"Path {raw!r} is absolute; give a path relative to the workspace root.")
     target = (root / raw).resolve()  # follows every symlink that exists along the way
     if not _inside(root, target):
-        raise ToolError(f"Path {raw!r} is outside the workspace (it resolves to a place outside the workspace "
-                        "folder, through '..' or a symbolic link); only files inside the workspace can be used.")
+        raise ToolError(
+            f"Path {raw!r} is outside the workspace (it resolves to a place outside the workspace "
+            "folder, through '..' or a symbolic link); only files inside the workspace can be used."
+        )
     return root, target, target.relative_to(root).as_posix() if target != root else "."
 
 
@@ -79,8 +83,9 @@ def _read_window(target: Path, rel: str, offset: int, limit: int) -> ToolResult:
     if target.is_dir():
         raise ToolError(f"{rel!r} is a folder, not a file. Use workspace.search with a glob to list its files.")
     if _is_binary(target):
-        raise ToolError(f"{rel!r} is a binary file ({target.stat().st_size} bytes); "
-                        "workspace.read_file reads text only.")
+        raise ToolError(
+            f"{rel!r} is a binary file ({target.stat().st_size} bytes); workspace.read_file reads text only."
+        )
     window: list[str] = []
     total = 0
     with target.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
@@ -91,19 +96,26 @@ def _read_window(target: Path, rel: str, offset: int, limit: int) -> ToolResult:
                     line = line[:MAX_LINE_CHARS] + f" [... line cut at {MAX_LINE_CHARS} characters]"
                 window.append(f"{total:>6}\t{line}")
     if total == 0:
-        return ToolResult(content=[{"type": "text", "text": f"{rel} is empty."}],
-                          structured={"path": rel, "total_lines": 0, "first_line": None, "last_line": None})
+        return ToolResult(
+            content=[{"type": "text", "text": f"{rel} is empty."}],
+            structured={"path": rel, "total_lines": 0, "first_line": None, "last_line": None},
+        )
     if offset > total:
         raise ToolError(f"offset {offset} is past the end of {rel!r}, which has {total} lines.")
     last = offset + len(window) - 1
     header = f"{rel}: lines {offset}-{last} of {total}"
     footer = f"\n[{total - last} more lines; call again with offset={last + 1} to read on.]" if last < total else ""
-    return ToolResult(content=[{"type": "text", "text": header + "\n" + "\n".join(window) + footer}],
-                      structured={"path": rel, "total_lines": total, "first_line": offset, "last_line": last})
+    return ToolResult(
+        content=[{"type": "text", "text": header + "\n" + "\n".join(window) + footer}],
+        structured={"path": rel, "total_lines": total, "first_line": offset, "last_line": last},
+    )
 
 
-@tool("workspace.read_file", WorkspaceReadArgs,
-      "Read a text file from the owner's workspace folder, optionally a range of lines.")
+@tool(
+    "workspace.read_file",
+    WorkspaceReadArgs,
+    "Read a text file from the owner's workspace folder, optionally a range of lines.",
+)
 async def workspace_read_file(args: WorkspaceReadArgs, ctx: ToolContext) -> ToolResult:
     import asyncio
 
@@ -162,14 +174,24 @@ def _search(root: Path, pattern: str, glob: str | None) -> dict[str, Any]:
                     matches.append(hit)
             if truncated:
                 break
-    return {"pattern": pattern, "mode": mode, "case_sensitive": not flags, "glob": glob,
-            "files_scanned": scanned, "files_matched": len(matches), "matches": matches, "truncated": truncated,
-            "skipped": {k: v for k, v in skipped.items() if v}}
+    return {
+        "pattern": pattern,
+        "mode": mode,
+        "case_sensitive": not flags,
+        "glob": glob,
+        "files_scanned": scanned,
+        "files_matched": len(matches),
+        "matches": matches,
+        "truncated": truncated,
+        "skipped": {k: v for k, v in skipped.items() if v},
+    }
 
 
-@tool("workspace.search", WorkspaceSearchArgs,
-      "Find files in the owner's workspace whose name or contents match a pattern. Returns paths with matching "
-      "lines.")
+@tool(
+    "workspace.search",
+    WorkspaceSearchArgs,
+    "Find files in the owner's workspace whose name or contents match a pattern. Returns paths with matching lines.",
+)
 async def workspace_search(args: WorkspaceSearchArgs, ctx: ToolContext) -> ToolResult:
     import asyncio
 
@@ -207,18 +229,27 @@ def _write(root: Path, raw: str, target: Path, rel: str, content: str, overwrite
             raise ToolError(f"{rel!r} already exists; pass overwrite=true to replace it.") from None
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-    return {"path": rel, "created": not existed, "replaced": existed, "bytes": len(data),
-            "lines": content.count("\n") + (1 if content and not content.endswith("\n") else 0)}
+    return {
+        "path": rel,
+        "created": not existed,
+        "replaced": existed,
+        "bytes": len(data),
+        "lines": content.count("\n") + (1 if content and not content.endswith("\n") else 0),
+    }
 
 
-@tool("workspace.write_file", WorkspaceWriteArgs,
-      "Write a text file in the owner's workspace folder, creating folders as needed. Refuses to replace an "
-      "existing file unless overwrite is true.")
+@tool(
+    "workspace.write_file",
+    WorkspaceWriteArgs,
+    "Write a text file in the owner's workspace folder, creating folders as needed. Refuses to replace an "
+    "existing file unless overwrite is true.",
+)
 async def workspace_write_file(args: WorkspaceWriteArgs, ctx: ToolContext) -> ToolResult:
     import asyncio
 
     root, target, rel = _workspace_path(ctx, args.path)
     if args.path.endswith(("/", "\\")):
         raise ToolError(f"{args.path!r} names a folder; give a file path.")
-    return ToolResult.of_json(await asyncio.to_thread(_write, root, args.path, target, rel, args.content,
-                                                      args.overwrite))
+    return ToolResult.of_json(
+        await asyncio.to_thread(_write, root, args.path, target, rel, args.content, args.overwrite)
+    )

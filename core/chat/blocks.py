@@ -14,8 +14,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-_IDS = {"tool_use": "id", "server_tool_use": "id", "tool_result": "tool_use_id",
-        "tool_search_tool_result": "tool_use_id"}
+_IDS = {
+    "tool_use": "id",
+    "server_tool_use": "id",
+    "tool_result": "tool_use_id",
+    "tool_search_tool_result": "tool_use_id",
+}
 
 
 def well_formed(content: Any) -> list[dict[str, Any]]:
@@ -53,11 +57,15 @@ def _block(block: Any) -> dict[str, Any] | None:
         if not isinstance(result, (str, list)):
             fixed["content"] = json.dumps(result, ensure_ascii=False)
         elif isinstance(result, list):
-            fixed["content"] = [b if _readable(b) else {"type": "text", "text": json.dumps(b, ensure_ascii=False)}
-                                for b in result]
+            fixed["content"] = [
+                b if _readable(b) else {"type": "text", "text": json.dumps(b, ensure_ascii=False)} for b in result
+            ]
     return fixed
 
 
 def _readable(block: Any) -> bool:
-    return (isinstance(block, dict) and isinstance(block.get("type"), str)
-            and (block["type"] != "text" or isinstance(block.get("text"), str)))
+    return (
+        isinstance(block, dict)
+        and isinstance(block.get("type"), str)
+        and (block["type"] != "text" or isinstance(block.get("text"), str))
+    )

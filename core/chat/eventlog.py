@@ -46,5 +46,6 @@ class EventLog:
     def store_only(self, event: Event) -> None:
         """Keep an event that subscribers already saw before the chat had an id."""
         if self.chat_id:
-            self.store.add_event(self.chat_id, None, event.type,
-                                 event.model_copy(update={"chat_id": self.chat_id}).to_json())
+            self.store.add_event(
+                self.chat_id, None, event.type, event.model_copy(update={"chat_id": self.chat_id}).to_json()
+            )

@@ -66,6 +66,11 @@ class OpenedChat:
         return {**DEFAULT_TOOL_SEARCH, **(self.sources.get("tool_search") or {})}
 
 
+def _roster_source(name: str) -> str:
+    """A roster as the chat pins it: a file by its absolute path, a named roster by its name."""
+    return str(Path(name).resolve()) if Path(name).exists() else name
+
+
 def _resolved_path(value: str | None) -> str | None:
     return str(Path(value).resolve()) if value else None
 
@@ -76,39 +81,68 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
 
     settings = env.settings
     provider, model, base_url = env.resolve_provider(opts)
-    strategy, reason = resolve_strategy_for(opts.strategy or settings.strategy, provider, model, base_url,
-                                            settings=settings)
+    strategy, reason = resolve_strategy_for(
+        opts.strategy or settings.strategy, provider, model, base_url, settings=settings
+    )
     if strategy == "openai" and settings.openai_tool_search == "client":
-        reason += "; tool_search runs client-side (openai_tool_search = \"client\"): deferchat's own index answers it"
+        reason += '; tool_search runs client-side (openai_tool_search = "client"): deferchat\'s own index answers it'
     elif strategy == "anthropic" and settings.anthropic_tool_search == "regex":
-        reason += "; the server tool search is the regex variant (anthropic_tool_search = \"regex\")"
+        reason += '; the server tool search is the regex variant (anthropic_tool_search = "regex")'
     roster_name = opts.roster or settings.roster
     roster = load_roster(roster_name)
     script = _resolved_path(opts.script)
     made = env.provider_factory(provider, model, base_url, {"script": script, "demo_delay": env.demo_delay})
     await servers.start(roster, opts.mcp_config, opts.start_demo_servers)
     live = servers.live_specs(roster)
-    inp = PlanInput(agent=roster.agent, configured=roster.configured, discovered=servers.discovered(roster),
-                    rejected=servers.rejected(), caps=opts.caps, policy=opts.policy, strategy=strategy,
-                    strategy_reason=reason)
+    inp = PlanInput(
+        agent=roster.agent,
+        configured=roster.configured,
+        discovered=servers.discovered(roster),
+        rejected=servers.rejected(),
+        caps=opts.caps,
+        policy=opts.policy,
+        strategy=strategy,
+        strategy_reason=reason,
+    )
     plan = plan_roster(inp, env.estimator)
     env.store.token_cache.flush()
     plan_id = env.store.save_plan(plan.to_json(), plan.builder)
-    sources = {"roster": roster_name if not Path(roster_name).exists() else str(Path(roster_name).resolve()),
-               "mcp_config": _resolved_path(opts.mcp_config), "script": script,
-               "start_demo_servers": opts.start_demo_servers,
-               # pinned: a later change of settings must not change this chat's tools array
-               "tool_search": {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search}}
+    sources = {
+        "roster": _roster_source(roster_name),
+        "mcp_config": _resolved_path(opts.mcp_config),
+        "script": script,
+        "start_demo_servers": opts.start_demo_servers,
+        # pinned: a later change of settings must not change this chat's tools array
+        "tool_search": {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search},
+    }
     chat_id = env.store.create_chat(
-        title=opts.title or "New chat", agent_name=roster.agent.name, agent_version=roster.agent.version,
-        roster=sources["roster"], plan_id=plan_id, builder=plan.builder, strategy=strategy,
-        strategy_reason=reason, policy=opts.policy.name, provider=provider, model=model, base_url=base_url,
-        sources=json.dumps(sources))
+        title=opts.title or "New chat",
+        agent_name=roster.agent.name,
+        agent_version=roster.agent.version,
+        roster=sources["roster"],
+        plan_id=plan_id,
+        builder=plan.builder,
+        strategy=strategy,
+        strategy_reason=reason,
+        policy=opts.policy.name,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        sources=json.dumps(sources),
+    )
     events.chat_id = chat_id
     for status in servers.status.values():  # subscribers saw them before the chat had an id
         events.store_only(status)
-    return OpenedChat(chat_id=chat_id, plan=plan, roster=roster, sources=sources, provider_name=provider,
-                      provider=made, live=live, pinned=False)
+    return OpenedChat(
+        chat_id=chat_id,
+        plan=plan,
+        roster=roster,
+        sources=sources,
+        provider_name=provider,
+        provider=made,
+        live=live,
+        pinned=False,
+    )
 
 
 def _stored_sources(row: ChatRow) -> dict[str, Any]:
@@ -128,8 +162,9 @@ def _stored_sources(row: ChatRow) -> dict[str, Any]:
     return kept
 
 
-async def reopen(env: OpeningContext, row: ChatRow, opts: ChatOptions, events: EventLog,
-                 servers: ChatServers) -> OpenedChat:
+async def reopen(
+    env: OpeningContext, row: ChatRow, opts: ChatOptions, events: EventLog, servers: ChatServers
+) -> OpenedChat:
     """An existing chat with its stored plan; never re-planned."""
     events.chat_id = row.id
     plan_json = env.store.plan_json(row.plan_id) if row.plan_id else None
@@ -138,24 +173,40 @@ async def reopen(env: OpeningContext, row: ChatRow, opts: ChatOptions, events: E
     try:
         plan = RosterPlan.model_validate_json(plan_json)
     except ValueError as exc:  # pydantic's ValidationError: a stored plan this version cannot read
-        raise UserFacingError(f"chat {row.id}: its stored plan cannot be read ({type(exc).__name__}); it cannot "
-                              "be reopened") from None
+        raise UserFacingError(
+            f"chat {row.id}: its stored plan cannot be read ({type(exc).__name__}); it cannot be reopened"
+        ) from None
     sources = _stored_sources(row)
     try:
         roster = load_roster(sources.get("roster") or row.roster or env.settings.roster)
     except UserFacingError as exc:
         # The roster is gone: the pinned plan still runs; nothing counts as live for resumes.
         events.emit(ev.ErrorEvent(code="roster.missing", message=str(exc)))
-        roster = Roster(name="(missing)", agent=AgentConfig(name=plan.agent.get("name", "chat"),
-                                                            version=plan.agent.get("version", "?")),
-                        configured=(), discovered=())
+        roster = Roster(
+            name="(missing)",
+            agent=AgentConfig(name=plan.agent.get("name", "chat"), version=plan.agent.get("version", "?")),
+            configured=(),
+            discovered=(),
+        )
     extra = {"script": opts.script or sources.get("script"), "demo_delay": env.demo_delay}
     made = env.provider_factory(row.provider, row.model, row.base_url, extra)
     await servers.start(roster, sources.get("mcp_config"), bool(sources.get("start_demo_servers", True)))
-    opened = OpenedChat(chat_id=row.id, plan=plan, roster=roster, sources=sources, provider_name=row.provider,
-                        provider=made, live=servers.live_specs(roster), pinned=True)
+    opened = OpenedChat(
+        chat_id=row.id,
+        plan=plan,
+        roster=roster,
+        sources=sources,
+        provider_name=row.provider,
+        provider=made,
+        live=servers.live_specs(roster),
+        pinned=True,
+    )
     if not plan_is_current(plan):
-        events.emit(ev.ErrorEvent(code="plan.not_current",
-                                  message=f"this chat's plan was built by {plan.builder}, which this version "
-                                          "cannot render byte for byte; it is kept as pinned (never re-planned)"))
+        events.emit(
+            ev.ErrorEvent(
+                code="plan.not_current",
+                message=f"this chat's plan was built by {plan.builder}, which this version "
+                "cannot render byte for byte; it is kept as pinned (never re-planned)",
+            )
+        )
     return opened

@@ -20,9 +20,19 @@ TOOL_TIMEOUT_SECONDS = 120.0
 class ToolRouter:
     """Runs one chat's tools. ``live`` is what the tools are now (for the pin check on resume)."""
 
-    def __init__(self, *, chat_id: str, specs: Mapping[str, ToolSpec], live: Mapping[str, ToolSpec],
-                 controls: ControlContext, servers: ChatServers, builtin_db: Callable[[], Any],
-                 workspace: Path, timezone: str, tool_settings: dict[str, Any]):
+    def __init__(
+        self,
+        *,
+        chat_id: str,
+        specs: Mapping[str, ToolSpec],
+        live: Mapping[str, ToolSpec],
+        controls: ControlContext,
+        servers: ChatServers,
+        builtin_db: Callable[[], Any],
+        workspace: Path,
+        timezone: str,
+        tool_settings: dict[str, Any],
+    ):
         self.chat_id = chat_id
         self.specs = specs
         self.live = live
@@ -55,8 +65,16 @@ class ToolRouter:
 
         fn = get_builtin(spec.name)
         if fn is None:
-            return ToolResult.failure(codes.UNAVAILABLE, f"{spec.name} has no implementation in this deferchat; "
-                                      "it is listed by the roster but cannot run here")
-        ctx = ToolContext(db=self._builtin_db(), chat_id=self.chat_id, call_id=call_id, workspace=self.workspace,
-                          timezone=self.timezone, settings=self.tool_settings)
+            return ToolResult.failure(
+                codes.UNAVAILABLE,
+                f"{spec.name} has no implementation in this deferchat; it is listed by the roster but cannot run here",
+            )
+        ctx = ToolContext(
+            db=self._builtin_db(),
+            chat_id=self.chat_id,
+            call_id=call_id,
+            workspace=self.workspace,
+            timezone=self.timezone,
+            settings=self.tool_settings,
+        )
         return await asyncio.wait_for(fn(arguments, ctx), TOOL_TIMEOUT_SECONDS)

@@ -34,8 +34,10 @@ class ChatServers:
             self.status[event.server] = event
         else:
             self.changed.append(event.server)
-            event.message = event.message or (f"server {event.server} changed its tools; this chat keeps its pinned "
-                                              "plan, a new chat will pick the change up")
+            event.message = event.message or (
+                f"server {event.server} changed its tools; this chat keeps its pinned "
+                "plan, a new chat will pick the change up"
+            )
         self._emit(event)
 
     async def start(self, roster: Roster, mcp_config: str | None, start_demo: bool) -> None:
@@ -74,8 +76,11 @@ class ChatServers:
         from core.pipeline import codes
 
         if self.manager is None or spec.server not in {s.name for s in self.manager.servers()}:
-            return ToolResult.failure(codes.UNAVAILABLE, f"{spec.name}: no MCP server {spec.server!r} is running for "
-                                      "this chat (the roster lists it, but no configuration starts it)")
+            return ToolResult.failure(
+                codes.UNAVAILABLE,
+                f"{spec.name}: no MCP server {spec.server!r} is running for "
+                "this chat (the roster lists it, but no configuration starts it)",
+            )
         return await self.manager.call(spec, arguments)  # each server's own call_timeout applies
 
     async def close(self) -> None:

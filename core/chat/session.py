@@ -34,9 +34,19 @@ LOADED_EVENT_TYPES = ("tool.discovered", "model.tool_search")
 class ChatSession:
     """One open chat: its pinned plan, strategy, provider, MCP servers and event subscribers."""
 
-    def __init__(self, *, store: Store, events: EventLog, servers: ChatServers, opened: OpenedChat,
-                 settings: Settings, policy: Policy, approver: Approver, estimator: TokenEstimator,
-                 record: str | None = None):
+    def __init__(
+        self,
+        *,
+        store: Store,
+        events: EventLog,
+        servers: ChatServers,
+        opened: OpenedChat,
+        settings: Settings,
+        policy: Policy,
+        approver: Approver,
+        estimator: TokenEstimator,
+        record: str | None = None,
+    ):
         self.store = store
         self.events = events
         self.servers = servers
@@ -45,33 +55,64 @@ class ChatSession:
         self.sources = opened.sources
         self.provider: Provider = opened.provider
         self.live: dict[str, ToolSpec] = opened.live
-        self.specs: dict[str, ToolSpec] = {n: s for n in opened.plan.pinned_names()
-                                           if (s := opened.plan.spec_of(n)) is not None}
+        self.specs: dict[str, ToolSpec] = {
+            n: s for n in opened.plan.pinned_names() if (s := opened.plan.spec_of(n)) is not None
+        }
         agent = opened.roster.agent
 
         def system(note: str) -> str:
-            return assemble_system(instructions=agent.instructions, agent_name=agent.name, owner=settings.owner_name,
-                                   timezone=settings.owner_timezone(), strategy_note=note, index_text="",
-                                   est=estimator)
+            return assemble_system(
+                instructions=agent.instructions,
+                agent_name=agent.name,
+                owner=settings.owner_name,
+                timezone=settings.owner_timezone(),
+                strategy_note=note,
+                index_text="",
+                est=estimator,
+            )
 
         flavour = opened.tool_search
         self.strategy: BaseStrategy = make_strategy(
-            opened.plan.strategy, opened.plan, system, self.specs, anthropic_search=flavour["anthropic"],  # type: ignore[arg-type]
-            openai_search=flavour["openai"], loaded=self._loaded_before())  # type: ignore[arg-type]
+            opened.plan.strategy,
+            opened.plan,
+            system,
+            self.specs,
+            anthropic_search=flavour["anthropic"],
+            openai_search=flavour["openai"],
+            loaded=self._loaded_before(),
+        )
         search = DeferredSearch(self.plan, self.specs, self.strategy, events.emit)
-        controls = ControlContext(chat_id=self.chat_id, specs=self.specs, search=search, store=store,
-                                  emit=events.emit)
+        controls = ControlContext(chat_id=self.chat_id, specs=self.specs, search=search, store=store, emit=events.emit)
         from core.demo.dataset import tool_database
 
         provider_name = opened.provider_name
-        router = ToolRouter(chat_id=self.chat_id, specs=self.specs, live=self.live, controls=controls,
-                            servers=servers, builtin_db=lambda: tool_database(provider_name, store.db),
-                            workspace=settings.workspace_path(), timezone=settings.owner_timezone(),
-                            tool_settings=settings.tools.model_dump())
-        self.turns = TurnLoop(chat_id=self.chat_id, store=store, events=events, plan=self.plan, specs=self.specs,
-                              strategy=self.strategy, provider=self.provider, search=search, tools=router,
-                              policy=policy, approver=approver, estimator=estimator,
-                              max_steps=settings.max_steps, record=record)
+        router = ToolRouter(
+            chat_id=self.chat_id,
+            specs=self.specs,
+            live=self.live,
+            controls=controls,
+            servers=servers,
+            builtin_db=lambda: tool_database(provider_name, store.db),
+            workspace=settings.workspace_path(),
+            timezone=settings.owner_timezone(),
+            tool_settings=settings.tools.model_dump(),
+        )
+        self.turns = TurnLoop(
+            chat_id=self.chat_id,
+            store=store,
+            events=events,
+            plan=self.plan,
+            specs=self.specs,
+            strategy=self.strategy,
+            provider=self.provider,
+            search=search,
+            tools=router,
+            policy=policy,
+            approver=approver,
+            estimator=estimator,
+            max_steps=settings.max_steps,
+            record=record,
+        )
 
     def _loaded_before(self) -> list[str]:
         """Tools loaded in earlier sessions of this chat stay marked for the UI."""
@@ -104,10 +145,20 @@ class ChatSession:
 
     def plan_event(self, pinned: bool) -> ev.PlanEvent:
         p = self.plan
-        return ev.PlanEvent(builder=p.builder, policy=p.policy, strategy=p.strategy, strategy_reason=p.strategy_reason,
-                            pinned=pinned, agent=p.agent, defined_tool_names=p.defined_tool_names,
-                            deferred_tool_names=p.deferred_tool_names, skipped_tool_names=p.skipped_tool_names,
-                            definition_tokens=p.definition_tokens, index_tokens=p.index_tokens, caps=p.caps)
+        return ev.PlanEvent(
+            builder=p.builder,
+            policy=p.policy,
+            strategy=p.strategy,
+            strategy_reason=p.strategy_reason,
+            pinned=pinned,
+            agent=p.agent,
+            defined_tool_names=p.defined_tool_names,
+            deferred_tool_names=p.deferred_tool_names,
+            skipped_tool_names=p.skipped_tool_names,
+            definition_tokens=p.definition_tokens,
+            index_tokens=p.index_tokens,
+            caps=p.caps,
+        )
 
     # -- events ------------------------------------------------------------------------------------
     def subscribe(self, fn: Subscriber) -> None:

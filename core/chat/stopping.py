@@ -63,22 +63,34 @@ def _names(block: dict[str, Any]) -> tuple[str, str | None]:
     return name, None
 
 
-def settle_unanswered(block: dict[str, Any], *, store: Store, chat_id: str, turn_id: str,
-                      specs: Mapping[str, ToolSpec], policy: Policy,
-                      emit: Callable[[ev.Event], None]) -> dict[str, Any]:
+def settle_unanswered(
+    block: dict[str, Any],
+    *,
+    store: Store,
+    chat_id: str,
+    turn_id: str,
+    specs: Mapping[str, ToolSpec],
+    policy: Policy,
+    emit: Callable[[ev.Event], None],
+) -> dict[str, Any]:
     """The ``tool_result`` for a tool use that has none because the turn was stopped; its
     invocation row and its event say what became of it."""
     call_id = str(block.get("id") or "")
     inv = store.invocation(chat_id, call_id)
-    if inv is not None and not same_call(inv, str(block.get("name") or ""), block.get("input"), specs=specs,
-                                         policy=policy):
+    if inv is not None and not same_call(
+        inv, str(block.get("name") or ""), block.get("input"), specs=specs, policy=policy
+    ):
         # the id is an earlier call's (another tool, other arguments): that call's row is never
         # touched and its result never given to this use, which did not run
         name, via = _names(block)
         message = f"{name} was not run: the owner stopped the turn (and its call id is an earlier call's)"
         emit(ev.ToolFailed(call_id=call_id, name=name, via=via, code=codes.STOPPED, message=message))
-        return {"type": "tool_result", "tool_use_id": call_id, "content": f"{codes.STOPPED}: {message}",
-                "is_error": True}
+        return {
+            "type": "tool_result",
+            "tool_use_id": call_id,
+            "content": f"{codes.STOPPED}: {message}",
+            "is_error": True,
+        }
     if inv is not None and inv.status in FINISHED and inv.model_result is not None:
         # finished just as the stop came: its own result stands
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": inv.model_result}
@@ -94,8 +106,10 @@ def settle_unanswered(block: dict[str, Any], *, store: Store, chat_id: str, turn
             message = f"{name} was running when the owner stopped the turn; it only reads, so it may be run again"
         else:
             status, code = "unknown", codes.OUTCOME_UNKNOWN
-            message = (f"{name} was running when the owner stopped the turn; it changes the world, so it is not "
-                       "run again. Check whether it took effect before retrying.")
+            message = (
+                f"{name} was running when the owner stopped the turn; it changes the world, so it is not "
+                "run again. Check whether it took effect before retrying."
+            )
     elif inv is not None and inv.status == "awaiting_approval":
         approval = store.approval_for_call(chat_id, call_id)
         if approval is not None and approval.status == "pending":
@@ -104,8 +118,14 @@ def settle_unanswered(block: dict[str, Any], *, store: Store, chat_id: str, turn
     else:
         message = f"{name} was not run: the owner stopped the turn"
     text = f"{code}: {message}"
-    fields: dict[str, Any] = {"status": status, "is_error": 1, "error_code": code, "error_message": message,
-                              "model_result": text, "finished_at": now()}
+    fields: dict[str, Any] = {
+        "status": status,
+        "is_error": 1,
+        "error_code": code,
+        "error_message": message,
+        "model_result": text,
+        "finished_at": now(),
+    }
     if inv is not None:
         store.update_invocation(inv.id, **fields)
     else:
@@ -113,8 +133,16 @@ def settle_unanswered(block: dict[str, Any], *, store: Store, chat_id: str, turn
         arguments = block.get("input")
         if via == TOOL_CALL and isinstance(arguments, dict):
             arguments = arguments.get("arguments")
-        store.create_invocation(chat_id=chat_id, turn_id=turn_id, call_id=call_id, name=name, via=via,
-                                arguments=arguments, side_effect=spec.side_effect.value if spec else None,
-                                pin=spec.content_hash() if spec else None, **fields)
+        store.create_invocation(
+            chat_id=chat_id,
+            turn_id=turn_id,
+            call_id=call_id,
+            name=name,
+            via=via,
+            arguments=arguments,
+            side_effect=spec.side_effect.value if spec else None,
+            pin=spec.content_hash() if spec else None,
+            **fields,
+        )
     emit(ev.ToolFailed(call_id=call_id, name=name, via=via, code=code, message=message))
     return {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": True}

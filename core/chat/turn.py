@@ -30,7 +30,15 @@ from core.pipeline.approvals import Approver
 from core.pipeline.pipeline import CallIds, Pipeline, RunContext, ToolHost
 from core.pipeline.policy import Policy
 from core.providers.base import (
-    ModelRequest, Provider, ProviderError, ResponseDone, Retrying, ServerToolUse, TextDelta, ToolSearchResult, ToolUse,
+    ModelRequest,
+    Provider,
+    ProviderError,
+    ResponseDone,
+    Retrying,
+    ServerToolUse,
+    TextDelta,
+    ToolSearchResult,
+    ToolUse,
 )
 from core.roster.models import RosterPlan
 from core.store import Store, TurnRow
@@ -48,16 +56,30 @@ UNTITLED = (None, "", "New chat")
 def title_from(text: str) -> str:
     """A chat title from the owner's first message: one line, at most 60 characters."""
     line = " ".join(text.split())
-    return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rstrip() + "\u2026"
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "\u2026"
 
 
 class TurnLoop:
     """Runs one chat's turns, one at a time."""
 
-    def __init__(self, *, chat_id: str, store: Store, events: EventLog, plan: RosterPlan,
-                 specs: Mapping[str, ToolSpec], strategy: Strategy, provider: Provider, search: DeferredSearch,
-                 tools: ToolHost, policy: Policy, approver: Approver, estimator: TokenEstimator, max_steps: int,
-                 record: str | None = None):
+    def __init__(
+        self,
+        *,
+        chat_id: str,
+        store: Store,
+        events: EventLog,
+        plan: RosterPlan,
+        specs: Mapping[str, ToolSpec],
+        strategy: Strategy,
+        provider: Provider,
+        search: DeferredSearch,
+        tools: ToolHost,
+        policy: Policy,
+        approver: Approver,
+        estimator: TokenEstimator,
+        max_steps: int,
+        record: str | None = None,
+    ):
         self.chat_id = chat_id
         self.store = store
         self.events = events
@@ -146,9 +168,19 @@ class TurnLoop:
             uses = [b for b in content if b.get("type") == "tool_use"]
             searches = self.provider.pending_client_searches(content)
             if uses or searches:
-                results = [self._answered.get(str(b.get("id") or "")) or settle_unanswered(
-                    b, store=self.store, chat_id=self.chat_id, turn_id=turn_id, specs=self.specs,
-                    policy=self.policy, emit=self.events.emit) for b in uses]
+                results = [
+                    self._answered.get(str(b.get("id") or ""))
+                    or settle_unanswered(
+                        b,
+                        store=self.store,
+                        chat_id=self.chat_id,
+                        turn_id=turn_id,
+                        specs=self.specs,
+                        policy=self.policy,
+                        emit=self.events.emit,
+                    )
+                    for b in uses
+                ]
                 answers = [self.search.answer_client_search(s.id, s.input) for s in searches]
                 self._add("user", answers + results, turn_id)
         return self._end(turn_id, "stopped", STOPPED_ERROR, text=text, stop_reason=STOP_REASON)
@@ -158,8 +190,9 @@ class TurnLoop:
         self.search.begin_turn()
         self.strategy.begin_turn()
 
-    def _end(self, turn_id: str, status: TurnStatus, error: str | None = None, text: str = "",
-             stop_reason: str | None = None) -> TurnResult:
+    def _end(
+        self, turn_id: str, status: TurnStatus, error: str | None = None, text: str = "", stop_reason: str | None = None
+    ) -> TurnResult:
         self.store.end_turn(turn_id, self.chat_id, status, error)
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
@@ -175,11 +208,19 @@ class TurnLoop:
         async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
             open_turn = self.open_turn()
             if open_turn is not None:
-                raise UsageError(f"chat {self.chat_id} has an unfinished turn ({open_turn.status}); answer its "
-                                 f"approval or run `deferchat resume {self.chat_id}` first")
+                raise UsageError(
+                    f"chat {self.chat_id} has an unfinished turn ({open_turn.status}); answer its "
+                    f"approval or run `deferchat resume {self.chat_id}` first"
+                )
             parent = self.store.last_message_id(self.chat_id) if replaces is None else self._parent_of(replaces)
-            msg_id = self.store.add_message(self.chat_id, "user", [{"type": "text", "text": text}], turn_id=None,
-                                            parent_id=parent, replaces=replaces)
+            msg_id = self.store.add_message(
+                self.chat_id,
+                "user",
+                [{"type": "text", "text": text}],
+                turn_id=None,
+                parent_id=parent,
+                replaces=replaces,
+            )
             turn_id = self.store.start_turn(self.chat_id, msg_id)
             self.store.set_message_turn(msg_id, turn_id)
             self._begin(turn_id)
@@ -246,13 +287,13 @@ class TurnLoop:
         if fixed != content:
             rows = self.store.messages(self.chat_id)
             if rows:
-                self.store.db.table("messages").update(rows[-1].id,
-                                                       {"content": json.dumps(fixed, ensure_ascii=False)})
+                self.store.db.table("messages").update(rows[-1].id, {"content": json.dumps(fixed, ensure_ascii=False)})
         return fixed
 
     def _add(self, role: str, content: list[dict[str, Any]], turn_id: str) -> str:
-        return self.store.add_message(self.chat_id, role, content, turn_id=turn_id,
-                                      parent_id=self.store.last_message_id(self.chat_id))
+        return self.store.add_message(
+            self.chat_id, role, content, turn_id=turn_id, parent_id=self.store.last_message_id(self.chat_id)
+        )
 
     async def _loop(self, turn_id: str) -> TurnResult:
         text_out = ""
@@ -262,8 +303,13 @@ class TurnLoop:
             surface = self.strategy.surface(sent)
             if surface.seeded:
                 self.events.emit(ev.ToolDiscovered(names=surface.seeded, source="history"))
-            request = ModelRequest(model=self.provider.model, system=surface.system, tools=surface.tools,
-                                   messages=sent, cache_prefix_tools=surface.cache_prefix_tools)
+            request = ModelRequest(
+                model=self.provider.model,
+                system=surface.system,
+                tools=surface.tools,
+                messages=sent,
+                cache_prefix_tools=surface.cache_prefix_tools,
+            )
             self._record(request)
             self.store.update_turn(turn_id, steps=step + 1)
             try:
@@ -284,9 +330,14 @@ class TurnLoop:
                 text_out = text
                 self.events.emit(ev.ModelText(text=text))
             u = done.usage
-            self.events.emit(ev.UsageEvent(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-                                           cache_read_input_tokens=u.cache_read_input_tokens,
-                                           cache_creation_input_tokens=u.cache_creation_input_tokens))
+            self.events.emit(
+                ev.UsageEvent(
+                    input_tokens=u.input_tokens,
+                    output_tokens=u.output_tokens,
+                    cache_read_input_tokens=u.cache_read_input_tokens,
+                    cache_creation_input_tokens=u.cache_creation_input_tokens,
+                )
+            )
             uses = [b for b in content if b.get("type") == "tool_use"]
             if not uses and not searches:
                 return self._end(turn_id, "done", text=text_out, stop_reason=done.stop_reason)
@@ -323,8 +374,9 @@ class TurnLoop:
                 elif isinstance(item, ToolUse):
                     if (call_id := ids.for_use(item.id)) != item.id:
                         item = item.model_copy(update={"id": call_id})
-                    partial.tool_uses.append({"type": "tool_use", "id": item.id, "name": item.name,
-                                              "input": item.input})
+                    partial.tool_uses.append(
+                        {"type": "tool_use", "id": item.id, "name": item.name, "input": item.input}
+                    )
                     emit(ev.ModelToolUse(id=item.id, name=item.name, input=item.input))
                 elif isinstance(item, ServerToolUse):
                     query = self.search.asked(item.id, item.input)
@@ -333,29 +385,46 @@ class TurnLoop:
                         client_searches.append(item)
                 elif isinstance(item, ToolSearchResult):
                     self.strategy.discover(item.references)
-                    emit(ev.ModelToolSearch(id=item.tool_use_id, references=item.references,
-                                            query=self.search.query_of(item.tool_use_id, request.messages)))
+                    emit(
+                        ev.ModelToolSearch(
+                            id=item.tool_use_id,
+                            references=item.references,
+                            query=self.search.query_of(item.tool_use_id, request.messages),
+                        )
+                    )
                 elif isinstance(item, ResponseDone):
                     done = item
                 elif isinstance(item, Retrying):  # the adapter waits before retrying: say how long
                     emit(ev.ProviderRetrying(seconds=item.seconds, attempt=item.attempt, reason=item.reason))
         if done is None:
-            raise ProviderError("provider.incomplete", "the model's response ended before it was complete",
-                                retryable=True)
+            raise ProviderError(
+                "provider.incomplete", "the model's response ended before it was complete", retryable=True
+            )
         done.content = ids.content(done.content)
         return done, client_searches
 
-    async def _answer(self, turn_id: str, uses: list[dict[str, Any]], searches: list[ServerToolUse], *,
-                      resuming: bool = False) -> bool:
+    async def _answer(
+        self, turn_id: str, uses: list[dict[str, Any]], searches: list[ServerToolUse], *, resuming: bool = False
+    ) -> bool:
         """Answer one response: every tool use through the pipeline, then every search the client
         must run; append the results as the next user message. True when a tool parked (the
         searches are then answered on resume, from the stored response)."""
         results: list[dict[str, Any]] = []
         self._answered = {}
         if uses:
-            pipeline = Pipeline(RunContext(chat_id=self.chat_id, turn_id=turn_id, store=self.store, plan=self.plan,
-                                           policy=self.policy, approver=self.approver, tools=self.tools,
-                                           emit=self.events.emit, specs=self.specs))
+            pipeline = Pipeline(
+                RunContext(
+                    chat_id=self.chat_id,
+                    turn_id=turn_id,
+                    store=self.store,
+                    plan=self.plan,
+                    policy=self.policy,
+                    approver=self.approver,
+                    tools=self.tools,
+                    emit=self.events.emit,
+                    specs=self.specs,
+                )
+            )
             for block in uses:
                 outcome = await pipeline.run(block, resuming=resuming)
                 if outcome.parked:

@@ -41,8 +41,14 @@ def _seconds(text: str) -> float:
 
 def add_timeout_options(p: argparse.ArgumentParser) -> None:
     for flag, field, what in _TIMEOUT_FLAGS:
-        p.add_argument(flag, type=_seconds, default=None, metavar="S", dest=f"{field}_timeout",
-                       help=f"{what} (default: [timeouts] {field} in config.toml, else the provider's own)")
+        p.add_argument(
+            flag,
+            type=_seconds,
+            default=None,
+            metavar="S",
+            dest=f"{field}_timeout",
+            help=f"{what} (default: [timeouts] {field} in config.toml, else the provider's own)",
+        )
 
 
 def settings_for(args: argparse.Namespace) -> Settings:

@@ -51,8 +51,11 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.add_argument("--record", default=None, metavar="FILE", help="append each model request to FILE (JSON lines)")
     p.add_argument("--strategy", choices=strategies, default=None)
     p.add_argument("--chat", default=None, metavar="ID", help="continue this chat (its pinned plan is reused)")
-    p.add_argument("--wait", action="store_true",
-                   help="if a turn of this chat runs in another process, wait for it (default: exit 4 at once)")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="if a turn of this chat runs in another process, wait for it (default: exit 4 at once)",
+    )
     p.add_argument(
         "--approve",
         choices=approvals,
@@ -66,8 +69,11 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
 
     p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")
     p.add_argument("chat")
-    p.add_argument("--wait", action="store_true",
-                   help="if a turn of this chat runs in another process, wait for it (default: exit 4 at once)")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="if a turn of this chat runs in another process, wait for it (default: exit 4 at once)",
+    )
     p.add_argument("--approve", choices=approvals, default=None)
     p.add_argument("--script", default=None, metavar="FILE", help="the script file, if it moved")
     p.add_argument("--record", default=None, metavar="FILE")
@@ -96,8 +102,12 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p = sub.add_parser("servers", help="MCP servers: status, tool count and definition tokens")
     p.add_argument("--mcp-config", default=None, metavar="FILE", help="add this mcpServers file to the user's")
     p.add_argument("--demo", action="store_true", help="the embedded demo servers")
-    p.add_argument("--approve-project", default=None, metavar="FILE",
-                   help="approve this project MCP config (e.g. .mcp.json) as it is now: show what it runs, record it")
+    p.add_argument(
+        "--approve-project",
+        default=None,
+        metavar="FILE",
+        help="approve this project MCP config (e.g. .mcp.json) as it is now: show what it runs, record it",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=servers.run)
 

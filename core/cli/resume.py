@@ -8,8 +8,8 @@ import argparse
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
 from core.cli.exits import exit_for
-from core.cli.options import record_file
 from core.cli.interrupt import stop_on_sigint
+from core.cli.options import record_file
 from core.cli.printer import EventPrinter
 
 

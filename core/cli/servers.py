@@ -92,6 +92,8 @@ def approve(file: str) -> int:
     approved = approve_config(file, sha256=summary.sha256)  # refused if it changed in between
     lines = approved.lines()
     print("\n".join(safe(line) for line in lines[:-1]))
-    print(f"approved {safe(approved.path)} (sha256 {approved.sha256[:16]}): its servers start from now on; "
-          "a later edit to the file asks again")
+    print(
+        f"approved {safe(approved.path)} (sha256 {approved.sha256[:16]}): its servers start from now on; "
+        "a later edit to the file asks again"
+    )
     return EXIT_OK

@@ -106,8 +106,14 @@ def escape_schema_text(value: Any) -> Any:
     passed through :func:`escape`. Values a call must match (``enum``, ``const``, ``default``,
     property names) are left exactly as they are."""
     if isinstance(value, dict):
-        return {k: v if k in SCHEMA_VALUE_KEYS else escape(v) if k in SCHEMA_TEXT_KEYS and isinstance(v, str)
-                else escape_schema_text(v) for k, v in value.items()}
+        return {
+            k: v
+            if k in SCHEMA_VALUE_KEYS
+            else escape(v)
+            if k in SCHEMA_TEXT_KEYS and isinstance(v, str)
+            else escape_schema_text(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [escape_schema_text(v) for v in value]
     return value

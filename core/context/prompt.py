@@ -30,8 +30,16 @@ def fit(text: str, region: RegionClass, est: TokenEstimator) -> str:
     return "\n".join(lines) + f"\n[{region.name} cut to its {region.max_tokens:,}-token cap]"
 
 
-def assemble_system(*, instructions: str, agent_name: str, owner: str, timezone: str, strategy_note: str,
-                    index_text: str, est: TokenEstimator) -> str:
+def assemble_system(
+    *,
+    instructions: str,
+    agent_name: str,
+    owner: str,
+    timezone: str,
+    strategy_note: str,
+    index_text: str,
+    est: TokenEstimator,
+) -> str:
     parts = [fit(instructions or DEFAULT_INSTRUCTIONS, INSTRUCTIONS, est)]
     profile = f"Agent: {agent_name}. Owner: {owner}. The owner's timezone is {timezone}."
     parts.append(fit(profile, AGENT_PROFILE, est))

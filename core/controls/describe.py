@@ -15,8 +15,9 @@ def run_tool_describe(arguments: dict[str, Any], ctx: ControlContext) -> ToolRes
 
     target = ctx.specs.get(str(arguments.get("name", "")))
     if target is None or target.origin is Origin.CONTROL:
-        return ToolResult.of_text(f"{codes.NOT_OFFERED}: {arguments.get('name')} is not offered in this chat",
-                                  is_error=True)
+        return ToolResult.of_text(
+            f"{codes.NOT_OFFERED}: {arguments.get('name')} is not offered in this chat", is_error=True
+        )
     description = envelope.fence(target.description, target.envelope_source)
     text = f"{target.name} ({target.side_effect.value})\n{description}\nInput schema:\n"
     return ToolResult.of_text(text + schema_for_model(target))

@@ -30,7 +30,7 @@ def run_tool_result(arguments: dict[str, Any], ctx: ControlContext) -> ToolResul
     stored = ToolResult.model_validate(json.loads(inv.result))
     full = stored.text()
     offset = max(0, int(arguments.get("offset") or 0))
-    chunk = full[offset: offset + PAGE_CHARS]
+    chunk = full[offset : offset + PAGE_CHARS]
     more = f"\n[{len(full) - offset - len(chunk):,} characters remain]" if offset + len(chunk) < len(full) else ""
     spec = ctx.specs.get(inv.name)
     source = result_envelope_source(spec, stored) if spec is not None else stored.envelope_source or UNKNOWN_SOURCE

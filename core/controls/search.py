@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from core import events as ev
-from core.events import EventSink
 from core.context import envelope
 from core.deferral.strategies import Strategy
+from core.events import EventSink
 from core.roster.models import RosterPlan
 from core.tools import ToolResult, ToolSpec
 
@@ -115,8 +115,11 @@ class DeferredSearch:
         ``tool_reference`` blocks (the adapter expands them into definitions)."""
         query = self._queries.setdefault(search_id, search_label(tool_input))
         hits = self.search_and_load(search_queries(tool_input), CLIENT_SEARCH_LIMIT, query, search_id)
-        return {"type": "tool_result", "tool_use_id": search_id,
-                "content": [{"type": "tool_reference", "tool_name": n} for n in hits]}
+        return {
+            "type": "tool_result",
+            "tool_use_id": search_id,
+            "content": [{"type": "tool_reference", "tool_name": n} for n in hits],
+        }
 
 
 def run_tool_search(arguments: dict[str, Any], ctx: ControlContext) -> ToolResult:
@@ -127,8 +130,9 @@ def run_tool_search(arguments: dict[str, Any], ctx: ControlContext) -> ToolResul
     limit = max(1, min(int(arguments.get("limit") or 5), TOOL_SEARCH_MAX))
     hits = ctx.search.search_and_load([query], limit, query)
     if not hits:
-        return ToolResult.of_text(f"No tool matches {query!r}. No such tool exists here; do not search again "
-                                  "for the same thing.")
+        return ToolResult.of_text(
+            f"No tool matches {query!r}. No such tool exists here; do not search again for the same thing."
+        )
     lines = [f"Loaded {len(hits)} tool(s); call them directly from your next step:"]
     for n in hits:
         spec = ctx.specs[n]

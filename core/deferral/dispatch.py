@@ -68,11 +68,13 @@ class StrategyError(ValueError):
     """An explicitly chosen strategy that the provider's adapter cannot send."""
 
 
-def support_rules(overrides: Iterable[ModelSupportRule | Mapping[str, object]] | None = None
-                  ) -> tuple[ModelSupportRule, ...]:
+def support_rules(
+    overrides: Iterable[ModelSupportRule | Mapping[str, object]] | None = None,
+) -> tuple[ModelSupportRule, ...]:
     """The effective table: the user's rows (which win) followed by every profile's own rows."""
-    user = tuple(r if isinstance(r, ModelSupportRule) else ModelSupportRule.model_validate(r)
-                 for r in (overrides or ()))
+    user = tuple(
+        r if isinstance(r, ModelSupportRule) else ModelSupportRule.model_validate(r) for r in (overrides or ())
+    )
     return user + model_support_table()
 
 
@@ -129,16 +131,19 @@ def _native(profile: ProviderProfile, model: str, rules: Sequence[ModelSupportRu
     if not abilities.native_tool_search:
         assert rule is not None
         note = f" ({rule.note})" if rule.note else ""
-        return Resolution(strategy=ACTIVE_TOOLS,
-                          reason=f"{surface}, but model {model} is excluded from native tool search by the "
-                                 f"model-support row '{rule.model}'{note}; using active-tools")
+        return Resolution(
+            strategy=ACTIVE_TOOLS,
+            reason=f"{surface}, but model {model} is excluded from native tool search by the "
+            f"model-support row '{rule.model}'{note}; using active-tools",
+        )
     if rule is None:
         why = f"no model-support row excludes {model}"
     else:
         why = f"the model-support row '{rule.model}' allows {model}" + (f" ({rule.note})" if rule.note else "")
-    return Resolution(strategy=profile.native_strategy,
-                      reason=f"{surface}; {why}, so deferred tools use {profile.label}'s native "
-                             f"{profile.native_search}")
+    return Resolution(
+        strategy=profile.native_strategy,
+        reason=f"{surface}; {why}, so deferred tools use {profile.label}'s native {profile.native_search}",
+    )
 
 
 def resolve_strategy(
@@ -162,12 +167,16 @@ def resolve_strategy(
     if requested != AUTO:
         return _explicit(provider, profile, requested)
     if profile is not None and profile.offline:
-        return Resolution(strategy=WRAPPER,
-                          reason=f"the offline {provider} provider reads the ADR-0123 index; "
-                                 "deferred tools are reached through tool.call")
+        return Resolution(
+            strategy=WRAPPER,
+            reason=f"the offline {provider} provider reads the ADR-0123 index; "
+            "deferred tools are reached through tool.call",
+        )
     if profile is None:
-        return Resolution(strategy=ACTIVE_TOOLS,
-                          reason=f"provider {provider!r} offers no known native tool search; using active-tools")
+        return Resolution(
+            strategy=ACTIVE_TOOLS,
+            reason=f"provider {provider!r} offers no known native tool search; using active-tools",
+        )
     rules = support_rules(model_support)
     env = os.environ if env is None else env
     source = ""
@@ -177,17 +186,24 @@ def resolve_strategy(
 
     if profile.native_strategy is None:  # openai-chat: the vendor's genuine host changes nothing
         where = f" at {base_url}{source}" if base_url else ""
-        return Resolution(strategy=ACTIVE_TOOLS,
-                          reason=f"Chat Completions ({provider}){where} has no native tool search (tool_search and "
-                                 "defer_loading are Responses-only); using active-tools")
+        return Resolution(
+            strategy=ACTIVE_TOOLS,
+            reason=f"Chat Completions ({provider}){where} has no native tool search (tool_search and "
+            "defer_loading are Responses-only); using active-tools",
+        )
     if profile.native_strategy == "anthropic":
         return _anthropic(profile, model, base_url, source, gateways, rules)
     return _openai(profile, model, base_url, source, gateways, rules)
 
 
-def _anthropic(profile: ProviderProfile, model: str, base_url: str | None, source: str,
-               gateways: Iterable[Gateway | str | Mapping[str, object]], rules: Sequence[ModelSupportRule]
-               ) -> Resolution:
+def _anthropic(
+    profile: ProviderProfile,
+    model: str,
+    base_url: str | None,
+    source: str,
+    gateways: Iterable[Gateway | str | Mapping[str, object]],
+    rules: Sequence[ModelSupportRule],
+) -> Resolution:
     """Anthropic has one surface: its own host, or any gateway the user declares in front of it."""
     if not base_url:
         return _native(profile, model, rules, f"genuine {profile.label} (first-party API, default base URL)")
@@ -197,15 +213,22 @@ def _anthropic(profile: ProviderProfile, model: str, base_url: str | None, sourc
     if gw is not None and gw.provider == profile.name:
         name = f" '{gw.name}'" if gw.name else ""
         return _native(profile, model, rules, f"genuine {profile.label} through the declared gateway{name} {base_url}")
-    return Resolution(strategy=ACTIVE_TOOLS,
-                      reason=f"base URL {base_url}{source} is {describe_endpoint(base_url)}: it speaks the "
-                             f"{profile.label} protocol but is not genuine {profile.label}, so tool_reference "
-                             "expansion cannot be relied on; using active-tools")
+    return Resolution(
+        strategy=ACTIVE_TOOLS,
+        reason=f"base URL {base_url}{source} is {describe_endpoint(base_url)}: it speaks the "
+        f"{profile.label} protocol but is not genuine {profile.label}, so tool_reference "
+        "expansion cannot be relied on; using active-tools",
+    )
 
 
-def _openai(profile: ProviderProfile, model: str, base_url: str | None, source: str,
-            gateways: Iterable[Gateway | str | Mapping[str, object]], rules: Sequence[ModelSupportRule]
-            ) -> Resolution:
+def _openai(
+    profile: ProviderProfile,
+    model: str,
+    base_url: str | None,
+    source: str,
+    gateways: Iterable[Gateway | str | Mapping[str, object]],
+    rules: Sequence[ModelSupportRule],
+) -> Resolution:
     """OpenAI's native search exists only on the Responses API: a gateway must be confirmed to forward it."""
     if profile.is_genuine(base_url):
         where = f"first-party {profile.default_host}{source}" if base_url else "first-party API, default base URL"
@@ -214,22 +237,30 @@ def _openai(profile: ProviderProfile, model: str, base_url: str | None, source: 
     gw = _match_gateway(base_url, gateways)
     if gw is not None and gw.provider == profile.name:
         if gw.responses_api:
-            return _native(profile, model, rules,
-                           f"genuine {profile.label} through the declared gateway {base_url}, confirmed to forward "
-                           "the Responses API")
-        return Resolution(strategy=ACTIVE_TOOLS,
-                          reason=f"the declared gateway {base_url} routes {profile.label} opaquely and is not "
-                                 "confirmed to forward the Responses API (declare responses_api to confirm); "
-                                 "using active-tools")
-    return Resolution(strategy=ACTIVE_TOOLS,
-                      reason=f"base URL {base_url}{source} is {describe_endpoint(base_url)}: tool_search and "
-                             f"defer_loading exist only on genuine {profile.label}'s Responses API; using active-tools")
+            return _native(
+                profile,
+                model,
+                rules,
+                f"genuine {profile.label} through the declared gateway {base_url}, confirmed to forward "
+                "the Responses API",
+            )
+        return Resolution(
+            strategy=ACTIVE_TOOLS,
+            reason=f"the declared gateway {base_url} routes {profile.label} opaquely and is not "
+            "confirmed to forward the Responses API (declare responses_api to confirm); "
+            "using active-tools",
+        )
+    return Resolution(
+        strategy=ACTIVE_TOOLS,
+        reason=f"base URL {base_url}{source} is {describe_endpoint(base_url)}: tool_search and "
+        f"defer_loading exist only on genuine {profile.label}'s Responses API; using active-tools",
+    )
 
 
 # What an explicit native strategy needs, for the message that refuses it.
 _NEEDS = {
     "anthropic": "strategy anthropic needs the anthropic provider; {provider} cannot send defer_loading and the "
-                 "Anthropic tool search tool",
+    "Anthropic tool search tool",
     "openai": "strategy openai needs the openai provider (Responses API); {provider} cannot send tool_search",
 }
 
@@ -240,8 +271,10 @@ def _explicit(provider: str, profile: ProviderProfile | None, requested: str) ->
     # An SDK adapter sends only its own native search; the offline providers emulate either.
     if requested in _NEEDS and profile is not None and not profile.offline and profile.native_strategy != requested:
         raise StrategyError(_NEEDS[requested].format(provider=provider))
-    return Resolution(strategy=requested,  # checked against STRATEGY_NAMES above
-                      reason=f"strategy {requested} chosen explicitly (--strategy), not by auto")
+    return Resolution(
+        strategy=requested,  # checked against STRATEGY_NAMES above
+        reason=f"strategy {requested} chosen explicitly (--strategy), not by auto",
+    )
 
 
 __all__ = [

@@ -121,9 +121,8 @@ DEFAULT_TUNING = SearchTuning()
 # -- text ----------------------------------------------------------------------------------
 
 # Boundaries inside one word: fooBar | HTTPServer | abc123 | 123abc
-_CAMEL = re.compile(
-    r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])"
-)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
+
 
 # A general English stop list plus the filler of requests made in chat. Chosen a priori,
 # not from the evaluation queries; tool vocabulary ("find", "get", "show", "list") stays.
@@ -254,9 +253,7 @@ class ToolSearchIndex:
         self._db = sqlite_utils.Database(sqlite3.connect(":memory:", check_same_thread=False))
         self._table = self._db.table("tools")
         self._table.create({"name": str, **{c: str for c in _COLUMNS}}, pk="name")
-        self._table.enable_fts(
-            _COLUMNS, fts_version="FTS5", tokenize=_TOKENIZE, create_triggers=True
-        )
+        self._table.enable_fts(_COLUMNS, fts_version="FTS5", tokenize=_TOKENIZE, create_triggers=True)
         # The same tokenizer on a scratch table: how we learn the stems of any text.
         self._db.execute(f"CREATE VIRTUAL TABLE probe USING fts5(text, tokenize='{_TOKENIZE}')")
         self._db.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance)")
@@ -292,9 +289,7 @@ class ToolSearchIndex:
                     "param_text": param_text,
                 }
             )
-        name_words = [
-            " ".join(w for w in identifier_words(r["name"]) if not _is_filler(w)) for r in rows
-        ]
+        name_words = [" ".join(w for w in identifier_words(r["name"]) if not _is_filler(w)) for r in rows]
         all_text = [" ".join(r[c] for c in _COLUMNS) for r in rows]
         with self._lock:
             self._table.insert_all(rows, pk="name", replace=True)  # triggers keep tools_fts in step
@@ -435,11 +430,7 @@ class ToolSearchIndex:
                     terms = self._terms[name]
                     coverage = sum(v for t, v in query_idf.items() if t in terms) / total
                     name_cov = self._name_coverage(name, query_idf)
-                    score = (
-                        -bm25 / best
-                        + self.tuning.coverage_weight * coverage
-                        + self.tuning.name_weight * name_cov
-                    )
+                    score = -bm25 / best + self.tuning.coverage_weight * coverage + self.tuning.name_weight * name_cov
                     head.append((name, score))
                 tail = [(self._names[rowid], -bm25 / best) for rowid, bm25 in rows[pool:want]]
             head.sort(key=lambda ns: (-ns[1], ns[0]))

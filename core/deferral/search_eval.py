@@ -102,8 +102,6 @@ def evaluate(
     return result
 
 
-def search_batch(
-    index: ToolSearchIndex, queries: Iterable[SearchQuery], k: int = 10
-) -> list[dict[str, Any]]:
+def search_batch(index: ToolSearchIndex, queries: Iterable[SearchQuery], k: int = 10) -> list[dict[str, Any]]:
     """The ``deferchat search --queries`` lines: ``{"id", "ranked": [names]}``, one a query."""
     return [{"id": q.id, "ranked": [h.name for h in index.search(q.query, k)]} for q in queries]

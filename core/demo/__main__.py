@@ -11,8 +11,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m core.demo", description=__doc__)
     parser.add_argument("server", choices=DEMO_SERVERS)
     parser.add_argument("--db", help=f"SQLite file (default: ${DB_ENV}, else demo.sqlite in deferchat's data dir)")
-    parser.add_argument("--call-seconds", type=float, default=DEFAULT_CALL_SECONDS,
-                        help="wall-clock seconds a simulated call stays in progress")
+    parser.add_argument(
+        "--call-seconds",
+        type=float,
+        default=DEFAULT_CALL_SECONDS,
+        help="wall-clock seconds a simulated call stays in progress",
+    )
     args = parser.parse_args(argv)
     from core.demo.servers import build_server
 

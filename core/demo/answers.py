@@ -49,8 +49,11 @@ def events(data: dict[str, Any], span: Span | None = None) -> str:
     rows = [e for e in data.get("events") or [] if isinstance(e, dict)]
     said = span.said if span else "in that range"
     if span is not None and span.days == 1:
-        said = f"{span.said} ({day_label(span.first)})" if span.said in ("today", "tomorrow", "yesterday") \
+        said = (
+            f"{span.said} ({day_label(span.first)})"
+            if span.said in ("today", "tomorrow", "yesterday")
             else f"on {day_label(span.first)}"
+        )
     if not rows:
         return f"Nothing on your calendar {said}."
     lines = [f"You have {_plural(len(rows), 'event')} {said}:"]
@@ -81,8 +84,9 @@ def tasks(data: dict[str, Any]) -> str:
     lines = [f"You have {_plural(len(rows), kind)}:"]
     for t in rows[:_LIMIT]:
         due = f" \u00b7 due {t['due']}" if t.get("due") else ""
-        flag = " (overdue)" if t.get("overdue") else (" (done)" if t.get("status") == "done" and status != "done"
-                                                       else "")
+        flag = (
+            " (overdue)" if t.get("overdue") else (" (done)" if t.get("status") == "done" and status != "done" else "")
+        )
         lines.append(f"- {t.get('title', '?')}{due}{flag}")
     return "\n".join(_more(rows, lines))
 
@@ -107,8 +111,9 @@ def subscriptions(data: dict[str, Any]) -> str:
     if not rows:
         return "You are not subscribed to any newsletters."
     lines = [f"You get {_plural(len(rows), 'newsletter')} (busiest first):"]
-    lines += [f"- {s.get('list', '?')} ({s.get('account', '?')}, {s.get('per_month', '?')} a month)"
-              for s in rows[:_LIMIT]]
+    lines += [
+        f"- {s.get('list', '?')} ({s.get('account', '?')}, {s.get('per_month', '?')} a month)" for s in rows[:_LIMIT]
+    ]
     return "\n".join(_more(rows, lines))
 
 
@@ -170,8 +175,15 @@ def clock(data: dict[str, Any]) -> str:
 
 
 SHAPES: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
-    ("events", events), ("tasks", tasks), ("threads", threads), ("subscriptions", subscriptions),
-    ("people", people), ("schedules", schedules), ("notes", notes), ("facts", facts), ("calls", calls),
+    ("events", events),
+    ("tasks", tasks),
+    ("threads", threads),
+    ("subscriptions", subscriptions),
+    ("people", people),
+    ("schedules", schedules),
+    ("notes", notes),
+    ("facts", facts),
+    ("calls", calls),
     ("weekday", clock),
 )
 

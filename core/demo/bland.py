@@ -23,26 +23,53 @@ Voice = Literal["maya", "ryan", "june"]
 
 # (phone, recipient, task, hours ago, seconds, status, summary, transcript, variables)
 _SEED_CALLS: list[tuple[str, str, str, float, int, str, str, list[tuple[str, str]], dict[str, Any]]] = [
-    ("+15550142", "Acme Supplies dispatch", "Confirm Thursday's delivery window for order 4471.", 49.0, 94,
-     "completed", "Acme confirmed delivery on Thursday between 9 and 11 am; the driver will call ahead.",
-     [("agent", "Hi, this is Maya calling on behalf of Sam Rivera at Northwind about order 4471."),
-      ("user", "Hi Maya, this is Tom in dispatch. What can I do for you?"),
-      ("agent", "I'd like to confirm the delivery window for Thursday."),
-      ("user", "Let me look... Thursday between nine and eleven in the morning. The driver calls ahead."),
-      ("agent", "Perfect, thank you. That's all I needed."),
-      ("user", "No problem. Bye now.")],
-     {"delivery_day": "Thursday", "window": "09:00-11:00"}),
-    ("+15550199", "Bright Smiles Dental", "Move Sam's cleaning from Monday to any afternoon next week.", 121.0, 132,
-     "completed", "Cleaning moved to next Wednesday at 3:30 pm; the old Monday slot is cancelled.",
-     [("agent", "Hello, I'm calling for Sam Rivera to reschedule a cleaning."),
-      ("user", "Bright Smiles, this is Ana. Sure, what works?"),
-      ("agent", "Any afternoon next week instead of Monday."),
-      ("user", "Wednesday at three thirty is open."),
-      ("agent", "Great, please book that and cancel Monday."),
-      ("user", "Done. See you Wednesday.")],
-     {"new_slot": "Wednesday 15:30"}),
-    ("+15550123", "Harbor Hall events", "Ask whether the venue is free on December 12 for 40 people.", 26.0, 31,
-     "no-answer", "Nobody answered; no voicemail was left.", [], {}),
+    (
+        "+15550142",
+        "Acme Supplies dispatch",
+        "Confirm Thursday's delivery window for order 4471.",
+        49.0,
+        94,
+        "completed",
+        "Acme confirmed delivery on Thursday between 9 and 11 am; the driver will call ahead.",
+        [
+            ("agent", "Hi, this is Maya calling on behalf of Sam Rivera at Northwind about order 4471."),
+            ("user", "Hi Maya, this is Tom in dispatch. What can I do for you?"),
+            ("agent", "I'd like to confirm the delivery window for Thursday."),
+            ("user", "Let me look... Thursday between nine and eleven in the morning. The driver calls ahead."),
+            ("agent", "Perfect, thank you. That's all I needed."),
+            ("user", "No problem. Bye now."),
+        ],
+        {"delivery_day": "Thursday", "window": "09:00-11:00"},
+    ),
+    (
+        "+15550199",
+        "Bright Smiles Dental",
+        "Move Sam's cleaning from Monday to any afternoon next week.",
+        121.0,
+        132,
+        "completed",
+        "Cleaning moved to next Wednesday at 3:30 pm; the old Monday slot is cancelled.",
+        [
+            ("agent", "Hello, I'm calling for Sam Rivera to reschedule a cleaning."),
+            ("user", "Bright Smiles, this is Ana. Sure, what works?"),
+            ("agent", "Any afternoon next week instead of Monday."),
+            ("user", "Wednesday at three thirty is open."),
+            ("agent", "Great, please book that and cancel Monday."),
+            ("user", "Done. See you Wednesday."),
+        ],
+        {"new_slot": "Wednesday 15:30"},
+    ),
+    (
+        "+15550123",
+        "Harbor Hall events",
+        "Ask whether the venue is free on December 12 for 40 people.",
+        26.0,
+        31,
+        "no-answer",
+        "Nobody answered; no voicemail was left.",
+        [],
+        {},
+    ),
 ]
 
 
@@ -51,9 +78,22 @@ def seed(conn: sqlite3.Connection, now: float) -> None:
         started = now - hours * 3600
         conn.execute(
             "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (f"call_{hashlib.sha256(f'seed{i}'.encode()).hexdigest()[:12]}", phone, task, None, "maya", 5,
-             started, started + secs, status, secs, recipient, summary,
-             dumps([{"speaker": s, "text": t} for s, t in transcript]), dumps(variables)),
+            (
+                f"call_{hashlib.sha256(f'seed{i}'.encode()).hexdigest()[:12]}",
+                phone,
+                task,
+                None,
+                "maya",
+                5,
+                started,
+                started + secs,
+                status,
+                secs,
+                recipient,
+                summary,
+                dumps([{"speaker": s, "text": t} for s, t in transcript]),
+                dumps(variables),
+            ),
         )
 
 
@@ -118,20 +158,28 @@ class Calls:
         now = time.time()
         out = _summary(row, now)
         done = out["status"] in ("completed", "no-answer", "failed")
-        out.update({
-            "task": row["task"],
-            "voice": row["voice"],
-            "first_sentence": row["first_sentence"],
-            "max_duration_minutes": row["max_duration_minutes"],
-            "recording_seconds": row["duration_seconds"] if out["status"] == "completed" else 0 if done else None,
-            "outcome": out["summary"] if done else None,
-            "transcript": loads(row["transcript"]) if done else [],
-            "variables": loads(row["variables"]) if done else {},
-        })
+        out.update(
+            {
+                "task": row["task"],
+                "voice": row["voice"],
+                "first_sentence": row["first_sentence"],
+                "max_duration_minutes": row["max_duration_minutes"],
+                "recording_seconds": row["duration_seconds"] if out["status"] == "completed" else 0 if done else None,
+                "outcome": out["summary"] if done else None,
+                "transcript": loads(row["transcript"]) if done else [],
+                "variables": loads(row["variables"]) if done else {},
+            }
+        )
         return out
 
-    def start_call(self, phone_number: str, task: str, first_sentence: str | None = None, voice: str = "maya",
-                   max_duration_minutes: int = 5) -> dict[str, Any]:
+    def start_call(
+        self,
+        phone_number: str,
+        task: str,
+        first_sentence: str | None = None,
+        voice: str = "maya",
+        max_duration_minutes: int = 5,
+    ) -> dict[str, Any]:
         try:  # the form the hardline rules matched (core/pipeline/canonical.py)
             number = canonical_phone(phone_number)
         except CanonicalError:
@@ -141,13 +189,27 @@ class Calls:
         now = time.time()
         call_id = f"call_{uuid.uuid4().hex[:12]}"
         seconds = min(max_duration_minutes * 60, 45 + len(task) // 3)
-        summary = (f"Reached the recipient and covered the task: {task.strip()[:160].rstrip('.')}. "
-                   "They confirmed it is noted.")
+        summary = (
+            f"Reached the recipient and covered the task: {task.strip()[:160].rstrip('.')}. They confirmed it is noted."
+        )
         self.conn.execute(
             "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (call_id, number, task, first_sentence, voice, max_duration_minutes, now, now + self.call_seconds,
-             "completed", seconds, number, summary, dumps(_transcript(task, first_sentence, voice)),
-             dumps({"acknowledged": True})),
+            (
+                call_id,
+                number,
+                task,
+                first_sentence,
+                voice,
+                max_duration_minutes,
+                now,
+                now + self.call_seconds,
+                "completed",
+                seconds,
+                number,
+                summary,
+                dumps(_transcript(task, first_sentence, voice)),
+                dumps({"acknowledged": True}),
+            ),
         )
         return {
             "call_id": call_id,

@@ -104,124 +104,341 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
         return f"{day(offset).isoformat()}T{hhmm}"
 
     weekdays = json.dumps(list(WEEKDAYS[:5]))
-    db.table("schedules").insert_all(_with(
-        {"timezone": None, "status": "active", "created_at": stamp, "updated_at": stamp, "demo": 1},
-        [
-            {"title": "Team standup", "time": "09:00", "days": weekdays},
-            {"title": "Weekly planning", "time": "08:30", "days": json.dumps(["mon"])},
-            {"title": "1:1 with Priya", "time": "14:00", "days": json.dumps(["thu"])},
-            {"title": "Water the plants", "time": "19:00", "days": json.dumps(["wed", "sun"])},
-            {"title": "Gym session", "time": "07:00", "days": json.dumps(["tue", "thu", "sat"]), "status": "paused"},
-        ]))
+    db.table("schedules").insert_all(
+        _with(
+            {"timezone": None, "status": "active", "created_at": stamp, "updated_at": stamp, "demo": 1},
+            [
+                {"title": "Team standup", "time": "09:00", "days": weekdays},
+                {"title": "Weekly planning", "time": "08:30", "days": json.dumps(["mon"])},
+                {"title": "1:1 with Priya", "time": "14:00", "days": json.dumps(["thu"])},
+                {"title": "Water the plants", "time": "19:00", "days": json.dumps(["wed", "sun"])},
+                {
+                    "title": "Gym session",
+                    "time": "07:00",
+                    "days": json.dumps(["tue", "thu", "sat"]),
+                    "status": "paused",
+                },
+            ],
+        )
+    )
 
-    db.table("people").insert_all(_with(
-        {"created_at": stamp, "updated_at": stamp, "demo": 1, "other_emails": "[]", "other_phones": "[]",
-         "birthday": None, "company": None},
-        [
-            {"name": "Priya Raman", "company": "Northwind Labs", "email": "priya.raman@northwind.example",
-             "phone": "+12025550143", "birthday": "1986-03-14", "relationship": "Manager at work",
-             "notes": "Prefers async updates; 1:1 on Thursdays.",
-             "other_emails": json.dumps(["priya@raman.example"])},
-            {"name": "Sam Okafor", "company": "Northwind Labs", "email": "sam.okafor@northwind.example",
-             "phone": "+12025550178", "relationship": "Colleague, backend team", "notes": "Runs the on-call rota."},
-            {"name": "Marco Bianchi", "company": "Studio Bianchi", "email": "marco@bianchi.example",
-             "phone": "+393405550112", "birthday": "--07-22", "relationship": "Friend from university",
-             "notes": "Vegetarian. Owes me a book."},
-            {"name": "Alice Chen", "company": "Smile Dental", "email": "frontdesk@smiledental.example",
-             "phone": "+12025550190", "relationship": "Dentist", "notes": "Check-ups every six months.",
-             "other_phones": json.dumps(["+12025550191"])},
-            {"name": "Lena Fischer", "company": None, "email": "lena.fischer@mail.example",
-             "phone": "+4915155501234", "birthday": "1992-11-02", "relationship": "Sister",
-             "notes": "Lives in Hamburg; likes ceramics and trail running."},
-            {"name": "Tom Becker", "company": "Becker Property", "email": "tom@beckerproperty.example",
-             "phone": "+12025550155", "relationship": "Landlord", "notes": "Call for repairs, not email."},
-        ]))
+    db.table("people").insert_all(
+        _with(
+            {
+                "created_at": stamp,
+                "updated_at": stamp,
+                "demo": 1,
+                "other_emails": "[]",
+                "other_phones": "[]",
+                "birthday": None,
+                "company": None,
+            },
+            [
+                {
+                    "name": "Priya Raman",
+                    "company": "Northwind Labs",
+                    "email": "priya.raman@northwind.example",
+                    "phone": "+12025550143",
+                    "birthday": "1986-03-14",
+                    "relationship": "Manager at work",
+                    "notes": "Prefers async updates; 1:1 on Thursdays.",
+                    "other_emails": json.dumps(["priya@raman.example"]),
+                },
+                {
+                    "name": "Sam Okafor",
+                    "company": "Northwind Labs",
+                    "email": "sam.okafor@northwind.example",
+                    "phone": "+12025550178",
+                    "relationship": "Colleague, backend team",
+                    "notes": "Runs the on-call rota.",
+                },
+                {
+                    "name": "Marco Bianchi",
+                    "company": "Studio Bianchi",
+                    "email": "marco@bianchi.example",
+                    "phone": "+393405550112",
+                    "birthday": "--07-22",
+                    "relationship": "Friend from university",
+                    "notes": "Vegetarian. Owes me a book.",
+                },
+                {
+                    "name": "Alice Chen",
+                    "company": "Smile Dental",
+                    "email": "frontdesk@smiledental.example",
+                    "phone": "+12025550190",
+                    "relationship": "Dentist",
+                    "notes": "Check-ups every six months.",
+                    "other_phones": json.dumps(["+12025550191"]),
+                },
+                {
+                    "name": "Lena Fischer",
+                    "company": None,
+                    "email": "lena.fischer@mail.example",
+                    "phone": "+4915155501234",
+                    "birthday": "1992-11-02",
+                    "relationship": "Sister",
+                    "notes": "Lives in Hamburg; likes ceramics and trail running.",
+                },
+                {
+                    "name": "Tom Becker",
+                    "company": "Becker Property",
+                    "email": "tom@beckerproperty.example",
+                    "phone": "+12025550155",
+                    "relationship": "Landlord",
+                    "notes": "Call for repairs, not email.",
+                },
+            ],
+        )
+    )
 
-    db.table("calendar_events").insert_all(_with(
-        {"timezone": None, "created_at": stamp, "demo": 1, "location": None},
-        [
-            {"title": "Interview: backend candidate", "start_local": at(-1, "16:00"), "duration_minutes": 45,
-             "location": "Video call", "attendees": json.dumps(["sam.okafor@northwind.example"])},
-            {"title": "Design review", "start_local": at(0, "11:00"), "duration_minutes": 60, "location": "Room 4B",
-             "attendees": json.dumps(["priya.raman@northwind.example", "sam.okafor@northwind.example"])},
-            {"title": "Lunch with Marco", "start_local": at(1, "12:30"), "duration_minutes": 60,
-             "location": "Café Lindt", "attendees": json.dumps(["marco@bianchi.example"])},
-            {"title": "Dentist check-up", "start_local": at(2, "15:00"), "duration_minutes": 45,
-             "location": "Smile Dental, 12 Elm Street", "attendees": "[]"},
-            {"title": "Quarterly planning", "start_local": at(3, "10:00"), "duration_minutes": 120,
-             "location": "Main conference room",
-             "attendees": json.dumps(["priya.raman@northwind.example", "sam.okafor@northwind.example"])},
-            {"title": "Dinner with Lena", "start_local": at(6, "19:00"), "duration_minutes": 150,
-             "location": "Trattoria Sole", "attendees": json.dumps(["lena.fischer@mail.example"])},
-        ]))
+    db.table("calendar_events").insert_all(
+        _with(
+            {"timezone": None, "created_at": stamp, "demo": 1, "location": None},
+            [
+                {
+                    "title": "Interview: backend candidate",
+                    "start_local": at(-1, "16:00"),
+                    "duration_minutes": 45,
+                    "location": "Video call",
+                    "attendees": json.dumps(["sam.okafor@northwind.example"]),
+                },
+                {
+                    "title": "Design review",
+                    "start_local": at(0, "11:00"),
+                    "duration_minutes": 60,
+                    "location": "Room 4B",
+                    "attendees": json.dumps(["priya.raman@northwind.example", "sam.okafor@northwind.example"]),
+                },
+                {
+                    "title": "Lunch with Marco",
+                    "start_local": at(1, "12:30"),
+                    "duration_minutes": 60,
+                    "location": "Café Lindt",
+                    "attendees": json.dumps(["marco@bianchi.example"]),
+                },
+                {
+                    "title": "Dentist check-up",
+                    "start_local": at(2, "15:00"),
+                    "duration_minutes": 45,
+                    "location": "Smile Dental, 12 Elm Street",
+                    "attendees": "[]",
+                },
+                {
+                    "title": "Quarterly planning",
+                    "start_local": at(3, "10:00"),
+                    "duration_minutes": 120,
+                    "location": "Main conference room",
+                    "attendees": json.dumps(["priya.raman@northwind.example", "sam.okafor@northwind.example"]),
+                },
+                {
+                    "title": "Dinner with Lena",
+                    "start_local": at(6, "19:00"),
+                    "duration_minutes": 150,
+                    "location": "Trattoria Sole",
+                    "attendees": json.dumps(["lena.fischer@mail.example"]),
+                },
+            ],
+        )
+    )
 
-    db.table("tasks").insert_all(_with(
-        {"status": "open", "created_at": stamp, "completed_at": None, "demo": 1},
-        [
-            {"title": "Send Q3 budget draft to Priya", "due": day(1).isoformat(), "notes": "Use the finance template."},
-            {"title": "Book flights for the Lisbon offsite", "due": day(7).isoformat(), "notes": "Aisle seat."},
-            {"title": "Renew passport", "due": day(21).isoformat(), "notes": "Photos are in the desk drawer."},
-            {"title": "Return library books", "due": day(-1).isoformat(), "notes": None},
-            {"title": "Buy a present for Lena", "due": day(5).isoformat(),
-             "notes": "See the gift ideas note."},
-            {"title": "Call the landlord about the radiator", "due": day(-3).isoformat(), "notes": None,
-             "status": "done", "completed_at": stamp},
-        ]))
+    db.table("tasks").insert_all(
+        _with(
+            {"status": "open", "created_at": stamp, "completed_at": None, "demo": 1},
+            [
+                {
+                    "title": "Send Q3 budget draft to Priya",
+                    "due": day(1).isoformat(),
+                    "notes": "Use the finance template.",
+                },
+                {"title": "Book flights for the Lisbon offsite", "due": day(7).isoformat(), "notes": "Aisle seat."},
+                {"title": "Renew passport", "due": day(21).isoformat(), "notes": "Photos are in the desk drawer."},
+                {"title": "Return library books", "due": day(-1).isoformat(), "notes": None},
+                {"title": "Buy a present for Lena", "due": day(5).isoformat(), "notes": "See the gift ideas note."},
+                {
+                    "title": "Call the landlord about the radiator",
+                    "due": day(-3).isoformat(),
+                    "notes": None,
+                    "status": "done",
+                    "completed_at": stamp,
+                },
+            ],
+        )
+    )
 
-    db.table("notes").insert_all(_with(
-        {"created_at": stamp, "updated_at": stamp, "demo": 1},
-        [
-            {"title": "Lisbon offsite ideas", "tags": json.dumps(["travel", "work"]),
-             "body": "- Half-day workshop on the roadmap\n- Team dinner in Alfama\n- Budget: 400 EUR per person"},
-            {"title": "Standup format", "tags": json.dumps(["work"]),
-             "body": "Fifteen minutes, round the table: yesterday, today, blockers. Parking lot at the end."},
-            {"title": "Gift ideas for Lena", "tags": json.dumps(["personal", "gifts"]),
-             "body": "Ceramics class voucher; trail running socks; a book about Japanese pottery."},
-            {"title": "Sourdough recipe", "tags": json.dumps(["cooking"]),
-             "body": "500 g flour, 350 g water, 100 g starter, 10 g salt. Bulk 5 hours, cold proof overnight."},
-            {"title": "Books to read", "tags": json.dumps(["reading"]),
-             "body": "The Pragmatic Programmer; Piranesi; A Psalm for the Wild-Built."},
-        ]))
+    db.table("notes").insert_all(
+        _with(
+            {"created_at": stamp, "updated_at": stamp, "demo": 1},
+            [
+                {
+                    "title": "Lisbon offsite ideas",
+                    "tags": json.dumps(["travel", "work"]),
+                    "body": "- Half-day workshop on the roadmap\n- Team dinner in Alfama\n- Budget: 400 EUR per person",
+                },
+                {
+                    "title": "Standup format",
+                    "tags": json.dumps(["work"]),
+                    "body": "Fifteen minutes, round the table: yesterday, today, blockers. Parking lot at the end.",
+                },
+                {
+                    "title": "Gift ideas for Lena",
+                    "tags": json.dumps(["personal", "gifts"]),
+                    "body": "Ceramics class voucher; trail running socks; a book about Japanese pottery.",
+                },
+                {
+                    "title": "Sourdough recipe",
+                    "tags": json.dumps(["cooking"]),
+                    "body": "500 g flour, 350 g water, 100 g starter, 10 g salt. Bulk 5 hours, cold proof overnight.",
+                },
+                {
+                    "title": "Books to read",
+                    "tags": json.dumps(["reading"]),
+                    "body": "The Pragmatic Programmer; Piranesi; A Psalm for the Wild-Built.",
+                },
+            ],
+        )
+    )
 
-    db.table("memory_facts").insert_all(_with(
-        {"created_at": stamp, "demo": 1},
-        [
-            {"fact": "My coffee order is an oat milk flat white.", "topic": "food"},
-            {"fact": "My dentist is Dr. Alice Chen at Smile Dental.", "topic": "health"},
-            {"fact": "I am allergic to penicillin.", "topic": "health"},
-            {"fact": "I prefer aisle seats on flights.", "topic": "travel"},
-            {"fact": "The team standup is every weekday at 9am.", "topic": "work"},
-        ]))
+    db.table("memory_facts").insert_all(
+        _with(
+            {"created_at": stamp, "demo": 1},
+            [
+                {"fact": "My coffee order is an oat milk flat white.", "topic": "food"},
+                {"fact": "My dentist is Dr. Alice Chen at Smile Dental.", "topic": "health"},
+                {"fact": "I am allergic to penicillin.", "topic": "health"},
+                {"fact": "I prefer aisle seats on flights.", "topic": "travel"},
+                {"fact": "The team standup is every weekday at 9am.", "topic": "work"},
+            ],
+        )
+    )
 
-    def sub(account: str, name: str, sender: str, per_month: int, last: int, inbox: int, unsub: str,
-            one_click: bool) -> dict[str, object]:
-        return {"account": account, "list_name": name, "sender": sender, "per_month": per_month,
-                "last_message_on": day(-last).isoformat(), "messages_in_inbox": inbox,
-                "list_unsubscribe": unsub, "one_click": int(one_click)}
+    def sub(
+        account: str, name: str, sender: str, per_month: int, last: int, inbox: int, unsub: str, one_click: bool
+    ) -> dict[str, object]:
+        return {
+            "account": account,
+            "list_name": name,
+            "sender": sender,
+            "per_month": per_month,
+            "last_message_on": day(-last).isoformat(),
+            "messages_in_inbox": inbox,
+            "list_unsubscribe": unsub,
+            "one_click": int(one_click),
+        }
 
-    db.table("email_subscriptions").insert_all(_with(
-        {"status": "subscribed", "demo": 1, "archive_existing": 0, "archived_messages": 0},
-        [
-            sub("work", "Engineering Leadership Weekly", "news@eng-leadership.example", 4, 2, 37,
-                "<https://eng-leadership.example/unsub?u=8812>", True),
-            sub("work", "Cloud Cost Digest", "digest@cloudcost.example", 8, 1, 64,
-                "<https://cloudcost.example/l/unsubscribe/3391>, <mailto:leave@cloudcost.example>", True),
-            sub("work", "Northwind Labs announcements", "announce@northwind.example", 6, 0, 52,
-                "<mailto:announce-leave@northwind.example>", False),
-            sub("work", "DataStack webinar invitations", "events@datastack.example", 12, 3, 88,
-                "<https://datastack.example/prefs/unsubscribe?id=aa71>", True),
-            sub("work", "SaaS Pricing Insider", "hello@pricinginsider.example", 2, 12, 9,
-                "<mailto:unsubscribe@pricinginsider.example?subject=unsubscribe>", False),
-            sub("personal", "ShopRight daily deals", "deals@shopright.example", 30, 0, 412,
-                "<https://shopright.example/u/unsubscribe/77aa>, <mailto:u@shopright.example>", True),
-            sub("personal", "Morning Brief", "brief@morningbrief.example", 22, 0, 180,
-                "<https://morningbrief.example/unsubscribe?e=owner>", True),
-            sub("personal", "FlyCheap fare alerts", "alerts@flycheap.example", 15, 1, 96,
-                "<https://flycheap.example/alerts/stop/5521>", True),
-            sub("personal", "Trail Runners Club news", "club@trailrunners.example", 3, 9, 21,
-                "<mailto:club-leave@trailrunners.example>", False),
-            sub("personal", "Cookbook Corner", "recipes@cookbookcorner.example", 4, 5, 30,
-                "<https://cookbookcorner.example/unsubscribe/9d2f>", True),
-            sub("personal", "City Library events", "events@citylibrary.example", 1, 20, 6,
-                "<mailto:events-unsubscribe@citylibrary.example>", False),
-        ]))
+    db.table("email_subscriptions").insert_all(
+        _with(
+            {"status": "subscribed", "demo": 1, "archive_existing": 0, "archived_messages": 0},
+            [
+                sub(
+                    "work",
+                    "Engineering Leadership Weekly",
+                    "news@eng-leadership.example",
+                    4,
+                    2,
+                    37,
+                    "<https://eng-leadership.example/unsub?u=8812>",
+                    True,
+                ),
+                sub(
+                    "work",
+                    "Cloud Cost Digest",
+                    "digest@cloudcost.example",
+                    8,
+                    1,
+                    64,
+                    "<https://cloudcost.example/l/unsubscribe/3391>, <mailto:leave@cloudcost.example>",
+                    True,
+                ),
+                sub(
+                    "work",
+                    "Northwind Labs announcements",
+                    "announce@northwind.example",
+                    6,
+                    0,
+                    52,
+                    "<mailto:announce-leave@northwind.example>",
+                    False,
+                ),
+                sub(
+                    "work",
+                    "DataStack webinar invitations",
+                    "events@datastack.example",
+                    12,
+                    3,
+                    88,
+                    "<https://datastack.example/prefs/unsubscribe?id=aa71>",
+                    True,
+                ),
+                sub(
+                    "work",
+                    "SaaS Pricing Insider",
+                    "hello@pricinginsider.example",
+                    2,
+                    12,
+                    9,
+                    "<mailto:unsubscribe@pricinginsider.example?subject=unsubscribe>",
+                    False,
+                ),
+                sub(
+                    "personal",
+                    "ShopRight daily deals",
+                    "deals@shopright.example",
+                    30,
+                    0,
+                    412,
+                    "<https://shopright.example/u/unsubscribe/77aa>, <mailto:u@shopright.example>",
+                    True,
+                ),
+                sub(
+                    "personal",
+                    "Morning Brief",
+                    "brief@morningbrief.example",
+                    22,
+                    0,
+                    180,
+                    "<https://morningbrief.example/unsubscribe?e=owner>",
+                    True,
+                ),
+                sub(
+                    "personal",
+                    "FlyCheap fare alerts",
+                    "alerts@flycheap.example",
+                    15,
+                    1,
+                    96,
+                    "<https://flycheap.example/alerts/stop/5521>",
+                    True,
+                ),
+                sub(
+                    "personal",
+                    "Trail Runners Club news",
+                    "club@trailrunners.example",
+                    3,
+                    9,
+                    21,
+                    "<mailto:club-leave@trailrunners.example>",
+                    False,
+                ),
+                sub(
+                    "personal",
+                    "Cookbook Corner",
+                    "recipes@cookbookcorner.example",
+                    4,
+                    5,
+                    30,
+                    "<https://cookbookcorner.example/unsubscribe/9d2f>",
+                    True,
+                ),
+                sub(
+                    "personal",
+                    "City Library events",
+                    "events@citylibrary.example",
+                    1,
+                    20,
+                    6,
+                    "<mailto:events-unsubscribe@citylibrary.example>",
+                    False,
+                ),
+            ],
+        )
+    )

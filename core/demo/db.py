@@ -48,8 +48,13 @@ def connect(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
-def seed_once(conn: sqlite3.Connection, key: str, seed: Callable[[sqlite3.Connection, float], None], *,
-              prepare: Callable[[], None] | None = None) -> bool:
+def seed_once(
+    conn: sqlite3.Connection,
+    key: str,
+    seed: Callable[[sqlite3.Connection, float], None],
+    *,
+    prepare: Callable[[], None] | None = None,
+) -> bool:
     """Create the schema and run ``seed(conn, now)`` unless ``key`` was seeded. True if it ran.
 
     ``prepare()`` runs first, every time, in the same transaction (the built-in tools' own

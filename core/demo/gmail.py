@@ -40,99 +40,263 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
     "work": (
         ["Invoices", "Clients/Globex", "Travel", "Hiring"],
         [
-            ("Invoice INV-2291 is 10 days overdue",
-             [("Acme Supplies Billing <billing@acme-supplies.example>", ["sam.rivera@northwind.example"], 20,
-               "Hi Sam,\n\nOur records show invoice INV-2291 ($4,180.00, due November 18) is still open. "
-               "If it has been paid, please send the remittance details. Questions? Call accounts "
-               "receivable at +1 555 0100.\n\nThanks,\nLinda Park\nAcme Supplies")],
-             ["INBOX", "UNREAD", "IMPORTANT", "Invoices"]),
-            ("Q4 planning offsite: agenda draft",
-             [("Priya Natarajan <priya@northwind.example>", ["team@northwind.example"], 30,
-               "Team, attached is the first cut of the offsite agenda: roadmap review Tuesday morning, "
-               "hiring plan after lunch, customer panel Wednesday. Comments by Friday please.\n\nPriya")],
-             ["INBOX"]),
-            ("Contract renewal: Globex",
-             [("Dana Whitfield <dana@globex.example>", ["sam.rivera@northwind.example"], 75,
-               "Sam, our contract ends December 31. We'd like to renew for two years if the price holds. "
-               "Can you send the renewal terms?\n\nDana"),
-              ("Sam Rivera <sam.rivera@northwind.example>", ["dana@globex.example"], 70,
-               "Hi Dana, glad to hear it. Two years at the current rate works; I'll have the paperwork "
-               "to you next week.\n\nSam"),
-              ("Dana Whitfield <dana@globex.example>", ["sam.rivera@northwind.example"], 26,
-               "Great. Please include the updated support SLA in the renewal.\n\nDana")],
-             ["INBOX", "Clients/Globex", "STARRED"]),
-            ("Your flight to Chicago is confirmed",
-             [("FlyRight <travel@flyright.example>", ["sam.rivera@northwind.example"], 96,
-               "Confirmation ZX81QK. Departs Tuesday 7:05 am, seat 14C. Check in opens 24 hours before.")],
-             ["INBOX", "Travel"]),
-            ("Weekly metrics: signups up 12%",
-             [("Metrics Bot <metrics-bot@northwind.example>", ["sam.rivera@northwind.example"], 6,
-               "Signups 1,284 (+12% week over week). Churn 1.9% (-0.3 pt). Support tickets 212.")],
-             ["INBOX", "UNREAD"]),
-            ("Lunch Thursday?",
-             [("Marco Bellini <marco@northwind.example>", ["sam.rivera@northwind.example"], 50,
-               "Want to grab lunch Thursday at the Thai place? 12:30?")],
-             ["INBOX"]),
-            ("Design review notes",
-             [("Lee Chen <lee@northwind.example>", ["sam.rivera@northwind.example"], 140,
-               "Notes from today's design review are in the doc. Main open question: onboarding flow."),
-              ("Sam Rivera <sam.rivera@northwind.example>", ["lee@northwind.example"], 138,
-               "Thanks Lee. Let's settle the onboarding flow in Monday's sync.")],
-             ["SENT"]),
-            ("Security alert: new sign-in",
-             [("Accounts <no-reply@accounts.example>", ["sam.rivera@northwind.example"], 3,
-               "A new sign-in to your account from Chrome on Linux. If this was you, no action is needed.")],
-             ["INBOX", "UNREAD"]),
-            ("Interview feedback: Jordan Ellis",
-             [("Recruiting <recruiting@northwind.example>", ["sam.rivera@northwind.example"], 44,
-               "Please submit your feedback for Jordan Ellis (Senior Engineer) by end of day tomorrow.")],
-             ["INBOX", "Hiring", "UNREAD"]),
-            ("This week in SaaS pricing",
-             [("Pricing Weekly <news@pricingweekly.example>", ["sam.rivera@northwind.example"], 200,
-               "Five pricing page experiments that worked in Q3.")],
-             ["TRASH"]),
+            (
+                "Invoice INV-2291 is 10 days overdue",
+                [
+                    (
+                        "Acme Supplies Billing <billing@acme-supplies.example>",
+                        ["sam.rivera@northwind.example"],
+                        20,
+                        "Hi Sam,\n\nOur records show invoice INV-2291 ($4,180.00, due November 18) is still open. "
+                        "If it has been paid, please send the remittance details. Questions? Call accounts "
+                        "receivable at +1 555 0100.\n\nThanks,\nLinda Park\nAcme Supplies",
+                    )
+                ],
+                ["INBOX", "UNREAD", "IMPORTANT", "Invoices"],
+            ),
+            (
+                "Q4 planning offsite: agenda draft",
+                [
+                    (
+                        "Priya Natarajan <priya@northwind.example>",
+                        ["team@northwind.example"],
+                        30,
+                        "Team, attached is the first cut of the offsite agenda: roadmap review Tuesday morning, "
+                        "hiring plan after lunch, customer panel Wednesday. Comments by Friday please.\n\nPriya",
+                    )
+                ],
+                ["INBOX"],
+            ),
+            (
+                "Contract renewal: Globex",
+                [
+                    (
+                        "Dana Whitfield <dana@globex.example>",
+                        ["sam.rivera@northwind.example"],
+                        75,
+                        "Sam, our contract ends December 31. We'd like to renew for two years if the price holds. "
+                        "Can you send the renewal terms?\n\nDana",
+                    ),
+                    (
+                        "Sam Rivera <sam.rivera@northwind.example>",
+                        ["dana@globex.example"],
+                        70,
+                        "Hi Dana, glad to hear it. Two years at the current rate works; I'll have the paperwork "
+                        "to you next week.\n\nSam",
+                    ),
+                    (
+                        "Dana Whitfield <dana@globex.example>",
+                        ["sam.rivera@northwind.example"],
+                        26,
+                        "Great. Please include the updated support SLA in the renewal.\n\nDana",
+                    ),
+                ],
+                ["INBOX", "Clients/Globex", "STARRED"],
+            ),
+            (
+                "Your flight to Chicago is confirmed",
+                [
+                    (
+                        "FlyRight <travel@flyright.example>",
+                        ["sam.rivera@northwind.example"],
+                        96,
+                        "Confirmation ZX81QK. Departs Tuesday 7:05 am, seat 14C. Check in opens 24 hours before.",
+                    )
+                ],
+                ["INBOX", "Travel"],
+            ),
+            (
+                "Weekly metrics: signups up 12%",
+                [
+                    (
+                        "Metrics Bot <metrics-bot@northwind.example>",
+                        ["sam.rivera@northwind.example"],
+                        6,
+                        "Signups 1,284 (+12% week over week). Churn 1.9% (-0.3 pt). Support tickets 212.",
+                    )
+                ],
+                ["INBOX", "UNREAD"],
+            ),
+            (
+                "Lunch Thursday?",
+                [
+                    (
+                        "Marco Bellini <marco@northwind.example>",
+                        ["sam.rivera@northwind.example"],
+                        50,
+                        "Want to grab lunch Thursday at the Thai place? 12:30?",
+                    )
+                ],
+                ["INBOX"],
+            ),
+            (
+                "Design review notes",
+                [
+                    (
+                        "Lee Chen <lee@northwind.example>",
+                        ["sam.rivera@northwind.example"],
+                        140,
+                        "Notes from today's design review are in the doc. Main open question: onboarding flow.",
+                    ),
+                    (
+                        "Sam Rivera <sam.rivera@northwind.example>",
+                        ["lee@northwind.example"],
+                        138,
+                        "Thanks Lee. Let's settle the onboarding flow in Monday's sync.",
+                    ),
+                ],
+                ["SENT"],
+            ),
+            (
+                "Security alert: new sign-in",
+                [
+                    (
+                        "Accounts <no-reply@accounts.example>",
+                        ["sam.rivera@northwind.example"],
+                        3,
+                        "A new sign-in to your account from Chrome on Linux. If this was you, no action is needed.",
+                    )
+                ],
+                ["INBOX", "UNREAD"],
+            ),
+            (
+                "Interview feedback: Jordan Ellis",
+                [
+                    (
+                        "Recruiting <recruiting@northwind.example>",
+                        ["sam.rivera@northwind.example"],
+                        44,
+                        "Please submit your feedback for Jordan Ellis (Senior Engineer) by end of day tomorrow.",
+                    )
+                ],
+                ["INBOX", "Hiring", "UNREAD"],
+            ),
+            (
+                "This week in SaaS pricing",
+                [
+                    (
+                        "Pricing Weekly <news@pricingweekly.example>",
+                        ["sam.rivera@northwind.example"],
+                        200,
+                        "Five pricing page experiments that worked in Q3.",
+                    )
+                ],
+                ["TRASH"],
+            ),
         ],
     ),
     "personal": (
         ["Receipts", "Bills", "Family", "Newsletters"],
         [
-            ("Reminder: dental cleaning next Wednesday",
-             [("Bright Smiles Dental <hello@brightsmiles.example>", ["sam.rivera@mail.example"], 10,
-               "Your cleaning is booked for Wednesday at 3:30 pm. Reply C to confirm or call +1 555 0199.")],
-             ["INBOX", "UNREAD"]),
-            ("Your order has shipped",
-             [("ShopMart <orders@shopmart.example>", ["sam.rivera@mail.example"], 30,
-               "Order #88-1203 (hiking boots, size 10) has shipped. Arrives Friday.")],
-             ["INBOX", "Receipts"]),
-            ("Mom's birthday dinner",
-             [("Alex Rivera <alex.rivera@mail.example>", ["sam.rivera@mail.example"], 60,
-               "Booked Luigi's for Saturday at 7 for Mom's birthday. Can you pick up the cake?"),
-              ("Sam Rivera <sam.rivera@mail.example>", ["alex.rivera@mail.example"], 58,
-               "Yes, I'll get the cake from Rosa's bakery. Chocolate as usual?")],
-             ["INBOX", "Family", "STARRED"]),
-            ("Electricity bill for November",
-             [("City Power <billing@citypower.example>", ["sam.rivera@mail.example"], 15,
-               "Your November bill is $86.40, due December 15. Autopay is off for this account.")],
-             ["INBOX", "UNREAD", "Bills"]),
-            ("Book club: next pick",
-             [("Jen Okafor <jen.okafor@mail.example>", ["bookclub@lists.example"], 80,
-               "Next month we're reading 'The Left Hand of Darkness'. Meeting at mine on the 14th.")],
-             ["INBOX"]),
-            ("Flight deals to Lisbon from $389",
-             [("Fare Alerts <deals@farealerts.example>", ["sam.rivera@mail.example"], 100,
-               "Round trips to Lisbon from $389 in January. Book by Sunday.")],
-             ["INBOX", "Newsletters"]),
-            ("Lease renewal for apartment 4B",
-             [("Harbor Property <leasing@harborproperty.example>", ["sam.rivera@mail.example"], 22,
-               "Your lease ends January 31. Please tell us by December 20 whether you will renew; the "
-               "new rent would be $2,150 per month.")],
-             ["INBOX", "UNREAD", "IMPORTANT"]),
-            ("Weekend hike",
-             [("Chris Doyle <chris.doyle@mail.example>", ["sam.rivera@mail.example"], 120,
-               "Up for Mount Tam on Sunday? Leaving 8 am."),
-              ("Sam Rivera <sam.rivera@mail.example>", ["chris.doyle@mail.example"], 118,
-               "I'm in. I'll bring snacks.")],
-             ["SENT"]),
+            (
+                "Reminder: dental cleaning next Wednesday",
+                [
+                    (
+                        "Bright Smiles Dental <hello@brightsmiles.example>",
+                        ["sam.rivera@mail.example"],
+                        10,
+                        "Your cleaning is booked for Wednesday at 3:30 pm. Reply C to confirm or call +1 555 0199.",
+                    )
+                ],
+                ["INBOX", "UNREAD"],
+            ),
+            (
+                "Your order has shipped",
+                [
+                    (
+                        "ShopMart <orders@shopmart.example>",
+                        ["sam.rivera@mail.example"],
+                        30,
+                        "Order #88-1203 (hiking boots, size 10) has shipped. Arrives Friday.",
+                    )
+                ],
+                ["INBOX", "Receipts"],
+            ),
+            (
+                "Mom's birthday dinner",
+                [
+                    (
+                        "Alex Rivera <alex.rivera@mail.example>",
+                        ["sam.rivera@mail.example"],
+                        60,
+                        "Booked Luigi's for Saturday at 7 for Mom's birthday. Can you pick up the cake?",
+                    ),
+                    (
+                        "Sam Rivera <sam.rivera@mail.example>",
+                        ["alex.rivera@mail.example"],
+                        58,
+                        "Yes, I'll get the cake from Rosa's bakery. Chocolate as usual?",
+                    ),
+                ],
+                ["INBOX", "Family", "STARRED"],
+            ),
+            (
+                "Electricity bill for November",
+                [
+                    (
+                        "City Power <billing@citypower.example>",
+                        ["sam.rivera@mail.example"],
+                        15,
+                        "Your November bill is $86.40, due December 15. Autopay is off for this account.",
+                    )
+                ],
+                ["INBOX", "UNREAD", "Bills"],
+            ),
+            (
+                "Book club: next pick",
+                [
+                    (
+                        "Jen Okafor <jen.okafor@mail.example>",
+                        ["bookclub@lists.example"],
+                        80,
+                        "Next month we're reading 'The Left Hand of Darkness'. Meeting at mine on the 14th.",
+                    )
+                ],
+                ["INBOX"],
+            ),
+            (
+                "Flight deals to Lisbon from $389",
+                [
+                    (
+                        "Fare Alerts <deals@farealerts.example>",
+                        ["sam.rivera@mail.example"],
+                        100,
+                        "Round trips to Lisbon from $389 in January. Book by Sunday.",
+                    )
+                ],
+                ["INBOX", "Newsletters"],
+            ),
+            (
+                "Lease renewal for apartment 4B",
+                [
+                    (
+                        "Harbor Property <leasing@harborproperty.example>",
+                        ["sam.rivera@mail.example"],
+                        22,
+                        "Your lease ends January 31. Please tell us by December 20 whether you will renew; the "
+                        "new rent would be $2,150 per month.",
+                    )
+                ],
+                ["INBOX", "UNREAD", "IMPORTANT"],
+            ),
+            (
+                "Weekend hike",
+                [
+                    (
+                        "Chris Doyle <chris.doyle@mail.example>",
+                        ["sam.rivera@mail.example"],
+                        120,
+                        "Up for Mount Tam on Sunday? Leaving 8 am.",
+                    ),
+                    (
+                        "Sam Rivera <sam.rivera@mail.example>",
+                        ["chris.doyle@mail.example"],
+                        118,
+                        "I'm in. I'll bring snacks.",
+                    ),
+                ],
+                ["SENT"],
+            ),
         ],
     ),
 }
@@ -158,8 +322,17 @@ def seed(account: str) -> Any:
                 subj = subject if m == 0 else f"Re: {subject}"
                 conn.execute(
                     "INSERT INTO gmail_messages VALUES (?,?,?,?,?,?,?,?,?)",
-                    (_id(account, "msg", str(t), str(m)), tid, account, sender, dumps(to), dumps([]), subj, body,
-                     now - hours * 3600),
+                    (
+                        _id(account, "msg", str(t), str(m)),
+                        tid,
+                        account,
+                        sender,
+                        dumps(to),
+                        dumps([]),
+                        subj,
+                        body,
+                        now - hours * 3600,
+                    ),
                 )
 
     return run
@@ -170,8 +343,17 @@ def seed(account: str) -> Any:
 _TERM = re.compile(r'(-?)(?:([a-z_]+):)?("([^"]*)"|\S+)', re.IGNORECASE)
 _AGE = re.compile(r"^(\d+)([hdmy])$")
 _AGE_SECONDS = {"h": 3600, "d": 86400, "m": 30 * 86400, "y": 365 * 86400}
-_IN = {"inbox": "INBOX", "sent": "SENT", "drafts": "DRAFT", "draft": "DRAFT", "trash": "TRASH", "spam": "SPAM",
-       "starred": "STARRED", "important": "IMPORTANT", "unread": "UNREAD"}
+_IN = {
+    "inbox": "INBOX",
+    "sent": "SENT",
+    "drafts": "DRAFT",
+    "draft": "DRAFT",
+    "trash": "TRASH",
+    "spam": "SPAM",
+    "starred": "STARRED",
+    "important": "IMPORTANT",
+    "unread": "UNREAD",
+}
 
 
 def _norm_label(name: str) -> str:
@@ -192,13 +374,16 @@ class Mailbox:
     # -- reading --
 
     def _thread(self, thread_id: str) -> tuple[sqlite3.Row, list[sqlite3.Row]]:
-        row = self.conn.execute("SELECT * FROM gmail_threads WHERE id = ? AND account = ?",
-                                (thread_id, self.account)).fetchone()
+        row = self.conn.execute(
+            "SELECT * FROM gmail_threads WHERE id = ? AND account = ?", (thread_id, self.account)
+        ).fetchone()
         if row is None:
-            raise LookupError(f"no thread with id {thread_id!r} in the {self.account} mailbox; "
-                              "search_threads shows ids")
-        messages = self.conn.execute("SELECT * FROM gmail_messages WHERE thread_id = ? ORDER BY date, id",
-                                     (thread_id,)).fetchall()
+            raise LookupError(
+                f"no thread with id {thread_id!r} in the {self.account} mailbox; search_threads shows ids"
+            )
+        messages = self.conn.execute(
+            "SELECT * FROM gmail_messages WHERE thread_id = ? ORDER BY date, id", (thread_id,)
+        ).fetchall()
         return row, messages
 
     def _all(self) -> list[tuple[sqlite3.Row, list[sqlite3.Row]]]:
@@ -294,8 +479,15 @@ class Mailbox:
             "subject": messages[0]["subject"] if messages else "",
             "labels": loads(thread["labels"]),
             "messages": [
-                {"message_id": m["id"], "from": m["sender"], "to": loads(m["recipients"]), "cc": loads(m["cc"]),
-                 "date": iso(m["date"]), "subject": m["subject"], "body": m["body"]}
+                {
+                    "message_id": m["id"],
+                    "from": m["sender"],
+                    "to": loads(m["recipients"]),
+                    "cc": loads(m["cc"]),
+                    "date": iso(m["date"]),
+                    "subject": m["subject"],
+                    "body": m["body"],
+                }
                 for m in messages
             ],
         }
@@ -303,14 +495,21 @@ class Mailbox:
     def list_labels(self) -> dict[str, Any]:
         threads = self._all()
         out = []
-        for row in self.conn.execute("SELECT name, type FROM gmail_labels WHERE account = ? ORDER BY type DESC, name",
-                                     (self.account,)):
+        for row in self.conn.execute(
+            "SELECT name, type FROM gmail_labels WHERE account = ? ORDER BY type DESC, name", (self.account,)
+        ):
             name = row["name"]
             having = [loads(t["labels"]) for t, _ in threads if name in loads(t["labels"])]
             if name not in ("TRASH", "SPAM"):
                 having = [labels for labels in having if not {"TRASH", "SPAM"} & set(labels)]
-            out.append({"name": name, "type": row["type"], "threads_total": len(having),
-                        "threads_unread": sum("UNREAD" in labels for labels in having)})
+            out.append(
+                {
+                    "name": name,
+                    "type": row["type"],
+                    "threads_total": len(having),
+                    "threads_unread": sum("UNREAD" in labels for labels in having),
+                }
+            )
         return {"labels": out}
 
     # -- writing --
@@ -320,8 +519,10 @@ class Mailbox:
 
     def _insert_message(self, thread_id: str, to: list[str], cc: list[str], subject: str, body: str) -> str:
         mid = uuid.uuid4().hex[:16]
-        self.conn.execute("INSERT INTO gmail_messages VALUES (?,?,?,?,?,?,?,?,?)",
-                          (mid, thread_id, self.account, self.owner, dumps(to), dumps(cc), subject, body, time.time()))
+        self.conn.execute(
+            "INSERT INTO gmail_messages VALUES (?,?,?,?,?,?,?,?,?)",
+            (mid, thread_id, self.account, self.owner, dumps(to), dumps(cc), subject, body, time.time()),
+        )
         return mid
 
     @staticmethod
@@ -343,10 +544,11 @@ class Mailbox:
                 bad.append(address)
         if bad:
             raise ValueError(f"not an email address: {', '.join(bad)}")
-        return clean[:len(to)], clean[len(to):]
+        return clean[: len(to)], clean[len(to) :]
 
-    def send_message(self, to: list[str], subject: str, body: str, cc: list[str] | None = None,
-                     reply_to_thread_id: str | None = None) -> dict[str, Any]:
+    def send_message(
+        self, to: list[str], subject: str, body: str, cc: list[str] | None = None, reply_to_thread_id: str | None = None
+    ) -> dict[str, Any]:
         to, cc = self._check_addresses(to, cc or [])
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -368,8 +570,13 @@ class Mailbox:
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
-        return {"message_id": mid, "thread_id": tid, "labels": labels, "status": "sent",
-                "note": "deferchat demo: delivered to the simulated mailbox only; no email left this machine."}
+        return {
+            "message_id": mid,
+            "thread_id": tid,
+            "labels": labels,
+            "status": "sent",
+            "note": "deferchat demo: delivered to the simulated mailbox only; no email left this machine.",
+        }
 
     def create_draft(self, to: list[str], subject: str, body: str) -> dict[str, Any]:
         to, _ = self._check_addresses(to, [])
@@ -389,8 +596,9 @@ class Mailbox:
     def send_draft(self, draft_id: str) -> dict[str, Any]:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            row = self.conn.execute("SELECT * FROM gmail_drafts WHERE id = ? AND account = ?",
-                                    (draft_id, self.account)).fetchone()
+            row = self.conn.execute(
+                "SELECT * FROM gmail_drafts WHERE id = ? AND account = ?", (draft_id, self.account)
+            ).fetchone()
             if row is None:
                 raise LookupError(f"no draft with id {draft_id!r} in the {self.account} mailbox")
             thread, _ = self._thread(row["thread_id"])
@@ -402,11 +610,17 @@ class Mailbox:
         except BaseException:
             self.conn.execute("ROLLBACK")
             raise
-        return {"message_id": row["message_id"], "thread_id": row["thread_id"], "labels": labels, "status": "sent",
-                "note": "deferchat demo: delivered to the simulated mailbox only; no email left this machine."}
+        return {
+            "message_id": row["message_id"],
+            "thread_id": row["thread_id"],
+            "labels": labels,
+            "status": "sent",
+            "note": "deferchat demo: delivered to the simulated mailbox only; no email left this machine.",
+        }
 
-    def modify_labels(self, thread_id: str, add: list[str] | None = None,
-                      remove: list[str] | None = None) -> dict[str, Any]:
+    def modify_labels(
+        self, thread_id: str, add: list[str] | None = None, remove: list[str] | None = None
+    ) -> dict[str, Any]:
         known = self._labels()
         unknown = [x for x in [*(add or []), *(remove or [])] if _norm_label(x) not in known]
         if unknown:
@@ -444,8 +658,9 @@ def tool_functions(box: Mailbox) -> dict[str, Any]:
     def list_labels() -> dict[str, Any]:
         return box.list_labels()
 
-    def send_message(to: list[str], subject: str, body: str, cc: list[str] | None = None,
-                     reply_to_thread_id: str | None = None) -> dict[str, Any]:
+    def send_message(
+        to: list[str], subject: str, body: str, cc: list[str] | None = None, reply_to_thread_id: str | None = None
+    ) -> dict[str, Any]:
         return box.send_message(to, subject, body, cc, reply_to_thread_id)
 
     def create_draft(to: list[str], subject: str, body: str) -> dict[str, Any]:
@@ -460,5 +675,16 @@ def tool_functions(box: Mailbox) -> dict[str, Any]:
     def trash_thread(thread_id: str) -> dict[str, Any]:
         return box.trash_thread(thread_id)
 
-    return {f.__name__: f for f in (search_threads, get_thread, list_labels, send_message, create_draft,
-                                    send_draft, modify_labels, trash_thread)}
+    return {
+        f.__name__: f
+        for f in (
+            search_threads,
+            get_thread,
+            list_labels,
+            send_message,
+            create_draft,
+            send_draft,
+            modify_labels,
+            trash_thread,
+        )
+    }

@@ -117,7 +117,7 @@ def read_turn(messages: list[dict[str, Any]]) -> Step:
             asked = said
     if earlier and "?" in asked.split("\n\n")[-1]:
         step.follow_up = earlier
-    for m in messages[start + 1:]:
+    for m in messages[start + 1 :]:
         for b in m.get("content") or []:
             if not isinstance(b, dict):
                 continue
@@ -184,8 +184,9 @@ def score(tool: Offered, message_words: list[str], feats: dict[str, bool]) -> fl
     return s
 
 
-def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: str,
-         known: dict[str, Any]) -> dict[str, Any]:
+def fill(
+    params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: str, known: dict[str, Any]
+) -> dict[str, Any]:
     """Arguments the owner's words (and what earlier steps found) can give."""
     props = (schema or {}).get("properties") or {}
     args: dict[str, Any] = {}
@@ -218,15 +219,20 @@ def fill(params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: st
                 days = [d for word, d in DAY_WORDS.items() if word in lower]
                 value = days or None
         elif "enum" in p:
-            value = next((v for v in p["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v)}\b", lower)),
-                         None)
+            value = next(
+                (v for v in p["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v)}\b", lower)), None
+            )
         elif key in ("task", "subject", "topic", "reason"):
             value = topic(text)
         elif key in ("query", "pattern"):
             value = keywords(text)
         elif key in ("title", "name"):
-            quoted = re.search(r"[\"\u201c']([^\"\u201d']{2,80})[\"\u201d']"
-                               r"|\b(?:called|titled|named)\s+(.+?)(?:[.,!?]|$)", text, re.I)
+            quoted = re.search(
+                r"[\"\u201c']([^\"\u201d']{2,80})[\"\u201d']"
+                r"|\b(?:called|titled|named)\s+(.+?)(?:[.,!?]|$)",
+                text,
+                re.I,
+            )
             value = (quoted.group(1) or quoted.group(2)).strip() if quoted else (keywords(text) if required else None)
         elif key in ("body", "message", "fact", "content", "notes", "first_sentence"):
             value = text.strip() if required or key in ("body", "message", "fact", "content") else None
@@ -293,9 +299,12 @@ class DemoProvider(ProviderBase):
             elif b["type"] == "tool_use":
                 yield ToolUse(id=b["id"], name=b["name"], input=b["input"])
             content.append(b)
-        usage = Usage(input_tokens=len(request.system) // 4 + len(json.dumps(request.tools)) // 4
-                      + len(json.dumps(request.messages)) // 4,
-                      output_tokens=max(1, len(json.dumps(content)) // 4))
+        usage = Usage(
+            input_tokens=len(request.system) // 4
+            + len(json.dumps(request.tools)) // 4
+            + len(json.dumps(request.messages)) // 4,
+            output_tokens=max(1, len(json.dumps(content)) // 4),
+        )
         yield usage
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         yield ResponseDone(stop_reason=stop, content=content, usage=usage)
@@ -324,31 +333,57 @@ class DemoProvider(ProviderBase):
         target = self._target(ranked)
         if last is not None and last_result is not None and target is not None and last_name == target.name:
             body = _result_text(last_result)
-            if last_result.get("is_error") and "tool.arguments_invalid" in body and len(turn.calls) < 4 \
-                    and sum(1 for c in turn.calls if self._called_name(c) == target.name) == 1:
+            if (
+                last_result.get("is_error")
+                and "tool.arguments_invalid" in body
+                and len(turn.calls) < 4
+                and sum(1 for c in turn.calls if self._called_name(c) == target.name) == 1
+            ):
                 schema = parse_json(body.split("Its input schema:", 1)[-1])
                 if isinstance(schema, dict):
-                    args = fill([(p, p in (schema.get("required") or [])) for p in schema.get("properties", {})],
-                                schema, text, self._known(turn))
+                    args = fill(
+                        [(p, p in (schema.get("required") or [])) for p in schema.get("properties", {})],
+                        schema,
+                        text,
+                        self._known(turn),
+                    )
                     return self._call(request, target, args, "The tool told me its schema; trying again with it.")
             return [{"type": "text", "text": summarize(target.name, body, bool(last_result.get("is_error")))}]
         if last is not None and last_result is not None and target is None:
-            return [{"type": "text", "text": summarize(last_name or "the tool", _result_text(last_result),
-                                                       bool(last_result.get("is_error")))}]
+            return [
+                {
+                    "type": "text",
+                    "text": summarize(
+                        last_name or "the tool", _result_text(last_result), bool(last_result.get("is_error"))
+                    ),
+                }
+            ]
 
         searched = any(self._called_name(c) == "tool.search" for c in turn.calls)
         wanted = {w for w in mwords if w in ACTIONS}
-        if target is not None and "tool.search" in by_name and not searched and not turn.calls \
-                and wanted - set(words(target.name)):
+        if (
+            target is not None
+            and "tool.search" in by_name
+            and not searched
+            and not turn.calls
+            and wanted - set(words(target.name))
+        ):
             target = None  # the best loaded tool cannot do what was asked: search the deferred ones first
         if target is None:
             if "tool.search" in by_name and not searched:
                 query = " ".join(dict.fromkeys(w for w in mwords if w not in STOP))[:80] or text[:80]
                 return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
-            return [{"type": "text", "text": (
-                "I'm deferchat's offline demo model, so I can only act through the tools this chat offers, "
-                "and none of them fits that. Try asking me to move a schedule, start a call, or search your mail "
-                f"(this chat offers {len(tools)} tools).")}]
+            return [
+                {
+                    "type": "text",
+                    "text": (
+                        "I'm deferchat's offline demo model, so I can only act through the tools this chat offers, "
+                        "and none of them fits that. Try asking me to move a schedule, start a call, or search "
+                        "your mail "
+                        f"(this chat offers {len(tools)} tools)."
+                    ),
+                }
+            ]
 
         # The target needs an id the owner did not give: look it up first with a read from its family.
         known = self._known(turn)
@@ -359,13 +394,18 @@ class DemoProvider(ProviderBase):
             if lister is not None:
                 # Only what the lister requires: an optional filter could hide the item we need.
                 largs = fill([(p, r) for p, r in lister.params if r], lister.schema, text, {})
-                return self._call(request, lister, largs,
-                                  f"First I'll look up the {missing_id[0].replace('_id', '')} with `{lister.name}`.")
+                return self._call(
+                    request,
+                    lister,
+                    largs,
+                    f"First I'll look up the {missing_id[0].replace('_id', '')} with `{lister.name}`.",
+                )
         return self._call(request, target, args, self._preface(target))
 
     # -- the everyday requests (core.demo.intents) --------------------------------------------------
-    def _by_intent(self, request: ModelRequest, turn: Step, tools: list[Offered], *,
-                   answers_question: bool) -> list[dict[str, Any]] | None:
+    def _by_intent(
+        self, request: ModelRequest, turn: Step, tools: list[Offered], *, answers_question: bool
+    ) -> list[dict[str, Any]] | None:
         """The next step of the first intent that serves the request, or None (the generic policy).
         With ``answers_question``, a message no intent matches is read as the answer to the
         question the last reply asked, together with the request that led to it."""
@@ -392,12 +432,20 @@ class DemoProvider(ProviderBase):
             given: dict[str, Any] = call["input"] if isinstance(call.get("input"), dict) else {}
             args = given.get("arguments") if call.get("name") == "tool.call" else given
             text = _result_text(result)
-            done.append(intents.Done(self._called_name(call) or "", args if isinstance(args, dict) else {},
-                                     not result.get("is_error"), text, parse_json(text)))
+            done.append(
+                intents.Done(
+                    self._called_name(call) or "",
+                    args if isinstance(args, dict) else {},
+                    not result.get("is_error"),
+                    text,
+                    parse_json(text),
+                )
+            )
         return done
 
-    def _reach(self, request: ModelRequest, ctx: intents.Context, action: intents.Call,
-               tools: list[Offered]) -> list[dict[str, Any]] | None:
+    def _reach(
+        self, request: ModelRequest, ctx: intents.Context, action: intents.Call, tools: list[Offered]
+    ) -> list[dict[str, Any]] | None:
         """The blocks that make ``action``'s call by the route the request offers, a
         ``tool.search`` for it first, or None when this chat cannot reach it."""
         last = next((d for d in reversed(ctx.done) if d.name != "tool.search"), None)
@@ -412,8 +460,9 @@ class DemoProvider(ProviderBase):
             return None
         if any(d.name == target.name and d.args == action.args for d in ctx.done):
             return None  # the same call again would loop: let the generic policy sum up
-        preface = " ".join(p for p in (action.preface, self._preface(target) if target.route != "direct" else "")
-                           if p) or self._preface(target)
+        preface = " ".join(
+            p for p in (action.preface, self._preface(target) if target.route != "direct" else "") if p
+        ) or self._preface(target)
         return self._call(request, target, action.args, preface)
 
     @staticmethod
@@ -451,8 +500,14 @@ class DemoProvider(ProviderBase):
     @staticmethod
     def _lister(target: Offered, tools: list[Offered]) -> Offered | None:
         family = target.name.rsplit(".", 1)[0]
-        candidates = [t for t in tools if t.name.rsplit(".", 1)[0] == family and t.name != target.name
-                      and re.search(r"\.(list|search)", t.name) and t.route == "direct"]
+        candidates = [
+            t
+            for t in tools
+            if t.name.rsplit(".", 1)[0] == family
+            and t.name != target.name
+            and re.search(r"\.(list|search)", t.name)
+            and t.route == "direct"
+        ]
         return sorted(candidates, key=lambda t: (".list" not in t.name, t.name))[0] if candidates else None
 
     @staticmethod
@@ -472,14 +527,21 @@ class DemoProvider(ProviderBase):
             return [
                 {"type": "text", "text": preface},
                 {"type": "server_tool_use", "id": sid, "name": "tool_search_tool_bm25", "input": {"query": query}},
-                {"type": "tool_search_tool_result", "tool_use_id": sid,
-                 "content": {"type": "tool_search_tool_search_result",
-                             "tool_references": [{"type": "tool_reference", "tool_name": tool.name}]}},
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": sid,
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [{"type": "tool_reference", "tool_name": tool.name}],
+                    },
+                },
                 {"type": "tool_use", "id": _call_id(request, tool.name), "name": tool.name, "input": args},
             ]
         return self._use(request, tool.name, args, preface)
 
     @staticmethod
     def _use(request: ModelRequest, name: str, args: dict[str, Any], preface: str) -> list[dict[str, Any]]:
-        return [{"type": "text", "text": preface},
-                {"type": "tool_use", "id": _call_id(request, name), "name": name, "input": args}]
+        return [
+            {"type": "text", "text": preface},
+            {"type": "tool_use", "id": _call_id(request, name), "name": name, "input": args},
+        ]

@@ -77,8 +77,12 @@ def build_server(server: str, db_path: str | Path, *, call_seconds: float = 3.0)
         raise RuntimeError(f"{server}: roster lists {sorted(listed)} but the demo implements {sorted(impls)}")
     tools = []
     for spec in specs:
-        tool = Tool.from_function(_wrap(impls[spec["name"]]), name=spec["name"], description=spec["description"],
-                                  annotations=ToolAnnotations.model_validate(spec.get("annotations") or {}),
-                                  structured_output=False)
+        tool = Tool.from_function(
+            _wrap(impls[spec["name"]]),
+            name=spec["name"],
+            description=spec["description"],
+            annotations=ToolAnnotations.model_validate(spec.get("annotations") or {}),
+            structured_output=False,
+        )
         tools.append(tool.model_copy(update={"parameters": spec.get("inputSchema", spec.get("input_schema"))}))
     return MCPServer(server, tools=tools, log_level="WARNING")

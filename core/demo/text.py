@@ -10,34 +10,159 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-STOP = set("""a an the my me i to of for on in at by with and or please can could would you your it its this that
-these those is are be do does did from into about up out as so just now then than some any all new get""".split())  # noqa: SIM905
+STOP = set(
+    [
+        "a",
+        "an",
+        "the",
+        "my",
+        "me",
+        "i",
+        "to",
+        "of",
+        "for",
+        "on",
+        "in",
+        "at",
+        "by",
+        "with",
+        "and",
+        "or",
+        "please",
+        "can",
+        "could",
+        "would",
+        "you",
+        "your",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "is",
+        "are",
+        "be",
+        "do",
+        "does",
+        "did",
+        "from",
+        "into",
+        "about",
+        "up",
+        "out",
+        "as",
+        "so",
+        "just",
+        "now",
+        "then",
+        "than",
+        "some",
+        "any",
+        "all",
+        "new",
+        "get",
+    ]
+)
 # Words people use for what tools call otherwise. Applied to the owner's words only.
 SYNONYMS = {
-    "move": "update", "change": "update", "reschedule": "update", "rename": "update", "shift": "update",
-    "edit": "update", "push": "update",
-    "phone": "call", "ring": "call", "dial": "call", "calling": "call",
-    "email": "message", "mail": "message", "write": "message", "text": "message",
-    "standup": "schedule", "reminder": "schedule", "recurring": "schedule", "meeting": "event",
-    "appointment": "event", "todo": "task", "to-do": "task", "remember": "save", "forget": "cancel",
-    "stop": "pause", "unpause": "resume", "restart": "resume", "delete": "cancel", "remove": "cancel",
-    "inbox": "thread", "newsletter": "subscription", "newsletters": "subscription", "contact": "people",
-    "person": "people", "look": "search", "find": "search", "show": "list", "what": "list",
+    "move": "update",
+    "change": "update",
+    "reschedule": "update",
+    "rename": "update",
+    "shift": "update",
+    "edit": "update",
+    "push": "update",
+    "phone": "call",
+    "ring": "call",
+    "dial": "call",
+    "calling": "call",
+    "email": "message",
+    "mail": "message",
+    "write": "message",
+    "text": "message",
+    "standup": "schedule",
+    "reminder": "schedule",
+    "recurring": "schedule",
+    "meeting": "event",
+    "appointment": "event",
+    "todo": "task",
+    "to-do": "task",
+    "remember": "save",
+    "forget": "cancel",
+    "stop": "pause",
+    "unpause": "resume",
+    "restart": "resume",
+    "delete": "cancel",
+    "remove": "cancel",
+    "inbox": "thread",
+    "newsletter": "subscription",
+    "newsletters": "subscription",
+    "contact": "people",
+    "person": "people",
+    "look": "search",
+    "find": "search",
+    "show": "list",
+    "what": "list",
 }
 # Words that name what the owner wants done; a tool whose name lacks the owner's action word
 # is only a fallback when a search could find a better one.
-ACTIONS = {"update", "cancel", "pause", "resume", "call", "start", "send", "unsubscribe", "subscription", "trash",
-           "draft", "label", "create", "save", "complete"}
-VERBS = {"update", "call", "message", "send", "start", "list", "search", "create", "cancel", "pause", "resume",
-         "save", "show", "find", "get", "make", "add", "set", "tell", "ask", "move", "change"}
+ACTIONS = {
+    "update",
+    "cancel",
+    "pause",
+    "resume",
+    "call",
+    "start",
+    "send",
+    "unsubscribe",
+    "subscription",
+    "trash",
+    "draft",
+    "label",
+    "create",
+    "save",
+    "complete",
+}
+VERBS = {
+    "update",
+    "call",
+    "message",
+    "send",
+    "start",
+    "list",
+    "search",
+    "create",
+    "cancel",
+    "pause",
+    "resume",
+    "save",
+    "show",
+    "find",
+    "get",
+    "make",
+    "add",
+    "set",
+    "tell",
+    "ask",
+    "move",
+    "change",
+}
 
 TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?(?!\w)", re.I)
 PHONE = re.compile(r"(?<![\w@])\+?\d[\d\s().-]{5,}\d\b")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-DAY_WORDS = {"monday": "mon", "tuesday": "tue", "wednesday": "wed", "thursday": "thu", "friday": "fri",
-             "saturday": "sat", "sunday": "sun"}
+DAY_WORDS = {
+    "monday": "mon",
+    "tuesday": "tue",
+    "wednesday": "wed",
+    "thursday": "thu",
+    "friday": "fri",
+    "saturday": "sat",
+    "sunday": "sun",
+}
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -97,8 +222,15 @@ def topic(text: str) -> str:
 
 
 def keywords(text: str, limit: int = 3) -> str:
-    kept = [w for w in re.split(r"[^A-Za-z0-9@.+-]+", text) if w and w.lower() not in STOP
-            and w.lower() not in VERBS and SYNONYMS.get(w.lower()) not in VERBS and not TIME.fullmatch(w)]
+    kept = [
+        w
+        for w in re.split(r"[^A-Za-z0-9@.+-]+", text)
+        if w
+        and w.lower() not in STOP
+        and w.lower() not in VERBS
+        and SYNONYMS.get(w.lower()) not in VERBS
+        and not TIME.fullmatch(w)
+    ]
     return " ".join(kept[:limit]) or text.strip()
 
 
@@ -155,9 +287,11 @@ class Span:
         return (self.last - self.first).days + 1
 
 
-_RELATIVE = re.compile(r"\b(today|tonight|tomorrow|tmrw|yesterday|this week|next week|this weekend|weekend|"
-                       r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|in \d+ days|next \d+ days|"
-                       r"coming week|day after tomorrow)\b")
+_RELATIVE = re.compile(
+    r"\b(today|tonight|tomorrow|tmrw|yesterday|this week|next week|this weekend|weekend|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|in \d+ days|next \d+ days|"
+    r"coming week|day after tomorrow)\b"
+)
 
 
 def needs_today(text: str) -> bool:

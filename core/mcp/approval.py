@@ -80,8 +80,9 @@ class ConfigSummary(BaseModel):
         for s in self.servers:
             head = f"  {s.name}" + (" (disabled)" if s.disabled else "")
             if s.transport == "stdio":
-                out.append(f"{head}: runs {shlex.join([s.command or '', *s.args])}"
-                           + (f"  (in {s.cwd})" if s.cwd else ""))
+                out.append(
+                    f"{head}: runs {shlex.join([s.command or '', *s.args])}" + (f"  (in {s.cwd})" if s.cwd else "")
+                )
             else:
                 out.append(f"{head}: connects to {s.url} ({s.transport})")
             if s.env_names:
@@ -94,8 +95,11 @@ class ConfigSummary(BaseModel):
             out.append(f"  In all it would read these variables of your environment: {', '.join(self.reads)}")
         else:
             out.append("  It reads no variables of your environment.")
-        out.append("  approved: yes, this exact content" if self.approved else
-                   f"  approved: no; to approve this exact content run: {approve_command(self.path)}")
+        out.append(
+            "  approved: yes, this exact content"
+            if self.approved
+            else f"  approved: no; to approve this exact content run: {approve_command(self.path)}"
+        )
         return out
 
 
@@ -126,13 +130,23 @@ def describe_document(data: Any, raw: bytes, path: str | Path, *, approved: bool
     for name, e in sorted(parsed.entries().items()):
         used = _vars_in(e.command, *e.args, *e.env.values(), e.cwd, e.url, *e.headers.values())
         reads += [v for v in used if v not in reads]
-        servers.append(ServerSummary(
-            name=visible(name), transport=e.transport, command=visible(e.command) if e.command else None,
-            args=[visible(a) for a in e.args], cwd=visible(e.cwd) if e.cwd else None,
-            url=visible(e.url) if e.url else None, env_names=[visible(k) for k in e.env],
-            header_names=[visible(k) for k in e.headers], reads=used, disabled=e.disabled))
-    return ConfigSummary(path=visible(source), sha256=digest(raw), servers=servers, reads=sorted(reads),
-                         approved=approved)
+        servers.append(
+            ServerSummary(
+                name=visible(name),
+                transport=e.transport,
+                command=visible(e.command) if e.command else None,
+                args=[visible(a) for a in e.args],
+                cwd=visible(e.cwd) if e.cwd else None,
+                url=visible(e.url) if e.url else None,
+                env_names=[visible(k) for k in e.env],
+                header_names=[visible(k) for k in e.headers],
+                reads=used,
+                disabled=e.disabled,
+            )
+        )
+    return ConfigSummary(
+        path=visible(source), sha256=digest(raw), servers=servers, reads=sorted(reads), approved=approved
+    )
 
 
 def describe_config(path: str | Path, *, environ: Mapping[str, str] | None = None) -> ConfigSummary:
@@ -174,8 +188,10 @@ def approve_config(
     resolved = p.resolve()
     summary = describe_document(data, raw, resolved)
     if sha256 is not None and sha256 != summary.sha256:
-        raise McpConfigError(f"{resolved}: changed since it was shown (sha256 {summary.sha256[:16]}, "
-                             f"not {sha256[:16]}); review it again before approving")
+        raise McpConfigError(
+            f"{resolved}: changed since it was shown (sha256 {summary.sha256[:16]}, "
+            f"not {sha256[:16]}); review it again before approving"
+        )
     approvals = _load(environ)
     approvals.setdefault(str(resolved), {})[summary.sha256] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     target = approvals_path(environ)

@@ -67,8 +67,16 @@ from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
 
 __all__ = [
-    "CLIENT_NAME", "CLIENT_VERSION", "MAX_LIST_PAGES", "STDERR_TAIL", "Discovery", "EventSink", "McpManager",
-    "ServerReport", "State", "discover",
+    "CLIENT_NAME",
+    "CLIENT_VERSION",
+    "MAX_LIST_PAGES",
+    "STDERR_TAIL",
+    "Discovery",
+    "EventSink",
+    "McpManager",
+    "ServerReport",
+    "State",
+    "discover",
 ]
 
 EventSink = Callable[[ServerStatus | RosterChanged], Awaitable[None] | None]

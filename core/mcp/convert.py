@@ -85,9 +85,7 @@ def rejected_tool(server: str, tool: Any, reason: str, *, name: str | None = Non
     return RejectedTool(name=name, server=server, reason=reason, origin=Origin.DISCOVERED, side_effect=side_effect)
 
 
-def sort_listing(
-    server: str, listing: Iterable[tuple[Any, str | None]]
-) -> tuple[list[ToolSpec], list[RejectedTool]]:
+def sort_listing(server: str, listing: Iterable[tuple[Any, str | None]]) -> tuple[list[ToolSpec], list[RejectedTool]]:
     """A server's whole listing, in its order, as offered tools and rejected ones.
 
     Each entry is ``(tool wire JSON, problem found while reading it or None)``. Every entry
@@ -168,7 +166,12 @@ def content_block(block: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": kind, "mime_type": block.get("mimeType", "?"), "bytes": base64_size(str(block.get("data", "")))}
     if kind == "resource_link":
         out: dict[str, Any] = {"type": "resource_link", "uri": block.get("uri")}
-        for src, dst in (("name", "name"), ("title", "title"), ("mimeType", "mime_type"), ("description", "description")):
+        for src, dst in (
+            ("name", "name"),
+            ("title", "title"),
+            ("mimeType", "mime_type"),
+            ("description", "description"),
+        ):
             if block.get(src) is not None:
                 out[dst] = block[src]
         return out
@@ -189,7 +192,9 @@ def tool_result(result: Mapping[str, Any]) -> ToolResult:
     """A ``CallToolResult`` (wire JSON) as a ToolResult; ``isError`` becomes ``is_error``."""
     blocks = [content_block(b) for b in result.get("content") or [] if isinstance(b, Mapping)]
     structured = result.get("structuredContent", result.get("structured_content"))
-    return ToolResult(content=blocks, structured=structured, is_error=bool(result.get("isError", result.get("is_error"))))
+    return ToolResult(
+        content=blocks, structured=structured, is_error=bool(result.get("isError", result.get("is_error")))
+    )
 
 
 def error_result(code: str, message: str) -> ToolResult:

@@ -83,7 +83,6 @@ class ConfigFile(BaseModel):
         return dict(self.mcp_servers if self.mcp_servers is not None else (self.servers or {}))
 
 
-
 def _format_validation(err: ValidationError) -> str:
     lines = []
     for e in err.errors():
@@ -92,17 +91,16 @@ def _format_validation(err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-
 def parse_config_document(data: Any, *, source: str) -> ConfigFile:
     """The entries of one document as written (nothing expanded). Raises :class:`McpConfigError`."""
     if not isinstance(data, dict):
-        raise McpConfigError(f"{source}: expected a JSON object with \"mcpServers\", got {type(data).__name__}")
+        raise McpConfigError(f'{source}: expected a JSON object with "mcpServers", got {type(data).__name__}')
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as err:
         raise McpConfigError(f"{source}: invalid MCP server configuration\n{_format_validation(err)}") from None
     if parsed.mcp_servers is None and parsed.servers is None:
-        raise McpConfigError(f"{source}: no \"mcpServers\" object (the Claude Desktop / Claude Code format)")
+        raise McpConfigError(f'{source}: no "mcpServers" object (the Claude Desktop / Claude Code format)')
     for name in parsed.entries():
         if not _SERVER_NAME.match(name):
             raise McpConfigError(

@@ -65,17 +65,20 @@ class McpServerConfig(BaseModel):
     source: str = ""
     error: str | None = None
     needs_approval: str | None = Field(default=None, description="the unapproved file this server comes from")
-    live: Endpoint | None = Field(default=None, exclude=True, repr=False,
-                                  description="expanded values, when any ${VAR} was expanded")
-    secrets: tuple[tuple[str, str], ...] = Field(default=(), exclude=True, repr=False,
-                                                 description="(expanded value, '${VAR}') pairs, longest first")
+    live: Endpoint | None = Field(
+        default=None, exclude=True, repr=False, description="expanded values, when any ${VAR} was expanded"
+    )
+    secrets: tuple[tuple[str, str], ...] = Field(
+        default=(), exclude=True, repr=False, description="(expanded value, '${VAR}') pairs, longest first"
+    )
 
     def endpoint(self) -> Endpoint:
         """The values to connect with (``${VAR}`` expanded). Only the transport may use them."""
         if self.live is not None:
             return self.live
-        return Endpoint(command=self.command, args=self.args, env=self.env, cwd=self.cwd, url=self.url,
-                        headers=self.headers)
+        return Endpoint(
+            command=self.command, args=self.args, env=self.env, cwd=self.cwd, url=self.url, headers=self.headers
+        )
 
     def process_env(self) -> dict[str, str]:
         """The whole environment a stdio server process gets: safe base, then its own ``env``."""
@@ -126,7 +129,6 @@ class McpConfig(BaseModel):
         )
 
 
-
 def resolve_entry(
     name: str,
     entry: ServerEntry,
@@ -142,10 +144,21 @@ def resolve_entry(
     ``needs_approval`` (the unapproved file's path): nothing is expanded and nothing of the
     environment is read; the server only says what it would run.
     """
-    written = {"command": entry.command, "args": tuple(entry.args), "env": dict(entry.env), "cwd": entry.cwd,
-               "url": entry.url, "headers": dict(entry.headers)}
-    common = {"name": name, "transport": entry.transport, "timeout": entry.timeout or start_timeout,
-              "call_timeout": entry.call_timeout or call_timeout, "source": source}
+    written = {
+        "command": entry.command,
+        "args": tuple(entry.args),
+        "env": dict(entry.env),
+        "cwd": entry.cwd,
+        "url": entry.url,
+        "headers": dict(entry.headers),
+    }
+    common = {
+        "name": name,
+        "transport": entry.transport,
+        "timeout": entry.timeout or start_timeout,
+        "call_timeout": entry.call_timeout or call_timeout,
+        "source": source,
+    }
     if needs_approval is not None:
         return McpServerConfig(**common, **written, needs_approval=needs_approval)
     env_in = os.environ if environ is None else environ
@@ -191,7 +204,6 @@ def resolve_entry(
     )
 
 
-
 def config_from_dict(
     data: Any,
     *,
@@ -216,11 +228,11 @@ def config_from_dict(
     return McpConfig(servers=tuple(servers), sources=(source,), notes=tuple(notes))
 
 
-
 def read_config_file(
     path: str | Path, *, environ: Mapping[str, str] | None = None, needs_approval: bool = False
 ) -> McpConfig:
     """Read and parse one file. Raises :class:`McpConfigError` with the path in the message."""
     p, _, data = read_config_bytes(path)
-    return config_from_dict(data, source=str(p), environ=environ,
-                            needs_approval=str(p.resolve()) if needs_approval else None)
+    return config_from_dict(
+        data, source=str(p), environ=environ, needs_approval=str(p.resolve()) if needs_approval else None
+    )

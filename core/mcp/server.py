@@ -10,6 +10,7 @@ describes; the manager that holds it (a :class:`ServerHost`) gives it the event 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -122,8 +123,9 @@ class Server:
         )
 
     async def _status(self, status: str, message: str = "") -> None:
-        event = ServerStatus(server=self.name, status=status, tools=len(self.specs),
-                             message=self.config.redact(message))
+        event = ServerStatus(
+            server=self.name, status=status, tools=len(self.specs), message=self.config.redact(message)
+        )
         await self.host.emit(event)
 
     async def hold_for_approval(self) -> None:
@@ -132,8 +134,10 @@ class Server:
 
         file = self.config.needs_approval or self.config.source
         self.state = "needs_approval"
-        self.message = (f"needs approval: it comes from {file}, a project file you have not approved; nothing in it "
-                        f"runs until you do. Review and approve it with: {approve_command(file)}")
+        self.message = (
+            f"needs approval: it comes from {file}, a project file you have not approved; nothing in it "
+            f"runs until you do. Review and approve it with: {approve_command(file)}"
+        )
         await self._status("needs_approval", self.message)
 
     def _stderr_tail(self) -> str:
@@ -179,7 +183,8 @@ class Server:
             return
         began = time.monotonic()
         try:
-            with anyio.CancelScope() as scope, open(self._log_path, "a", encoding="utf-8") as errlog:
+            # the server's stderr log: a local file opened once per start, not worth a thread
+            with anyio.CancelScope() as scope, open(self._log_path, "a", encoding="utf-8") as errlog:  # noqa: ASYNC230
                 conn.scope = scope
                 await self._connect(conn, errlog, began)
         except Exception as exc:
@@ -292,8 +297,9 @@ class Server:
         text = f"{n} tool{'' if n == 1 else 's'}"
         if self.rejected:
             k = len(self.rejected)
-            text += (f"; {k} listed tool{'' if k == 1 else 's'} skipped: "
-                     + "; ".join(f"{r.name} ({r.reason})" for r in self.rejected))
+            text += f"; {k} listed tool{'' if k == 1 else 's'} skipped: " + "; ".join(
+                f"{r.name} ({r.reason})" for r in self.rejected
+            )
         return text + (f"; {self.list_note}" if self.list_note else "")
 
     async def _list(
@@ -334,8 +340,11 @@ class Server:
                 async for _ in sub:  # the notification also reaches on_message, which re-lists
                     pass
         except Exception as exc:
-            log.info("MCP server %s: tools/list_changed subscription ended: %s", self.name,
-                     self.config.redact(describe_error(exc)))
+            log.info(
+                "MCP server %s: tools/list_changed subscription ended: %s",
+                self.name,
+                self.config.redact(describe_error(exc)),
+            )
 
     async def _relist_worker(self, conn: Conn) -> None:
         import anyio
@@ -347,8 +356,9 @@ class Server:
                 with anyio.fail_after(self.config.timeout):
                     specs, rejected, listing = await self._list(conn.client, conn.sieve)
             except Exception as exc:
-                log.info("MCP server %s: re-listing tools failed: %s", self.name,
-                         self.config.redact(describe_error(exc)))
+                log.info(
+                    "MCP server %s: re-listing tools failed: %s", self.name, self.config.redact(describe_error(exc))
+                )
                 continue
             self.listing = listing
             if _fingerprint(specs) == _fingerprint(self.specs) and rejected == self.rejected:
@@ -364,13 +374,18 @@ class Server:
             changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
             self.specs, self.rejected = specs, rejected
             self.message = self._ready_message()
-            parts = [f"{label}: {', '.join(names)}" for label, names in
-                     (("added", added), ("removed", removed), ("changed", changed)) if names]
-            await self.host.emit(RosterChanged(
-                server=self.name,
-                message=f"{self.name} now offers {len(specs)} tools ({'; '.join(parts) or 'hints changed'}). "
-                "The open chat keeps its plan; a new chat will pick this up.",
-            ))
+            parts = [
+                f"{label}: {', '.join(names)}"
+                for label, names in (("added", added), ("removed", removed), ("changed", changed))
+                if names
+            ]
+            await self.host.emit(
+                RosterChanged(
+                    server=self.name,
+                    message=f"{self.name} now offers {len(specs)} tools ({'; '.join(parts) or 'hints changed'}). "
+                    "The open chat keeps its plan; a new chat will pick this up.",
+                )
+            )
 
     # -- calls ------------------------------------------------------------------------------------
 
@@ -378,17 +393,19 @@ class Server:
         """The connection a call can use, or the error the call gets (a restart is then under way)."""
         conn = self.conn
         if conn is not None and self.state == "starting":
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(conn.ready), self.config.timeout + 1)
-            except TimeoutError:
-                pass
             conn = self.conn
         if conn is not None and conn.up:
             return conn
         if self.config.needs_approval:
-            return error_result("mcp.needs_approval", self.config.redact(
-                f"MCP server {self.name!r} is not started: it comes from {self.config.needs_approval}, which the "
-                "user has not approved."))
+            return error_result(
+                "mcp.needs_approval",
+                self.config.redact(
+                    f"MCP server {self.name!r} is not started: it comes from {self.config.needs_approval}, which the "
+                    "user has not approved."
+                ),
+            )
         if self.config.error:
             return error_result("mcp.server_unavailable", f"MCP server {self.name!r} cannot start: {self.config.error}")
         if conn is not None and not conn.crashed and conn.lost.is_set() and not conn.failed:
@@ -412,9 +429,14 @@ class Server:
     async def call(self, spec: ToolSpec, arguments: Mapping[str, Any] | None, timeout: float | None) -> ToolResult:
         result = await self._call(spec, arguments, timeout)
         if result.is_error:  # a failure's text may quote a url or an argument: no expanded secret in it
-            result = result.model_copy(update={"content": [
-                {**b, "text": self.config.redact(b["text"])} if isinstance(b.get("text"), str) else b
-                for b in result.content]})
+            result = result.model_copy(
+                update={
+                    "content": [
+                        {**b, "text": self.config.redact(b["text"])} if isinstance(b.get("text"), str) else b
+                        for b in result.content
+                    ]
+                }
+            )
         return result
 
     async def _call(self, spec: ToolSpec, arguments: Mapping[str, Any] | None, timeout: float | None) -> ToolResult:

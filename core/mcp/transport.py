@@ -98,8 +98,9 @@ async def open_transport(
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         assert live.command is not None
-        params = StdioServerParameters(command=live.command, args=list(live.args), env=server.process_env(),
-                                       cwd=live.cwd)
+        params = StdioServerParameters(
+            command=live.command, args=list(live.args), env=server.process_env(), cwd=live.cwd
+        )
         async with stdio_client(params, errlog=errlog) as (read, write):
             yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
     elif server.transport == "http":

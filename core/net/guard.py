@@ -77,7 +77,8 @@ _V6: tuple[tuple[str, str], ...] = (
     ("ff00::/8", "is a multicast address"),
 )
 BLOCKED_NETWORKS: tuple[tuple[IPv4Network | IPv6Network, str], ...] = tuple(
-    (ip_network(net), why) for net, why in _V4 + _V6)
+    (ip_network(net), why) for net, why in _V4 + _V6
+)
 
 _MAPPED = IPv6Network("::ffff:0:0/96")
 _COMPATIBLE = IPv6Network("::/96")
@@ -192,9 +193,14 @@ class NetPolicy:
             if origin:
                 trusted.add(origin)
         timeout = float(settings.get("http_timeout", 20.0))
-        return cls(allow_all_private=bool(settings.get("allow_private_network", False)),
-                   allowed_hosts=frozenset(names), allowed_networks=tuple(nets), trusted_origins=frozenset(trusted),
-                   resolver=settings.get("resolver") or system_resolver, resolve_timeout=min(timeout, 10.0))
+        return cls(
+            allow_all_private=bool(settings.get("allow_private_network", False)),
+            allowed_hosts=frozenset(names),
+            allowed_networks=tuple(nets),
+            trusted_origins=frozenset(trusted),
+            resolver=settings.get("resolver") or system_resolver,
+            resolve_timeout=min(timeout, 10.0),
+        )
 
     def allows(self, host: str, address: IPAddress) -> bool:
         """Whether a private ``address`` (reached through ``host``) was allowed on purpose."""
@@ -291,8 +297,15 @@ async def check_url(url: httpx.URL, policy: NetPolicy) -> Destination:
     return Destination(url, host, tuple(answers), port, allowed_private=private)
 
 
-def pinned_request(client: httpx.AsyncClient, method: str, url: httpx.URL, address: IPAddress | None, *,
-                   headers: Mapping[str, str] | None = None, content: bytes | None = None) -> httpx.Request:
+def pinned_request(
+    client: httpx.AsyncClient,
+    method: str,
+    url: httpx.URL,
+    address: IPAddress | None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    content: bytes | None = None,
+) -> httpx.Request:
     """A request for ``url`` that connects to ``address`` and nowhere else (None: to the URL's host).
 
     The URL's host is replaced by the checked address; ``Host`` keeps the name (and port), and
@@ -310,8 +323,9 @@ def pinned_request(client: httpx.AsyncClient, method: str, url: httpx.URL, addre
     return client.build_request(method, target, headers=extra, content=content, extensions=extensions)
 
 
-async def _send(client: httpx.AsyncClient, method: str, dest: Destination, headers: Mapping[str, str],
-                content: bytes | None) -> tuple[httpx.Request, httpx.Response]:
+async def _send(
+    client: httpx.AsyncClient, method: str, dest: Destination, headers: Mapping[str, str], content: bytes | None
+) -> tuple[httpx.Request, httpx.Response]:
     """Connect to the checked addresses in turn (the next only when one cannot be reached)."""
     import httpx
 
@@ -344,9 +358,15 @@ def _next_method(method: str, status: int) -> str:
 
 
 @asynccontextmanager
-async def guarded_stream(client: httpx.AsyncClient, method: str, url: httpx.URL | str, policy: NetPolicy, *,
-                         headers: Mapping[str, str] | None = None,
-                         content: bytes | None = None) -> AsyncIterator[Fetched]:
+async def guarded_stream(
+    client: httpx.AsyncClient,
+    method: str,
+    url: httpx.URL | str,
+    policy: NetPolicy,
+    *,
+    headers: Mapping[str, str] | None = None,
+    content: bytes | None = None,
+) -> AsyncIterator[Fetched]:
     """Send a request hop by hop, checking each, and yield the final response (streamed).
 
     ``client`` must not follow redirects itself. Raises :class:`GuardError`, and
@@ -377,8 +397,11 @@ async def guarded_stream(client: httpx.AsyncClient, method: str, url: httpx.URL 
         new_method = _next_method(method, response.status_code)
         if new_method != method:
             method, content = new_method, None
-            sent_headers = {k: v for k, v in sent_headers.items()
-                            if k.lower() not in ("content-type", "content-length", "transfer-encoding")}
+            sent_headers = {
+                k: v
+                for k, v in sent_headers.items()
+                if k.lower() not in ("content-type", "content-length", "transfer-encoding")
+            }
         if (target.scheme, target.raw_host, target.port) != first_origin:
             sent_headers = {k: v for k, v in sent_headers.items() if k.lower() not in ("authorization", "cookie")}
         current = target
@@ -388,8 +411,15 @@ async def guarded_stream(client: httpx.AsyncClient, method: str, url: httpx.URL 
         await response.aclose()
 
 
-async def guarded_request(client: httpx.AsyncClient, method: str, url: httpx.URL | str, policy: NetPolicy, *,
-                          headers: Mapping[str, str] | None = None, content: bytes | None = None) -> Fetched:
+async def guarded_request(
+    client: httpx.AsyncClient,
+    method: str,
+    url: httpx.URL | str,
+    policy: NetPolicy,
+    *,
+    headers: Mapping[str, str] | None = None,
+    content: bytes | None = None,
+) -> Fetched:
     """:func:`guarded_stream` with the body read."""
     async with guarded_stream(client, method, url, policy, headers=headers, content=content) as fetched:
         await fetched.response.aread()

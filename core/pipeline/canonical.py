@@ -61,20 +61,23 @@ def canonical_phone(value: str) -> str:
         if unicodedata.category(ch) == "Nd":
             digits.append(str(unicodedata.decimal(ch)))
             continue
-        raise CanonicalError(f"{value!r} is not a phone number: {ch!r} at position {i + 1} is not a digit "
-                             "(write it in international E.164 form, e.g. +15550100)")
+        raise CanonicalError(
+            f"{value!r} is not a phone number: {ch!r} at position {i + 1} is not a digit "
+            "(write it in international E.164 form, e.g. +15550100)"
+        )
     number = "".join(digits)
     if number.startswith("00"):
         number = "+" + number[2:]
     if not E164.fullmatch(number):
-        raise CanonicalError(f"{value!r} is not a phone number in international E.164 form "
-                             "(a + and 7 to 15 digits, e.g. +15550100)")
+        raise CanonicalError(
+            f"{value!r} is not a phone number in international E.164 form (a + and 7 to 15 digits, e.g. +15550100)"
+        )
     return number
 
 
 # --- email addresses --------------------------------------------------------------------------------
 
-_LOCAL_FORBIDDEN = frozenset(" \t\r\n<>()[],;:\"\\@")
+_LOCAL_FORBIDDEN = frozenset(' \t\r\n<>()[],;:"\\@')
 
 
 def canonical_email(value: str) -> str:
@@ -90,8 +93,9 @@ def canonical_email(value: str) -> str:
     if not at or not local or not domain:
         raise CanonicalError(f"{value!r} is not an email address (expected name@example.com)")
     if any(ch in _LOCAL_FORBIDDEN or ch.isspace() or unicodedata.category(ch)[0] == "C" for ch in local):
-        raise CanonicalError(f"{value!r} is not a plain email address (expected name@example.com, "
-                             "without a display name or quoting)")
+        raise CanonicalError(
+            f"{value!r} is not a plain email address (expected name@example.com, without a display name or quoting)"
+        )
     if domain.startswith("[") or ":" in domain:
         raise CanonicalError(f"{value!r} has an address literal for a domain; use a domain name")
     try:
@@ -121,10 +125,9 @@ def _percent(component: str, kept: frozenset[str] = _KEPT) -> str:
     i = 0
     while i < len(component):
         ch = component[i]
-        if ch == "%" and i + 2 < len(component) and component[i + 1] in _HEXDIGITS \
-                and component[i + 2] in _HEXDIGITS:
-            decoded = chr(int(component[i + 1:i + 3], 16))
-            out.append(decoded if decoded in _UNRESERVED else "%" + component[i + 1:i + 3].upper())
+        if ch == "%" and i + 2 < len(component) and component[i + 1] in _HEXDIGITS and component[i + 2] in _HEXDIGITS:
+            decoded = chr(int(component[i + 1 : i + 3], 16))
+            out.append(decoded if decoded in _UNRESERVED else "%" + component[i + 1 : i + 3].upper())
             i += 3
             continue
         if ch in kept and ch != "%":
@@ -186,7 +189,7 @@ def canonical_url(value: str) -> str:
         close = hostport.find("]")
         if close < 0:
             raise CanonicalError(f"{value!r} has an unclosed IPv6 host")
-        host, port_part = hostport[:close + 1], hostport[close + 1:]
+        host, port_part = hostport[: close + 1], hostport[close + 1 :]
     else:
         host, colon, port = hostport.partition(":")
         port_part = colon + port
@@ -320,7 +323,7 @@ def canonical_pattern(kind: Kind, pattern: str) -> str:
         literal_dir = os.path.dirname(expanded[:first]) if first < len(expanded) else expanded
         if os.path.isabs(literal_dir):
             resolved = os.path.realpath(literal_dir)
-            return resolved + expanded[len(literal_dir):] if first < len(expanded) else resolved
+            return resolved + expanded[len(literal_dir) :] if first < len(expanded) else resolved
         return expanded
     if kind == "email":
         return _idna_tokens(text.casefold())
@@ -331,13 +334,14 @@ def canonical_pattern(kind: Kind, pattern: str) -> str:
         scheme, authority, rest = m.group(1).lower(), _idna_tokens(m.group(2).casefold()), m.group(3)
         port = DEFAULT_PORTS.get(scheme[:-3])
         if port is not None and authority.endswith(f":{port}"):
-            authority = authority[:-len(f":{port}")]
+            authority = authority[: -len(f":{port}")]
         return scheme + authority + rest
     return text.casefold()
 
 
 def _idna_tokens(text: str) -> str:
     """Non-ASCII host labels (between dots, ``@``, ``:`` and globs) in their punycode form."""
+
     def encode(m: re.Match[str]) -> str:
         token = m.group(0)
         if token.isascii():

@@ -98,19 +98,23 @@ def unwrap(raw_input: Any) -> tuple[str, Any]:
     write one); anything else that is not an object is malformed.
     """
     if not isinstance(raw_input, dict):
-        raise _Stop(codes.ARGUMENTS_INVALID, "tool.call takes an object {\"name\": ..., \"arguments\": {...}}",
-                    denied=False)
+        raise _Stop(
+            codes.ARGUMENTS_INVALID, 'tool.call takes an object {"name": ..., "arguments": {...}}', denied=False
+        )
     extra = set(raw_input) - {"name", "arguments"}
     name = raw_input.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise _Stop(codes.ARGUMENTS_INVALID, "tool.call needs \"name\": the exact name of a deferred tool",
-                    denied=False)
+        raise _Stop(codes.ARGUMENTS_INVALID, 'tool.call needs "name": the exact name of a deferred tool', denied=False)
     if "arguments" not in raw_input:
-        raise _Stop(codes.ARGUMENTS_INVALID, f"tool.call for {name} needs \"arguments\": an object "
-                    "(use {} when the tool takes none)", denied=False)
+        raise _Stop(
+            codes.ARGUMENTS_INVALID,
+            f'tool.call for {name} needs "arguments": an object (use {{}} when the tool takes none)',
+            denied=False,
+        )
     if extra:
-        raise _Stop(codes.ARGUMENTS_INVALID, f"tool.call takes only name and arguments, not {sorted(extra)}",
-                    denied=False)
+        raise _Stop(
+            codes.ARGUMENTS_INVALID, f"tool.call takes only name and arguments, not {sorted(extra)}", denied=False
+        )
     arguments = raw_input["arguments"]
     if isinstance(arguments, str):
         with contextlib.suppress(json.JSONDecodeError):
@@ -162,8 +166,9 @@ def judged_spec(spec: ToolSpec, policy: Policy) -> ToolSpec:
     return spec if side_effect is spec.side_effect else spec.model_copy(update={"side_effect": side_effect})
 
 
-def same_call(inv: InvocationRow, raw_name: str, raw_input: Any, *, specs: Mapping[str, ToolSpec],
-              policy: Policy) -> bool:
+def same_call(
+    inv: InvocationRow, raw_name: str, raw_input: Any, *, specs: Mapping[str, ToolSpec], policy: Policy
+) -> bool:
     """Whether ``inv`` is the row of this very call (the tool use ``raw_name``/``raw_input`` as the
     model wrote it): the same tool and the same arguments, in any form the row may have stored
     them (as the model wrote them, unwrapped from tool.call, or canonical). A row that is not
@@ -210,8 +215,11 @@ class Pipeline:
         truncated = False
         limit = self.ctx.max_result_chars
         if len(text) > limit:
-            more = (f"read on with tool.result {{\"call_id\": \"{call_id}\", \"offset\": {limit}}}"
-                    if TOOL_RESULT in self.ctx.plan.defined_tool_names else "the full result is kept in the chat")
+            more = (
+                f'read on with tool.result {{"call_id": "{call_id}", "offset": {limit}}}'
+                if TOOL_RESULT in self.ctx.plan.defined_tool_names
+                else "the full result is kept in the chat"
+            )
             text = text[:limit] + f"\n[result cut at {limit:,} of {len(result.text()):,} characters; {more}]"
             truncated = True
         return envelope.fence(text, result_envelope_source(spec, result)), truncated
@@ -240,9 +248,17 @@ class Pipeline:
             nonlocal inv_id
             if inv_id is None:
                 inv_id = ctx.store.create_invocation(
-                    chat_id=ctx.chat_id, turn_id=ctx.turn_id, call_id=call_id, name=name, via=via,
-                    arguments=arguments, side_effect=spec.side_effect.value if spec else None,
-                    pin=spec.content_hash() if spec else None, status=status, **fields)
+                    chat_id=ctx.chat_id,
+                    turn_id=ctx.turn_id,
+                    call_id=call_id,
+                    name=name,
+                    via=via,
+                    arguments=arguments,
+                    side_effect=spec.side_effect.value if spec else None,
+                    pin=spec.content_hash() if spec else None,
+                    status=status,
+                    **fields,
+                )
             else:
                 ctx.store.update_invocation(inv_id, status=status, **fields)
             return inv_id
@@ -252,8 +268,11 @@ class Pipeline:
             if raw_name == TOOL_CALL:
                 via = TOOL_CALL
                 if TOOL_CALL not in ctx.plan.defined_tool_names:
-                    raise _Stop(codes.NOT_OFFERED, "tool.call is not offered in this chat (its plan defers nothing "
-                                "through the wrapper)", denied=True)
+                    raise _Stop(
+                        codes.NOT_OFFERED,
+                        "tool.call is not offered in this chat (its plan defers nothing through the wrapper)",
+                        denied=True,
+                    )
                 name, arguments = unwrap(raw_input)
             self._emit(ev.ToolRequested(call_id=call_id, name=name, via=via, arguments=arguments))
             requested = True
@@ -261,8 +280,11 @@ class Pipeline:
             # 2. resolve against the run's pins
             spec = ctx.specs.get(name)
             if spec is None or (via == TOOL_CALL and name in CONTROL_NAMES):
-                why = ("is a control tool and cannot be called through tool.call"
-                       if via == TOOL_CALL and name in CONTROL_NAMES else "is not offered in this chat")
+                why = (
+                    "is a control tool and cannot be called through tool.call"
+                    if via == TOOL_CALL and name in CONTROL_NAMES
+                    else "is not offered in this chat"
+                )
                 raise _Stop(codes.NOT_OFFERED, f"{name} {why}", denied=True)
             if spec.origin is Origin.CONTROL and name not in ctx.plan.defined_tool_names:
                 raise _Stop(codes.NOT_OFFERED, f"{name} is not offered in this chat", denied=True)
@@ -270,9 +292,12 @@ class Pipeline:
             # 3. validate the named tool's arguments (its schema never reached the provider)
             problem = validation_error(spec, arguments)
             if problem:
-                raise _Stop(codes.ARGUMENTS_INVALID, f"arguments for {name} do not match its input schema: {problem}",
-                            denied=False,
-                            model_text=invalid_arguments_text(spec, name, problem))
+                raise _Stop(
+                    codes.ARGUMENTS_INVALID,
+                    f"arguments for {name} do not match its input schema: {problem}",
+                    denied=False,
+                    model_text=invalid_arguments_text(spec, name, problem),
+                )
 
             # 4-7. classify (the named tool's own class; tool.call is NONE and adds nothing),
             # trust overlay, policy, hardline rules
@@ -300,8 +325,11 @@ class Pipeline:
                 live = ctx.tools.live_pin(name)
                 if live != spec.content_hash():
                     state = "is no longer offered" if live is None else "has changed since the chat pinned it"
-                    raise _Stop(codes.PIN_MISMATCH, f"{name} {state}; the parked call cannot run. Start a new chat "
-                                "to use the tool as it is now.", denied=False)
+                    raise _Stop(
+                        codes.PIN_MISMATCH,
+                        f"{name} {state}; the parked call cannot run. Start a new chat to use the tool as it is now.",
+                        denied=False,
+                    )
 
             # 8. approval (a decision already stored for this call id stands)
             if action == "ask":
@@ -314,9 +342,12 @@ class Pipeline:
             if inv and inv.status in ("completed", "failed", "unknown"):
                 return self._replay(inv, spec, name, via, call_id)
             if inv and inv.status == "running" and not side_effect.is_read:
-                raise _Stop(codes.OUTCOME_UNKNOWN,
-                            f"{name} was interrupted while running; it changes the world, so it is not run "
-                            "again. Check whether it took effect before retrying.", denied=False)
+                raise _Stop(
+                    codes.OUTCOME_UNKNOWN,
+                    f"{name} was interrupted while running; it changes the world, so it is not run "
+                    "again. Check whether it took effect before retrying.",
+                    denied=False,
+                )
             # (a read interrupted mid-call is simply run again)
 
             # 10. invoke
@@ -329,14 +360,31 @@ class Pipeline:
             text, truncated = self.model_text(spec, result, call_id)
             status = "failed" if result.is_error else "completed"
             code = (result.error_code or codes.EXECUTION_FAILED) if result.is_error else None
-            ctx.store.update_invocation(inv_id, status=status, result=result.model_dump(), model_result=text,
-                                        is_error=int(result.is_error), error_code=code, finished_at=now())
+            ctx.store.update_invocation(
+                inv_id,
+                status=status,
+                result=result.model_dump(),
+                model_result=text,
+                is_error=int(result.is_error),
+                error_code=code,
+                finished_at=now(),
+            )
             if result.is_error:
-                self._emit(ev.ToolFailed(call_id=call_id, name=name, via=via, code=code or codes.EXECUTION_FAILED,
-                                         message=result.text()[:500]))
+                self._emit(
+                    ev.ToolFailed(
+                        call_id=call_id,
+                        name=name,
+                        via=via,
+                        code=code or codes.EXECUTION_FAILED,
+                        message=result.text()[:500],
+                    )
+                )
             else:
-                self._emit(ev.ToolCompleted(call_id=call_id, name=name, via=via, result=self._event_result(result),
-                                            truncated=truncated))
+                self._emit(
+                    ev.ToolCompleted(
+                        call_id=call_id, name=name, via=via, result=self._event_result(result), truncated=truncated
+                    )
+                )
             return Outcome(self._result_block(call_id, text, result.is_error), name=name, via=via, status=status)
 
         except _Stop as stop:
@@ -345,17 +393,36 @@ class Pipeline:
                     name = raw_input["name"]
                 self._emit(ev.ToolRequested(call_id=call_id, name=name, via=via, arguments=arguments))
             status = "unknown" if stop.code == codes.OUTCOME_UNKNOWN else "denied" if stop.denied else "failed"
-            ensure_row(status, is_error=1, error_code=stop.code, error_message=stop.message,
-                       model_result=stop.model_text, finished_at=now())
+            ensure_row(
+                status,
+                is_error=1,
+                error_code=stop.code,
+                error_message=stop.message,
+                model_result=stop.model_text,
+                finished_at=now(),
+            )
             if stop.denied:
                 self._emit(ev.ToolDenied(call_id=call_id, name=name, via=via, code=stop.code, message=stop.message))
             else:
                 self._emit(ev.ToolFailed(call_id=call_id, name=name, via=via, code=stop.code, message=stop.message))
-            return Outcome(self._result_block(call_id, stop.model_text, True), name=name, via=via,
-                           status="denied" if stop.denied else "failed")
+            return Outcome(
+                self._result_block(call_id, stop.model_text, True),
+                name=name,
+                via=via,
+                status="denied" if stop.denied else "failed",
+            )
 
-    async def _approval(self, spec: ToolSpec, name: str, via: str | None, call_id: str, arguments: Any, why: str,
-                        side_effect: SideEffect, ensure_row: Callable[..., str]) -> bool | None:
+    async def _approval(
+        self,
+        spec: ToolSpec,
+        name: str,
+        via: str | None,
+        call_id: str,
+        arguments: Any,
+        why: str,
+        side_effect: SideEffect,
+        ensure_row: Callable[..., str],
+    ) -> bool | None:
         """True when allowed; raises a denial; None when parked."""
         ctx = self.ctx
         if ctx.store.granted(ctx.chat_id, name):
@@ -372,14 +439,39 @@ class Pipeline:
         if stored and stored.status == "pending":
             appr_id = stored.id
         else:
-            appr_id = ctx.store.create_approval(chat_id=ctx.chat_id, turn_id=ctx.turn_id, invocation_id=inv_id,
-                                                call_id=call_id, tool=name, via=via, side_effect=side_effect.value,
-                                                arguments=arguments, reason=why)
-        self._emit(ev.ToolApprovalRequired(call_id=call_id, name=name, via=via, approval_id=appr_id,
-                                           side_effect=side_effect.value, arguments=arguments, reason=why))
-        request = ApprovalRequest(approval_id=appr_id, chat_id=ctx.chat_id, call_id=call_id, tool=name, via=via,
-                                  side_effect=side_effect.value, arguments=arguments, reason=why,
-                                  untrusted=spec.untrusted)
+            appr_id = ctx.store.create_approval(
+                chat_id=ctx.chat_id,
+                turn_id=ctx.turn_id,
+                invocation_id=inv_id,
+                call_id=call_id,
+                tool=name,
+                via=via,
+                side_effect=side_effect.value,
+                arguments=arguments,
+                reason=why,
+            )
+        self._emit(
+            ev.ToolApprovalRequired(
+                call_id=call_id,
+                name=name,
+                via=via,
+                approval_id=appr_id,
+                side_effect=side_effect.value,
+                arguments=arguments,
+                reason=why,
+            )
+        )
+        request = ApprovalRequest(
+            approval_id=appr_id,
+            chat_id=ctx.chat_id,
+            call_id=call_id,
+            tool=name,
+            via=via,
+            side_effect=side_effect.value,
+            arguments=arguments,
+            reason=why,
+            untrusted=spec.untrusted,
+        )
         decision = await ctx.approver.decide(request)
         if decision is Decision.PARK:
             return None
@@ -406,25 +498,35 @@ class Pipeline:
             if isinstance(raw_input, dict) and isinstance(raw_input.get("name"), str):
                 name, arguments = raw_input["name"].strip(), raw_input.get("arguments")
         same = "other arguments" if inv.name == name else "another tool"
-        message = (f"the call id {call_id!r} already belongs to an earlier call in this chat ({inv.name}); a call "
-                   f"with {same} cannot reuse it, so {name or 'this call'} was not run. Call it again with an id "
-                   "of its own.")
+        message = (
+            f"the call id {call_id!r} already belongs to an earlier call in this chat ({inv.name}); a call "
+            f"with {same} cannot reuse it, so {name or 'this call'} was not run. Call it again with an id "
+            "of its own."
+        )
         self._emit(ev.ToolRequested(call_id=call_id, name=name, via=via, arguments=arguments))
         self._emit(ev.ToolFailed(call_id=call_id, name=name, via=via, code=codes.CALL_ID_REUSED, message=message))
-        return Outcome(self._result_block(call_id, f"{codes.CALL_ID_REUSED}: {message}", True), name=name, via=via,
-                       status="failed")
+        return Outcome(
+            self._result_block(call_id, f"{codes.CALL_ID_REUSED}: {message}", True), name=name, via=via, status="failed"
+        )
 
     def _replay(self, inv: InvocationRow, spec: ToolSpec, name: str, via: str | None, call_id: str) -> Outcome:
         is_error = bool(inv.is_error)
         text = inv.model_result or ""
         if inv.status == "completed":
             result = _stored_result(inv.result, text)
-            self._emit(ev.ToolCompleted(call_id=call_id, name=name, via=via, result=self._event_result(result),
-                                        replayed=True))
+            self._emit(
+                ev.ToolCompleted(call_id=call_id, name=name, via=via, result=self._event_result(result), replayed=True)
+            )
         else:
-            self._emit(ev.ToolFailed(call_id=call_id, name=name, via=via,
-                                     code=inv.error_code or codes.EXECUTION_FAILED,
-                                     message=(inv.error_message or text)[:500]))
+            self._emit(
+                ev.ToolFailed(
+                    call_id=call_id,
+                    name=name,
+                    via=via,
+                    code=inv.error_code or codes.EXECUTION_FAILED,
+                    message=(inv.error_message or text)[:500],
+                )
+            )
         return Outcome(self._result_block(call_id, text, is_error), name=name, via=via, status="replayed")
 
     @staticmethod
@@ -435,6 +537,17 @@ class Pipeline:
         return text if len(text) <= 4000 else text[:4000] + "\u2026"
 
 
-
-__all__ = ["CallIds", "Outcome", "Pipeline", "RunContext", "ToolHost", "effective_side_effect", "judged_spec",
-           "new_call_id", "same_call", "schema_for_model", "unwrap", "validation_error"]
+__all__ = [
+    "CallIds",
+    "Outcome",
+    "Pipeline",
+    "RunContext",
+    "ToolHost",
+    "effective_side_effect",
+    "judged_spec",
+    "new_call_id",
+    "same_call",
+    "schema_for_model",
+    "unwrap",
+    "validation_error",
+]

@@ -122,8 +122,11 @@ class Hardline(BaseModel):
         if text is None:
             return True  # an object where a rule expects a value: refused rather than guessed at
         try:
-            return any(fnmatch.fnmatchcase(form, glob) for part in split_values(kind, text)
-                       for form in match_forms(kind, canonical(kind, part)))
+            return any(
+                fnmatch.fnmatchcase(form, glob)
+                for part in split_values(kind, text)
+                for form in match_forms(kind, canonical(kind, part))
+            )
         except CanonicalError:
             return True
 
@@ -144,8 +147,13 @@ class Policy(BaseModel):
         matching = [r for r in self.rules if r.matches(spec)]
         if matching:
             best = max(matching, key=lambda r: r.specificity)  # max keeps the first among equals
-            what = (f"tool {best.tool}" if best.tool else f"server {best.server}" if best.server
-                    else f"class {best.side_effect.value if best.side_effect else '*'}")
+            what = (
+                f"tool {best.tool}"
+                if best.tool
+                else f"server {best.server}"
+                if best.server
+                else f"class {best.side_effect.value if best.side_effect else '*'}"
+            )
             return best.action, best.reason or f"policy rule for {what}: {best.action}"
         if spec.side_effect in self.classes:
             action = self.classes[spec.side_effect]
@@ -184,8 +192,10 @@ class Policy(BaseModel):
     def _canonical_value(key: str, kind: Kind, value: Any) -> Any:
         text = _as_text(value)
         if text is None:
-            raise CanonicalError(f"{key} must be a {kind if kind != 'text' else 'string'} value, not "
-                                 f"{type(value).__name__}: a hardline rule checks it")
+            raise CanonicalError(
+                f"{key} must be a {kind if kind != 'text' else 'string'} value, not "
+                f"{type(value).__name__}: a hardline rule checks it"
+            )
         try:
             result = canonical_argument(kind, text)
         except CanonicalError as exc:

@@ -38,8 +38,11 @@ def _validator(schema_json: str) -> Any:
             cls.check_schema(schema)
             return cls(schema, registry=REGISTRY)
     except Exception as exc:  # a broken schema from a server: only the object shape is checked
-        log.info("input schema not usable for validation (%s: %s); checking the object shape only",
-                 type(exc).__name__, str(exc)[:200])
+        log.info(
+            "input schema not usable for validation (%s: %s); checking the object shape only",
+            type(exc).__name__,
+            str(exc)[:200],
+        )
         return None
 
 
@@ -64,8 +67,7 @@ def validation_error(spec: ToolSpec, arguments: Any) -> str | None:
     try:
         found.extend(validator.iter_errors(arguments))
     except Exception as exc:  # unresolvable $ref, recursion, a keyword jsonschema cannot apply
-        log.info("input schema of %s gave out while validating (%s: %s)", spec.name, type(exc).__name__,
-                 str(exc)[:200])
+        log.info("input schema of %s gave out while validating (%s: %s)", spec.name, type(exc).__name__, str(exc)[:200])
     try:
         error = best_match(found)
         if error is None:

@@ -21,8 +21,14 @@ def adapter_class(profile: ProviderProfile) -> Any:
     return getattr(import_module(module), cls)
 
 
-def make_provider(name: str, model: str, base_url: str | None = None, api_key: str | None = None,
-                  http_client: Any = None, **options: Any) -> Provider:
+def make_provider(
+    name: str,
+    model: str,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    http_client: Any = None,
+    **options: Any,
+) -> Provider:
     """A provider for ``name``. Keys default to the profile's environment variable (e.g.
     ANTHROPIC_API_KEY); ``http_client`` is an ``httpx2.AsyncClient`` (tests pass one with a
     ``MockTransport``); ``options`` go to the adapter (``max_retries``, ``waits``: a
@@ -30,8 +36,9 @@ def make_provider(name: str, model: str, base_url: str | None = None, api_key: s
     profile = profile_for(name)
     if profile is None or profile.offline:
         raise ValueError(f"unknown provider {name!r}: make_provider builds {', '.join(SDK_PROVIDERS)}")
-    provider: Provider = adapter_class(profile)(model, base_url=base_url, api_key=api_key, http_client=http_client,
-                                                **options)
+    provider: Provider = adapter_class(profile)(
+        model, base_url=base_url, api_key=api_key, http_client=http_client, **options
+    )
     return provider
 
 

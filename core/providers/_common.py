@@ -74,9 +74,10 @@ def credential(key: str | None, base_url: str | None, profile: ProviderProfile, 
     if key:
         return key
     if profile.is_genuine(base_url):
-        raise ProviderError("provider.auth_missing",
-                            f"No {label or profile.label} API key: set {profile.env_var} or put the key in the "
-                            "deferchat config.")
+        raise ProviderError(
+            "provider.auth_missing",
+            f"No {label or profile.label} API key: set {profile.env_var} or put the key in the deferchat config.",
+        )
     return PLACEHOLDER_KEY
 
 
@@ -111,9 +112,18 @@ class SdkAdapter(ProviderBase):
     label: str
     env_var: str
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 http_client: Any = None, max_retries: int = 2, waits: Waits | None = None,
-                 streaming: bool = True, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: Any = None,
+        max_retries: int = 2,
+        waits: Waits | None = None,
+        streaming: bool = True,
+        env: Mapping[str, str] | None = None,
+    ):
         self.name = self.profile.name
         self.label = self.profile.label
         self.env_var = self.profile.env_var or ""
@@ -132,8 +142,13 @@ class SdkAdapter(ProviderBase):
     def _client_options(self, **credentials: Any) -> dict[str, Any]:
         from core.providers._pacing import sdk_timeout
 
-        return {**credentials, "base_url": self.base_url, "max_retries": 0, "timeout": sdk_timeout(self.waits),
-                "http_client": self._http_client}
+        return {
+            **credentials,
+            "base_url": self.base_url,
+            "max_retries": 0,
+            "timeout": sdk_timeout(self.waits),
+            "http_client": self._http_client,
+        }
 
     def _key(self) -> str:
         return credential(self._api_key, self.base_url, self.profile, self.label)
@@ -221,11 +236,21 @@ class SdkAdapter(ProviderBase):
             response = status_error.response
             status = int(response.status_code)
             after = client._parse_retry_after_header(response.headers)
-            if (after is not None and after > self.waits.max_retry_after and _retried_status(status)
-                    and response.headers.get("x-should-retry") != "false"):
+            if (
+                after is not None
+                and after > self.waits.max_retry_after
+                and _retried_status(status)
+                and response.headers.get("x-should-retry") != "false"
+            ):
                 _, detail = _server_detail(getattr(status_error, "body", None))
-                raise retry_after_too_long(self.label, status, after, self.waits.max_retry_after, self.env_var,
-                                           redact(detail, self._secrets())[:_MAX_DETAIL])
+                raise retry_after_too_long(
+                    self.label,
+                    status,
+                    after,
+                    self.waits.max_retry_after,
+                    self.env_var,
+                    redact(detail, self._secrets())[:_MAX_DETAIL],
+                )
             if attempt >= self.max_retries or not client._should_retry(response):
                 return None
             return float(after) if after is not None and after > 0 else self._backoff(attempt)
@@ -236,7 +261,7 @@ class SdkAdapter(ProviderBase):
     def _backoff(self, attempt: int) -> float:
         """The SDK's own delay before retry ``attempt + 1`` when the server named none."""
         constants = importlib.import_module(f"{self.sdk}._constants")
-        delay = min(constants.INITIAL_RETRY_DELAY * 2.0 ** attempt, constants.MAX_RETRY_DELAY)
+        delay = min(constants.INITIAL_RETRY_DELAY * 2.0**attempt, constants.MAX_RETRY_DELAY)
         return float(delay * (1 - 0.25 * random.random()))
 
     def _retry_reason(self, exc: BaseException) -> str:
@@ -255,8 +280,9 @@ class SdkAdapter(ProviderBase):
             return self._stalled(stall.wait, stall.seconds)
         if _named(exc, "ConnectTimeout") is not None:
             return self._stalled("connect", self.waits.connect)
-        return provider_error(exc, label=self.label, env_var=self.env_var, base_url=self.base_url,
-                              secrets=self._secrets())
+        return provider_error(
+            exc, label=self.label, env_var=self.env_var, base_url=self.base_url, secrets=self._secrets()
+        )
 
     def _stalled(self, wait: WaitName, seconds: float) -> ProviderError:
         where = urlsplit(self.base_url).netloc if self.base_url else "its default endpoint"
@@ -329,15 +355,27 @@ ERROR_TYPES = {  # error types that arrive inside a 200 stream (Anthropic's `eve
 
 
 _BY_STATUS: dict[int, tuple[str, str, bool]] = {  # status -> (code, message template, retryable)
-    401: ("provider.auth", "{label} rejected the API key (HTTP 401). Check {env_var} or the key in the deferchat "
-          "config.", False),
-    403: ("provider.permission", "{label} refused the request (HTTP 403): the key has no access to this model or "
-          "feature.", False),
-    404: ("provider.not_found", "{label} has no such model or endpoint (HTTP 404). Check --model and --base-url.",
-          False),
+    401: (
+        "provider.auth",
+        "{label} rejected the API key (HTTP 401). Check {env_var} or the key in the deferchat config.",
+        False,
+    ),
+    403: (
+        "provider.permission",
+        "{label} refused the request (HTTP 403): the key has no access to this model or feature.",
+        False,
+    ),
+    404: (
+        "provider.not_found",
+        "{label} has no such model or endpoint (HTTP 404). Check --model and --base-url.",
+        False,
+    ),
     413: ("provider.request_too_large", "The request is too large for {label} (HTTP 413).", False),
-    429: ("provider.rate_limited", "{label} is rate limiting requests (HTTP 429), still after retrying. "
-          "Wait a little and try again.", True),
+    429: (
+        "provider.rate_limited",
+        "{label} is rate limiting requests (HTTP 429), still after retrying. Wait a little and try again.",
+        True,
+    ),
     529: ("provider.overloaded", "{label} is overloaded (HTTP 529). Try again shortly.", True),
 }
 _SERVER_ERROR = ("provider.server_error", "{label} had a server error (HTTP {status}). Try again shortly.", True)
@@ -355,8 +393,9 @@ def error_for_status(label: str, status: int, env_var: str, detail: str = "") ->
     return ProviderError(code, message, retryable=retryable, status=status)
 
 
-def provider_error(exc: BaseException, *, label: str, env_var: str, base_url: str | None,
-                   secrets: Sequence[str | None] = ()) -> ProviderError:
+def provider_error(
+    exc: BaseException, *, label: str, env_var: str, base_url: str | None, secrets: Sequence[str | None] = ()
+) -> ProviderError:
     """Map any failure of an SDK call or stream to a ProviderError whose text holds no secret."""
     if isinstance(exc, ProviderError):
         return exc
@@ -365,8 +404,9 @@ def provider_error(exc: BaseException, *, label: str, env_var: str, base_url: st
     detail = redact(detail, secrets)[:_MAX_DETAIL]
     where = urlsplit(base_url).netloc if base_url else "its default endpoint"
     if "APITimeoutError" in names or "TimeoutException" in names:
-        return ProviderError("provider.timeout", f"{label} did not answer in time ({where}). Try again.",
-                             retryable=True)
+        return ProviderError(
+            "provider.timeout", f"{label} did not answer in time ({where}). Try again.", retryable=True
+        )
     if "APIConnectionError" in names or "TransportError" in names:
         cause = exc.__cause__ or exc.__context__
         why = redact(str(cause or exc), secrets)[:_MAX_DETAIL]
@@ -385,12 +425,21 @@ def provider_error(exc: BaseException, *, label: str, env_var: str, base_url: st
 
 
 _STALLS: dict[str, tuple[str, str, str]] = {  # wait -> (what ran out, its flag, its [timeouts] key)
-    "connect": ("could not connect to {label} at {where} within {seconds} s (connect timeout)",
-                "--connect-timeout", "connect"),
-    "first_byte": ("{label} sent nothing within {seconds} s of the request (first-byte timeout, {where})",
-                   "--first-byte-timeout", "first_byte"),
-    "idle": ("{label} went silent for {seconds} s in the middle of its answer (idle timeout, {where})",
-             "--idle-timeout", "idle"),
+    "connect": (
+        "could not connect to {label} at {where} within {seconds} s (connect timeout)",
+        "--connect-timeout",
+        "connect",
+    ),
+    "first_byte": (
+        "{label} sent nothing within {seconds} s of the request (first-byte timeout, {where})",
+        "--first-byte-timeout",
+        "first_byte",
+    ),
+    "idle": (
+        "{label} went silent for {seconds} s in the middle of its answer (idle timeout, {where})",
+        "--idle-timeout",
+        "idle",
+    ),
 }
 
 
@@ -398,20 +447,25 @@ def stalled(label: str, where: str, wait: WaitName, seconds: float) -> ProviderE
     """A bound that ran out: which wait, and how long it was."""
     what, flag, key = _STALLS[wait]
     text = what.format(label=label, where=where, seconds=f"{seconds:g}")
-    return ProviderError("provider.timeout", f"{text[0].upper()}{text[1:]}. Try again, or allow more with {flag} or "
-                         f"{key} under [timeouts] in config.toml.", retryable=True)
+    return ProviderError(
+        "provider.timeout",
+        f"{text[0].upper()}{text[1:]}. Try again, or allow more with {flag} or {key} under [timeouts] in config.toml.",
+        retryable=True,
+    )
 
 
-def retry_after_too_long(label: str, status: int, after: float, cap: float, env_var: str,
-                         detail: str = "") -> ProviderError:
+def retry_after_too_long(
+    label: str, status: int, after: float, cap: float, env_var: str, detail: str = ""
+) -> ProviderError:
     """A server asked to wait longer than deferchat waits before a retry: fail now, saying until when."""
     if math.isfinite(after):
         until = (datetime.now().astimezone() + timedelta(seconds=after)).strftime("%Y-%m-%d %H:%M:%S %Z").strip()
         wait = f"until {until} (retry-after {after:g} s)"
     else:
         wait = "for ever (retry-after without end)"
-    beyond = (f"longer than the {cap:g} s deferchat waits before a retry (max_retry_after under [timeouts] in "
-              "config.toml).")
+    beyond = (
+        f"longer than the {cap:g} s deferchat waits before a retry (max_retry_after under [timeouts] in config.toml)."
+    )
     if status == 429:
         message = f"{label} is rate limiting requests: rate limited {wait}, {beyond} Try again then."
         code, retryable = "provider.rate_limited", True
@@ -440,13 +494,17 @@ def unreadable(exc: BaseException) -> str:
 
 def malformed(label: str, why: str) -> ProviderError:
     """The server sent an event (or a body) that is not what its API sends."""
-    return ProviderError("provider.stream_malformed", f"{label} sent a response deferchat could not read: {why}",
-                         retryable=True)
+    return ProviderError(
+        "provider.stream_malformed", f"{label} sent a response deferchat could not read: {why}", retryable=True
+    )
 
 
 def incomplete_stream(label: str) -> ProviderError:
-    return ProviderError("provider.stream_incomplete",
-                         f"{label} ended the response stream before it finished. Try again.", retryable=True)
+    return ProviderError(
+        "provider.stream_incomplete",
+        f"{label} ended the response stream before it finished. Try again.",
+        retryable=True,
+    )
 
 
 # --- engine-shaped history ----------------------------------------------------------------------
@@ -501,8 +559,14 @@ def arguments_json(tool_input: Any) -> str:
     return json.dumps({} if tool_input is None else tool_input, separators=(",", ":"), ensure_ascii=False)
 
 
-def usage_from(input_tokens: int | None, output_tokens: int | None, cached: int | None = 0,
-               cache_write: int | None = 0, *, input_includes_cache: bool) -> Usage:
+def usage_from(
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cached: int | None = 0,
+    cache_write: int | None = 0,
+    *,
+    input_includes_cache: bool,
+) -> Usage:
     """Usage in Anthropic's terms: ``input_tokens`` counts only uncached, unwritten input.
 
     OpenAI counts cached tokens inside ``input_tokens``/``prompt_tokens``; Anthropic does not.
@@ -511,5 +575,9 @@ def usage_from(input_tokens: int | None, output_tokens: int | None, cached: int 
     inp, cached, cache_write = input_tokens or 0, cached or 0, cache_write or 0
     if input_includes_cache:
         inp = max(0, inp - cached - cache_write)
-    return Usage(input_tokens=inp, output_tokens=output_tokens or 0,
-                 cache_read_input_tokens=cached, cache_creation_input_tokens=cache_write)
+    return Usage(
+        input_tokens=inp,
+        output_tokens=output_tokens or 0,
+        cache_read_input_tokens=cached,
+        cache_creation_input_tokens=cache_write,
+    )

@@ -88,8 +88,10 @@ def wire_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
 def _wire_references(content: Any, names: WireNames) -> Any:
     if not isinstance(content, Mapping) or "tool_references" not in content:
         return content
-    refs = [{**r, "tool_name": names.wire(r["tool_name"])} if r.get("type") == "tool_reference" else r
-            for r in content.get("tool_references") or []]
+    refs = [
+        {**r, "tool_name": names.wire(r["tool_name"])} if r.get("type") == "tool_reference" else r
+        for r in content.get("tool_references") or []
+    ]
     return {**content, "tool_references": refs}
 
 
@@ -116,17 +118,27 @@ def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None
     if kind in ("tool_use", "server_tool_use"):
         name = names.wire(block["name"]) if kind == "tool_use" else block["name"]
         tool_input = block.get("input")  # an object; another wire's unparseable arguments cannot be sent
-        out = {"type": kind, "id": block["id"], "name": name,
-               "input": tool_input if isinstance(tool_input, dict) else {}}
+        out = {
+            "type": kind,
+            "id": block["id"],
+            "name": name,
+            "input": tool_input if isinstance(tool_input, dict) else {},
+        }
         if block.get("caller"):
             out["caller"] = block["caller"]
         return out
     if kind == "tool_search_tool_result":
-        return {"type": kind, "tool_use_id": block["tool_use_id"],
-                "content": _wire_references(block.get("content"), names)}
+        return {
+            "type": kind,
+            "tool_use_id": block["tool_use_id"],
+            "content": _wire_references(block.get("content"), names),
+        }
     if kind == "tool_result":
-        out = {"type": kind, "tool_use_id": block["tool_use_id"],
-               "content": _wire_result_content(block.get("content", ""), names)}
+        out = {
+            "type": kind,
+            "tool_use_id": block["tool_use_id"],
+            "content": _wire_result_content(block.get("content", ""), names),
+        }
         if "is_error" in block:
             out["is_error"] = bool(block["is_error"])
         return out
@@ -154,12 +166,16 @@ def read_block(block: dict[str, Any], names: WireNames) -> tuple[ProviderEvent |
     if kind == "tool_use":
         name, raw = names.resolve(block["name"])
         inp = block.get("input") or {}
-        return (ToolUse(id=block["id"], name=name, input=inp, raw_name=raw),
-                {"type": "tool_use", "id": block["id"], "name": name, "input": inp, **extra})
+        return (
+            ToolUse(id=block["id"], name=name, input=inp, raw_name=raw),
+            {"type": "tool_use", "id": block["id"], "name": name, "input": inp, **extra},
+        )
     if kind == "server_tool_use":
         inp = block.get("input") or {}
-        return (ServerToolUse(id=block["id"], name=block["name"], input=inp, executor="server"),
-                {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": inp, **extra})
+        return (
+            ServerToolUse(id=block["id"], name=block["name"], input=inp, executor="server"),
+            {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": inp, **extra},
+        )
     if kind == "tool_search_tool_result":
         content = block.get("content")
         refs: list[str] = []
@@ -167,8 +183,10 @@ def read_block(block: dict[str, Any], names: WireNames) -> tuple[ProviderEvent |
             mapped = [{**r, "tool_name": names.resolve(r["tool_name"])[0]} for r in content["tool_references"]]
             content = {**content, "tool_references": mapped}
             refs = [r["tool_name"] for r in mapped if r.get("type") == "tool_reference"]
-        return (ToolSearchResult(tool_use_id=block["tool_use_id"], references=refs),
-                {"type": kind, "tool_use_id": block["tool_use_id"], "content": content})
+        return (
+            ToolSearchResult(tool_use_id=block["tool_use_id"], references=refs),
+            {"type": kind, "tool_use_id": block["tool_use_id"], "content": content},
+        )
     return None, block
 
 
@@ -200,11 +218,15 @@ class AnthropicProvider(SdkAdapter):
         tools = [wire_tool(t, names) for t in request.tools]
         if self.cache and (at := cache_breakpoint(request.tools, request.cache_prefix_tools)) is not None:
             tools[at] = {**tools[at], "cache_control": EPHEMERAL}
-        params: dict[str, Any] = {"model": request.model or self.model, "max_tokens": request.max_tokens,
-                                  "messages": wire_messages(request.messages, names)}
+        params: dict[str, Any] = {
+            "model": request.model or self.model,
+            "max_tokens": request.max_tokens,
+            "messages": wire_messages(request.messages, names),
+        }
         if request.system:
-            params["system"] = ([{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
-                                if self.cache else request.system)
+            params["system"] = (
+                [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}] if self.cache else request.system
+            )
         if self.cache:
             mark_history(params["messages"])
         if tools:
@@ -245,7 +267,12 @@ class AnthropicProvider(SdkAdapter):
                     yield found
         content = [c for c in (read_block(b.to_dict(), names)[1] for b in message.content) if c is not None]
         u = message.usage
-        usage = usage_from(u.input_tokens, u.output_tokens, u.cache_read_input_tokens,
-                           u.cache_creation_input_tokens, input_includes_cache=False)
+        usage = usage_from(
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_input_tokens,
+            u.cache_creation_input_tokens,
+            input_includes_cache=False,
+        )
         yield usage
         yield ResponseDone(stop_reason=message.stop_reason, content=content, usage=usage)

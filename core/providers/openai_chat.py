@@ -39,15 +39,22 @@ from core.providers.base import (
 from core.providers.profiles import OPENAI_CHAT
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
-_FINISH = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens",
-           "content_filter": "refusal"}
+_FINISH = {
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
 
 
 def chat_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
     if tool.get("type") not in FUNCTION_KINDS:
-        raise ProviderError("provider.unsupported_tool",
-                            f"Chat Completions cannot carry the provider tool {tool.get('type')!r}; "
-                            "use the active-tools strategy with the openai-chat provider.")
+        raise ProviderError(
+            "provider.unsupported_tool",
+            f"Chat Completions cannot carry the provider tool {tool.get('type')!r}; "
+            "use the active-tools strategy with the openai-chat provider.",
+        )
     function: dict[str, Any] = {"name": names.wire(tool["name"])}
     if tool.get("description"):
         function["description"] = tool["description"]
@@ -73,9 +80,13 @@ def chat_messages(message: dict[str, Any], names: WireNames) -> list[dict[str, A
         if kind == "text" and block.get("text"):
             texts.append(block["text"])
         elif kind == "tool_use":
-            calls.append({"id": block["id"], "type": "function",
-                          "function": {"name": names.wire(block["name"]),
-                                       "arguments": arguments_json(block.get("input"))}})
+            calls.append(
+                {
+                    "id": block["id"],
+                    "type": "function",
+                    "function": {"name": names.wire(block["name"]), "arguments": arguments_json(block.get("input"))},
+                }
+            )
         elif kind == "tool_result":
             results.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": result_text(block)})
     if role == "assistant":
@@ -118,8 +129,7 @@ class OpenAIChatProvider(SdkAdapter):
         # OpenAI itself wants max_completion_tokens (reasoning models reject max_tokens); the
         # compatible servers know max_tokens.
         limit = "max_completion_tokens" if self.genuine else "max_tokens"
-        params: dict[str, Any] = {"model": request.model or self.model, "messages": messages,
-                                  limit: request.max_tokens}
+        params: dict[str, Any] = {"model": request.model or self.model, "messages": messages, limit: request.max_tokens}
         if request.tools:
             params["tools"] = [chat_tool(t, names) for t in request.tools]
         if self.streaming and self.include_usage:

@@ -79,9 +79,16 @@ def _client_search_call(block: dict[str, Any]) -> dict[str, Any] | None:
 def pending_client_searches(content: list[dict[str, Any]]) -> list[ServerToolUse]:
     """The client-executed searches of a stored response (``tool_search_call`` items with
     ``execution: client``), as :class:`ServerToolUse` the way the stream reported them."""
-    return [ServerToolUse(id=item.get("call_id") or item.get("id") or "", name=SEARCH_TOOL_NAME,
-                          input=item.get("arguments"), executor="client")
-            for item in map(_client_search_call, blocks(content)) if item is not None]
+    return [
+        ServerToolUse(
+            id=item.get("call_id") or item.get("id") or "",
+            name=SEARCH_TOOL_NAME,
+            input=item.get("arguments"),
+            executor="client",
+        )
+        for item in map(_client_search_call, blocks(content))
+        if item is not None
+    ]
 
 
 def wire_function(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
@@ -98,8 +105,12 @@ def wire_function(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
 def wire_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
     kind = tool.get("type")
     if kind == "namespace":
-        return {"type": "namespace", "name": encode(tool["name"]), "description": tool.get("description", ""),
-                "tools": [wire_function(t, names) for t in tool.get("tools") or []]}
+        return {
+            "type": "namespace",
+            "name": encode(tool["name"]),
+            "description": tool.get("description", ""),
+            "tools": [wire_function(t, names) for t in tool.get("tools") or []],
+        }
     if kind in FUNCTION_KINDS:
         return wire_function(tool, names)
     return dict(tool)
@@ -116,8 +127,12 @@ def _text_message(role: str, texts: list[str]) -> dict[str, Any]:
 def function_call_item(block: dict[str, Any], names: WireNames) -> dict[str, Any]:
     """A ``tool_use`` block as the ``function_call`` the model produced (exact when we kept it)."""
     echo = block.get(PROVIDER) or {}
-    item: dict[str, Any] = {"type": "function_call", "call_id": block["id"], "name": names.wire(block["name"]),
-                            "arguments": arguments_json(block.get("input"))}
+    item: dict[str, Any] = {
+        "type": "function_call",
+        "call_id": block["id"],
+        "name": names.wire(block["name"]),
+        "arguments": arguments_json(block.get("input")),
+    }
     raw = echo.get("arguments")
     if isinstance(raw, str) and parse_arguments(raw) == block.get("input"):
         item["arguments"] = raw
@@ -128,8 +143,9 @@ def function_call_item(block: dict[str, Any], names: WireNames) -> dict[str, Any
     return item
 
 
-def wire_input(messages: list[dict[str, Any]], names: WireNames,
-               definitions: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def wire_input(
+    messages: list[dict[str, Any]], names: WireNames, definitions: Mapping[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Engine history -> Responses ``input`` items."""
     items: list[dict[str, Any]] = []
     client_searches: set[str] = set()
@@ -153,11 +169,19 @@ def wire_input(messages: list[dict[str, Any]], names: WireNames,
                 items.append(function_call_item(block, names))
             elif kind == "tool_result" and block.get("tool_use_id") in client_searches:
                 tools = [definitions[n] for n in tool_references(block) if n in definitions]
-                items.append({"type": "tool_search_output", "call_id": block["tool_use_id"], "execution": "client",
-                              "status": "completed", "tools": tools})
+                items.append(
+                    {
+                        "type": "tool_search_output",
+                        "call_id": block["tool_use_id"],
+                        "execution": "client",
+                        "status": "completed",
+                        "tools": tools,
+                    }
+                )
             elif kind == "tool_result":
-                items.append({"type": "function_call_output", "call_id": block["tool_use_id"],
-                              "output": result_text(block)})
+                items.append(
+                    {"type": "function_call_output", "call_id": block["tool_use_id"], "output": result_text(block)}
+                )
             # server_tool_use / tool_search_tool_result / thinking: another provider's, not sent
         if texts:
             items.append(_text_message(role, texts))
@@ -182,16 +206,19 @@ class _Reader:
             args = parse_arguments(item.get("arguments"))
             echo = {k: item[k] for k in ("id", "namespace", "arguments") if item.get(k) is not None}
             self.calls += 1
-            return ([ToolUse(id=item["call_id"], name=name, input=args, raw_name=raw)],
-                    [{"type": "tool_use", "id": item["call_id"], "name": name, "input": args, PROVIDER: echo}])
+            return (
+                [ToolUse(id=item["call_id"], name=name, input=args, raw_name=raw)],
+                [{"type": "tool_use", "id": item["call_id"], "name": name, "input": args, PROVIDER: echo}],
+            )
         content = [{"type": "provider_item", "provider": PROVIDER, "item": item}]
         if kind == "tool_search_call":
             executor = "client" if item.get("execution") == "client" else "server"
             call_id = (item.get("call_id") if executor == "client" else None) or item.get("id") or ""
             self.last_search = call_id
             self.calls += executor == "client"
-            return [ServerToolUse(id=call_id, name=SEARCH_TOOL_NAME, input=item.get("arguments"),
-                                  executor=executor)], content
+            return [
+                ServerToolUse(id=call_id, name=SEARCH_TOOL_NAME, input=item.get("arguments"), executor=executor)
+            ], content
         if kind == "tool_search_output":
             refs = [self.names.resolve(n)[0] for n in function_tool_names(item.get("tools") or [])]
             owner = item.get("call_id") or self.last_search or item.get("id") or ""
@@ -224,8 +251,11 @@ class OpenAIResponsesProvider(SdkAdapter):
         names = WireNames.for_request(request.tools, request.messages)
         definitions = {t["name"]: wire_function(t, names) for t in function_tools(request.tools)}
         model = request.model or self.model
-        params: dict[str, Any] = {"model": model, "input": wire_input(request.messages, names, definitions),
-                                  "max_output_tokens": request.max_tokens}
+        params: dict[str, Any] = {
+            "model": model,
+            "input": wire_input(request.messages, names, definitions),
+            "max_output_tokens": request.max_tokens,
+        }
         if request.system:
             params["instructions"] = request.system
         if request.tools:
@@ -296,8 +326,13 @@ def _usage(response: Any) -> Usage:
     if u is None:
         return usage_from(0, 0, input_includes_cache=True)
     details = getattr(u, "input_tokens_details", None)
-    return usage_from(u.input_tokens, u.output_tokens, getattr(details, "cached_tokens", 0),
-                      getattr(details, "cache_write_tokens", 0), input_includes_cache=True)
+    return usage_from(
+        u.input_tokens,
+        u.output_tokens,
+        getattr(details, "cached_tokens", 0),
+        getattr(details, "cache_write_tokens", 0),
+        input_includes_cache=True,
+    )
 
 
 def _stop_reason(response: Any, reader: _Reader) -> str:

@@ -54,8 +54,10 @@ def load_script(path: str | Path) -> list[list[dict[str, Any]]]:
                 continue
             if kind == "tool_use" and isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
                 continue
-            raise UsageError(f"script file {p}: turn {i}: blocks are text or tool_use (with id and name), "
-                             f"not {json.dumps(block)[:80]}")
+            raise UsageError(
+                f"script file {p}: turn {i}: blocks are text or tool_use (with id and name), "
+                f"not {json.dumps(block)[:80]}"
+            )
     return turns
 
 
@@ -70,9 +72,10 @@ class ScriptProvider(ProviderBase):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         index = sum(1 for m in request.messages if m.get("role") == "assistant")
         if index >= len(self.turns):
-            raise ProviderError("script.exhausted",
-                                f"the script {self.path} has {len(self.turns)} turns and the chat asked for turn "
-                                f"{index + 1}")
+            raise ProviderError(
+                "script.exhausted",
+                f"the script {self.path} has {len(self.turns)} turns and the chat asked for turn {index + 1}",
+            )
         content: list[dict[str, Any]] = []
         for block in self.turns[index]:
             if block["type"] == "text":

@@ -52,7 +52,7 @@ def _hashed(name: str, salt: int = 0) -> str:
     stem = _ILLEGAL.sub("_", readable(name))
     room = MAX_WIRE_LEN - 1 - HASH_LEN
     if len(stem) > room:
-        stem = stem[:_STEM_HEAD] + stem[-(room - _STEM_HEAD):]
+        stem = stem[:_STEM_HEAD] + stem[-(room - _STEM_HEAD) :]
     return f"{stem}_{digest}"
 
 
@@ -156,5 +156,8 @@ def tool_references(block: dict[str, Any]) -> list[str]:
         refs = content
     else:
         return []
-    return [r["tool_name"] for r in refs
-            if isinstance(r, dict) and r.get("type") == "tool_reference" and isinstance(r.get("tool_name"), str)]
+    return [
+        r["tool_name"]
+        for r in refs
+        if isinstance(r, dict) and r.get("type") == "tool_reference" and isinstance(r.get("tool_name"), str)
+    ]

@@ -28,8 +28,14 @@ CHAT_TITLE = "chat.title"
 
 
 def _control(name: str, description: str, schema: dict) -> ToolSpec:
-    return ToolSpec(name=name, description=description, input_schema=schema, origin=Origin.CONTROL,
-                    side_effect=SideEffect.NONE, requires_approval=False)
+    return ToolSpec(
+        name=name,
+        description=description,
+        input_schema=schema,
+        origin=Origin.CONTROL,
+        side_effect=SideEffect.NONE,
+        requires_approval=False,
+    )
 
 
 _SPECS = (
@@ -55,8 +61,13 @@ _SPECS = (
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What the tool should do, in a few words."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5,
-                          "description": "Maximum number of tools to load."},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 10,
+                    "default": 5,
+                    "description": "Maximum number of tools to load.",
+                },
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -79,8 +90,12 @@ _SPECS = (
             "type": "object",
             "properties": {
                 "call_id": {"type": "string", "description": "The id of the earlier tool call."},
-                "offset": {"type": "integer", "minimum": 0, "default": 0,
-                           "description": "Character offset to continue from."},
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Character offset to continue from.",
+                },
             },
             "required": ["call_id"],
             "additionalProperties": False,
@@ -105,12 +120,14 @@ OPTIONAL_CONTROLS: frozenset[str] = frozenset({TOOL_DESCRIBE, TOOL_RESULT, CHAT_
 
 # The control tool through which each strategy reaches deferred tools (None: the provider's
 # own server-side tool search does it).
-STRATEGY_CONTROL: MappingProxyType[str, str | None] = MappingProxyType({
-    "wrapper": TOOL_CALL,
-    "active-tools": TOOL_SEARCH,
-    "anthropic": None,
-    "openai": None,
-})
+STRATEGY_CONTROL: MappingProxyType[str, str | None] = MappingProxyType(
+    {
+        "wrapper": TOOL_CALL,
+        "active-tools": TOOL_SEARCH,
+        "anthropic": None,
+        "openai": None,
+    }
+)
 
 
 def is_control(name: str) -> bool:

@@ -57,7 +57,7 @@ def signature(spec: ToolSpec, keep: int | None = None, labels: list[str] | None 
     """``name(a, b?)``; with ``keep``, only the first ``keep`` parameters and an ellipsis."""
     params = labels if labels is not None else _param_labels(spec)
     if keep is not None and keep < len(params):
-        params = params[:keep] + [ELLIPSIS]
+        params = [*params[:keep], ELLIPSIS]
     return f"{spec.name}({', '.join(params)})"
 
 

@@ -120,8 +120,16 @@ def server_tool_spec(server: str, tool: _ServerTool | dict[str, Any], origin: Or
     if t.side_effect is not None:
         side_effect = t.side_effect
     name = mcp_tool_name(server, t.name) if origin is Origin.DISCOVERED else f"device.{server}.{t.name}"
-    return ToolSpec(name=name, description=t.description, input_schema=t.input_schema or {},
-                    origin=origin, server=server, side_effect=side_effect, hints=hints, remote_name=t.name)
+    return ToolSpec(
+        name=name,
+        description=t.description,
+        input_schema=t.input_schema or {},
+        origin=origin,
+        server=server,
+        side_effect=side_effect,
+        hints=hints,
+        remote_name=t.name,
+    )
 
 
 def _configured_spec(tool: _ConfiguredTool) -> ToolSpec:
@@ -134,10 +142,15 @@ def _configured_spec(tool: _ConfiguredTool) -> ToolSpec:
         if implementation is not None:
             description = implementation.description if description is None else description
             schema = implementation.input_schema if schema is None else schema
-    return ToolSpec(name=tool.name, description=description or "",
-                    input_schema={"type": "object", "properties": {}} if schema is None else schema,
-                    origin=Origin.CONFIGURED, side_effect=tool.side_effect, scopes=tuple(tool.scopes),
-                    requires_approval=tool.requires_approval)
+    return ToolSpec(
+        name=tool.name,
+        description=description or "",
+        input_schema={"type": "object", "properties": {}} if schema is None else schema,
+        origin=Origin.CONFIGURED,
+        side_effect=tool.side_effect,
+        scopes=tuple(tool.scopes),
+        requires_approval=tool.requires_approval,
+    )
 
 
 def parse_roster(data: dict[str, Any], name: str = "roster") -> Roster:
@@ -149,8 +162,14 @@ def parse_roster(data: dict[str, Any], name: str = "roster") -> Roster:
     except ValidationError as exc:
         raise RosterError(f"{name}: {first_validation_error(exc)}") from exc
     a = rf.agent
-    agent = AgentConfig(name=a.name, version=a.version, deferred=tuple(a.deferred), controls=tuple(a.controls),
-                        can_defer=a.can_defer, instructions=a.instructions)
+    agent = AgentConfig(
+        name=a.name,
+        version=a.version,
+        deferred=tuple(a.deferred),
+        controls=tuple(a.controls),
+        can_defer=a.can_defer,
+        instructions=a.instructions,
+    )
     return Roster(name=name, agent=agent, configured=configured, discovered=discovered + devices)
 
 
@@ -176,6 +195,8 @@ def load_roster(name_or_path: str) -> Roster:
         return parse_roster(data, str(path))
     resource = resources.files("core.roster") / "rosters" / f"{name_or_path}.json"
     if not resource.is_file():
-        raise RosterError(f"no roster named {name_or_path!r}; named rosters: {', '.join(named_rosters())}, "
-                          "or give a path to a roster file")
+        raise RosterError(
+            f"no roster named {name_or_path!r}; named rosters: {', '.join(named_rosters())}, "
+            "or give a path to a roster file"
+        )
     return parse_roster(json.loads(resource.read_text(encoding="utf-8")), name_or_path)

@@ -172,9 +172,17 @@ class RosterPlan(BaseModel):
 
     def rejected_tools(self) -> list[RejectedTool]:
         """The tools servers listed unusable, as the planner got them (for a what-if)."""
-        return [RejectedTool(name=t.name, server=t.server, reason=t.reason[len(REJECTED_REASON_PREFIX):],
-                             origin=Origin(t.origin), side_effect=SideEffect(t.side_effect))
-                for t in self.tools if t.rejected]
+        return [
+            RejectedTool(
+                name=t.name,
+                server=t.server,
+                reason=t.reason[len(REJECTED_REASON_PREFIX) :],
+                origin=Origin(t.origin),
+                side_effect=SideEffect(t.side_effect),
+            )
+            for t in self.tools
+            if t.rejected
+        ]
 
     def pinned_names(self) -> list[str]:
         """Defined and deferred tools: the run's tool pins (decision 2)."""

@@ -75,8 +75,9 @@ def rank_key(spec: ToolSpec) -> tuple[int, str, str]:
     return (0 if spec.is_read else 1, spec.server or "", spec.name)
 
 
-def ranked_candidates(configured: tuple[ToolSpec, ...], discovered: tuple[ToolSpec, ...]
-                      ) -> tuple[list[ToolSpec], list[tuple[ToolSpec, str]]]:
+def ranked_candidates(
+    configured: tuple[ToolSpec, ...], discovered: tuple[ToolSpec, ...]
+) -> tuple[list[ToolSpec], list[tuple[ToolSpec, str]]]:
     """Configured tools in first-occurrence order, then discovered tools by :func:`rank_key`.
 
     Returns the ranked candidates and the rejects (duplicate or reserved names), each with
@@ -85,9 +86,10 @@ def ranked_candidates(configured: tuple[ToolSpec, ...], discovered: tuple[ToolSp
     seen: set[str] = set()
     ranked: list[ToolSpec] = []
     rejects: list[tuple[ToolSpec, str]] = []
-    for specs, duplicate in ((configured, "skipped: duplicate of an earlier configured tool"),
-                             (sorted(discovered, key=rank_key),
-                              "skipped: duplicate name (a configured or earlier tool has it)")):
+    for specs, duplicate in (
+        (configured, "skipped: duplicate of an earlier configured tool"),
+        (sorted(discovered, key=rank_key), "skipped: duplicate name (a configured or earlier tool has it)"),
+    ):
         for spec in specs:
             if spec.name in CONTROL_NAMES:
                 rejects.append((spec, f"skipped: {spec.name} is a reserved control-tool name"))
@@ -106,8 +108,10 @@ def policy_deferrals(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, 
     names = {s.name for s in ranked}
     if not inp.agent.can_defer:
         if inp.agent.deferred:
-            warnings.append(f"agent {inp.agent.name} has no tool.call, so its configured deferrals compete "
-                            "for definitions like any other tool (decision 16: it defers nothing)")
+            warnings.append(
+                f"agent {inp.agent.name} has no tool.call, so its configured deferrals compete "
+                "for definitions like any other tool (decision 16: it defers nothing)"
+            )
         return reasons, warnings
     if inp.policy.name == "overflow":
         for name in inp.agent.deferred:
@@ -124,13 +128,16 @@ def policy_deferrals(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, 
     per_server = Counter(s.server for s in mcp)
     if len(mcp) > inp.policy.aggregate:
         for s in mcp:
-            reasons[s.name] = (f"deferred: {len(mcp)} MCP tools in all exceed the aggregate threshold "
-                               f"of {inp.policy.aggregate}")
+            reasons[s.name] = (
+                f"deferred: {len(mcp)} MCP tools in all exceed the aggregate threshold of {inp.policy.aggregate}"
+            )
     else:
         for s in mcp:
             if per_server[s.server] > inp.policy.per_server:
-                reasons[s.name] = (f"deferred: server {s.server} offers {per_server[s.server]} MCP tools, "
-                                   f"over the per-server threshold of {inp.policy.per_server}")
+                reasons[s.name] = (
+                    f"deferred: server {s.server} offers {per_server[s.server]} MCP tools, "
+                    f"over the per-server threshold of {inp.policy.per_server}"
+                )
     return reasons, warnings
 
 
@@ -181,8 +188,10 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
                 c.placement, c.reason = Placement.SKIPPED, "skipped: the definition caps leave no room for it"
                 st.skipped.append(c)
         if with_control and control_cand is not None and control_cand.placement is Placement.DEFINED:
-            control_cand.reason = (f"defined: control tool; the plan defers tools, so {control_cand.spec.name} "
-                                   "takes a definition slot (ADR-0123 decisions 11, 15)")
+            control_cand.reason = (
+                f"defined: control tool; the plan defers tools, so {control_cand.spec.name} "
+                "takes a definition slot (ADR-0123 decisions 11, 15)"
+            )
         policy_deferred: list[_Cand] = []
         overflow: list[_Cand] = []
         for c in cands:
@@ -193,16 +202,20 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
                 c.reason = f"overflow: all {caps.max_definitions} definition slots are taken"
                 overflow.append(c)
             elif c.def_tokens > budget:
-                c.reason = (f"overflow: its {c.def_tokens}-token definition exceeds the "
-                            f"{budget} tokens left of {caps.max_definition_tokens}")
+                c.reason = (
+                    f"overflow: its {c.def_tokens}-token definition exceeds the "
+                    f"{budget} tokens left of {caps.max_definition_tokens}"
+                )
                 overflow.append(c)
             else:
                 slots -= 1
                 budget -= c.def_tokens
                 c.placement = Placement.DEFINED
-                c.reason = (f"defined: slot {caps.max_definitions - slots} of {caps.max_definitions}"
-                            + (", a read ranked ahead of writes" if c.spec.origin is not Origin.CONFIGURED
-                               and c.spec.is_read else ""))
+                c.reason = f"defined: slot {caps.max_definitions - slots} of {caps.max_definitions}" + (
+                    ", a read ranked ahead of writes"
+                    if c.spec.origin is not Origin.CONFIGURED and c.spec.is_read
+                    else ""
+                )
                 st.defined.append(c)
 
         # Index: policy deferrals first, then the overflow in rank order (decision 15).
@@ -211,7 +224,8 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
         last_source: str | None = "\0none"
         # Deferring needs a way to reach the tool: the control tool, defined, or a native search.
         reachable = (control_cand is None and inp.agent.can_defer) or (
-            with_control and control_cand is not None and control_cand.placement is Placement.DEFINED)
+            with_control and control_cand is not None and control_cand.placement is Placement.DEFINED
+        )
         for c in policy_deferred + overflow:
             if not reachable or not _deferrable(inp, c.spec):
                 c.placement = Placement.SKIPPED
@@ -227,12 +241,16 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
                 extra += _envelope_tokens(est, c.entry_source)
             if entries >= caps.max_index_entries:
                 c.placement = Placement.SKIPPED
-                c.reason = f"skipped: {c.reason.split(': ', 1)[-1]}, and the index is full ({caps.max_index_entries} entries)"
+                c.reason = (
+                    f"skipped: {c.reason.split(': ', 1)[-1]}, and the index is full ({caps.max_index_entries} entries)"
+                )
                 st.skipped.append(c)
             elif tokens + extra > caps.max_index_tokens:
                 c.placement = Placement.SKIPPED
-                c.reason = (f"skipped: {c.reason.split(': ', 1)[-1]}, and its index entry does not fit the "
-                            f"{caps.max_index_tokens}-token index")
+                c.reason = (
+                    f"skipped: {c.reason.split(': ', 1)[-1]}, and its index entry does not fit the "
+                    f"{caps.max_index_tokens}-token index"
+                )
                 st.skipped.append(c)
             else:
                 entries += 1
@@ -245,16 +263,17 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
     # The control tool is needed when, without it, some deferrable candidate has no definition.
     without = attempt(False)
     needs_control = control_cand is not None and any(
-        c.placement is not Placement.DEFINED and _deferrable(inp, c.spec) for c in cands)
+        c.placement is not Placement.DEFINED and _deferrable(inp, c.spec) for c in cands
+    )
     st = attempt(True) if needs_control else without
     if needs_control and not st.deferred:
         # The control tool only earns its slot while something is deferred (decision 11).
         st = attempt(False)
     control_defined = any(c is control_cand for c in st.defined)
 
-    tool_rows: list[tuple[_Cand, Placement, str]] = []
-    for c in fixed_optional:
-        tool_rows.append((c, c.placement or Placement.SKIPPED, c.reason))
+    tool_rows: list[tuple[_Cand, Placement, str]] = [
+        (c, c.placement or Placement.SKIPPED, c.reason) for c in fixed_optional
+    ]
     if control_cand is not None and control_defined:
         tool_rows.append((control_cand, Placement.DEFINED, control_cand.reason))
     for c in cands:
@@ -291,8 +310,13 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
         index_entries=[c.entry for c in deferred_sorted],
         index_text=index_text,
         tools=tools,
-        agent={"name": inp.agent.name, "version": inp.agent.version, "deferred": list(inp.agent.deferred),
-               "controls": list(inp.agent.controls), "can_defer": inp.agent.can_defer},
+        agent={
+            "name": inp.agent.name,
+            "version": inp.agent.version,
+            "deferred": list(inp.agent.deferred),
+            "controls": list(inp.agent.controls),
+            "can_defer": inp.agent.can_defer,
+        },
         control_tool_names=[c.spec.name for c in defined if c.spec.origin is Origin.CONTROL],
         policy_settings=inp.policy.model_dump(),
         warnings=warnings,
@@ -346,10 +370,25 @@ def _placement_row(c: _Cand, placement: Placement, reason: str) -> ToolPlacement
 def _rejected_row(r: RejectedTool, rank: int) -> ToolPlacement:
     """A tool a server listed unusable: skipped, with its reason, and no spec behind it."""
     return ToolPlacement.model_construct(
-        name=r.name, origin=r.origin.value, server=r.server, side_effect=r.side_effect.value,
-        placement=Placement.SKIPPED, reason=REJECTED_REASON_PREFIX + r.reason, tokens=0, definition_tokens=0,
-        rank=rank, untrusted=True, description="", input_schema={}, index_entry=None, scopes=[],
-        requires_approval=None, hints={}, remote_name=None, pin="")
+        name=r.name,
+        origin=r.origin.value,
+        server=r.server,
+        side_effect=r.side_effect.value,
+        placement=Placement.SKIPPED,
+        reason=REJECTED_REASON_PREFIX + r.reason,
+        tokens=0,
+        definition_tokens=0,
+        rank=rank,
+        untrusted=True,
+        description="",
+        input_schema={},
+        index_entry=None,
+        scopes=[],
+        requires_approval=None,
+        hints={},
+        remote_name=None,
+        pin="",
+    )
 
 
 def render_prefix(plan: RosterPlan) -> str:

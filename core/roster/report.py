@@ -22,13 +22,17 @@ def deferred_reach(plan: RosterPlan) -> str:
 def budget_lines(plan: RosterPlan) -> dict[str, str]:
     caps = plan.caps
     if plan.strategy == "wrapper":
-        indexed = (f"Indexed {len(plan.deferred_tool_names)}/{caps['max_index_entries']} \u00b7 "
-                   f"{plan.index_tokens:,}/{caps['max_index_tokens']:,} tok")
+        indexed = (
+            f"Indexed {len(plan.deferred_tool_names)}/{caps['max_index_entries']} \u00b7 "
+            f"{plan.index_tokens:,}/{caps['max_index_tokens']:,} tok"
+        )
     else:  # no index in the prompt: deferred tools are found by search
         indexed = f"Deferred {len(plan.deferred_tool_names)} \u00b7 reached by {deferred_reach(plan)}"
     return {
-        "defined": (f"Defined {len(plan.defined_tool_names)}/{caps['max_definitions']} \u00b7 "
-                    f"{plan.definition_tokens:,}/{caps['max_definition_tokens']:,} tok"),
+        "defined": (
+            f"Defined {len(plan.defined_tool_names)}/{caps['max_definitions']} \u00b7 "
+            f"{plan.definition_tokens:,}/{caps['max_definition_tokens']:,} tok"
+        ),
         "deferred": indexed,
         "skipped": f"Skipped {len(plan.skipped_tool_names)}",
     }
@@ -40,9 +44,11 @@ def _clip(text: str, width: int) -> str:
 
 def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
     lines = [
-        safe(f"builder {plan.builder} \u00b7 agent {plan.agent.get('name')}@{plan.agent.get('version')} \u00b7 "
-             f"policy {plan.policy} \u00b7 strategy {plan.strategy}"
-             + (f" ({plan.strategy_reason})" if plan.strategy_reason else "")),
+        safe(
+            f"builder {plan.builder} \u00b7 agent {plan.agent.get('name')}@{plan.agent.get('version')} \u00b7 "
+            f"policy {plan.policy} \u00b7 strategy {plan.strategy}"
+            + (f" ({plan.strategy_reason})" if plan.strategy_reason else "")
+        ),
         f"{plan.candidates} candidates \u00b7 prefix ceiling {plan.prefix_ceiling:,} tok",
     ]
     b = budget_lines(plan)
@@ -53,12 +59,25 @@ def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
     tools = sorted(plan.tools, key=lambda t: (order[t.placement], deferred_pos.get(t.name, 0), t.rank))
     for t in tools:
         origin = safe(t.origin + (f":{t.server}" if t.server else ""))
-        rows.append((_PLACEMENT_LABEL[t.placement], safe(t.name), origin, safe(f"{t.side_effect}"), f"{t.tokens:,}",
-                     _clip(safe(t.reason), reason_width)))
+        rows.append(
+            (
+                _PLACEMENT_LABEL[t.placement],
+                safe(t.name),
+                origin,
+                safe(f"{t.side_effect}"),
+                f"{t.tokens:,}",
+                _clip(safe(t.reason), reason_width),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
-        lines.append("  ".join(c.ljust(widths[i]) if i < 4 and i != 4 else c for i, c in enumerate(r[:4]))
-                     + "  " + r[4].rjust(widths[4]) + "  " + r[5])
+        lines.append(
+            "  ".join(c.ljust(widths[i]) if i < 4 and i != 4 else c for i, c in enumerate(r[:4]))
+            + "  "
+            + r[4].rjust(widths[4])
+            + "  "
+            + r[5]
+        )
     if plan.warnings:
         lines.append("")
         lines += [f"warning: {safe(w)}" for w in plan.warnings]

@@ -14,14 +14,24 @@ from core.tools import Origin
 
 def candidates_of(plan: RosterPlan) -> PlanInput:
     """The planner input a plan was built from (control tools and rejected duplicates aside)."""
-    tools = [t for t in sorted(plan.tools, key=lambda t: t.rank) if t.origin != Origin.CONTROL.value
-             and not t.rejected and "duplicate" not in t.reason and "reserved control-tool name" not in t.reason]
+    tools = [
+        t
+        for t in sorted(plan.tools, key=lambda t: t.rank)
+        if t.origin != Origin.CONTROL.value
+        and not t.rejected
+        and "duplicate" not in t.reason
+        and "reserved control-tool name" not in t.reason
+    ]
     specs = [plan.spec_of(t.name) for t in tools]
     agent = plan.agent
     return PlanInput(
-        agent=AgentConfig(name=str(agent.get("name", "chat")), version=str(agent.get("version", "1")),
-                          deferred=tuple(agent.get("deferred") or ()), controls=tuple(agent.get("controls") or ()),
-                          can_defer=bool(agent.get("can_defer", True))),
+        agent=AgentConfig(
+            name=str(agent.get("name", "chat")),
+            version=str(agent.get("version", "1")),
+            deferred=tuple(agent.get("deferred") or ()),
+            controls=tuple(agent.get("controls") or ()),
+            can_defer=bool(agent.get("can_defer", True)),
+        ),
         configured=tuple(s for s in specs if s is not None and s.origin is Origin.CONFIGURED),
         discovered=tuple(s for s in specs if s is not None and s.origin is not Origin.CONFIGURED),
         rejected=tuple(plan.rejected_tools()),
@@ -32,8 +42,14 @@ def candidates_of(plan: RosterPlan) -> PlanInput:
     )
 
 
-def what_if(plan: RosterPlan, *, strategy: str | None = None, policy: PolicyConfig | None = None,
-            caps: Caps | None = None, estimator: TokenEstimator | None = None) -> RosterPlan:
+def what_if(
+    plan: RosterPlan,
+    *,
+    strategy: str | None = None,
+    policy: PolicyConfig | None = None,
+    caps: Caps | None = None,
+    estimator: TokenEstimator | None = None,
+) -> RosterPlan:
     inp = candidates_of(plan)
     update: dict = {}
     if strategy is not None and strategy != inp.strategy:
@@ -83,10 +99,26 @@ def compare(pinned: RosterPlan, other: RosterPlan) -> list[Change]:
     rows = []
     for t in sorted(other.tools, key=lambda t: t.rank):
         was = before.get(t.name)
-        rows.append(Change(t.name, was.placement if was else None, t.placement,
-                           placement_word(pinned, was.placement) if was else ABSENT,
-                           placement_word(other, t.placement), t.reason))
-    rows += [Change(t.name, t.placement, None, placement_word(pinned, t.placement), ABSENT,
-                    f"not in the what-if plan (pinned: {t.reason})")
-             for t in sorted(pinned.tools, key=lambda t: t.rank) if t.name not in after]
+        rows.append(
+            Change(
+                t.name,
+                was.placement if was else None,
+                t.placement,
+                placement_word(pinned, was.placement) if was else ABSENT,
+                placement_word(other, t.placement),
+                t.reason,
+            )
+        )
+    rows += [
+        Change(
+            t.name,
+            t.placement,
+            None,
+            placement_word(pinned, t.placement),
+            ABSENT,
+            f"not in the what-if plan (pinned: {t.reason})",
+        )
+        for t in sorted(pinned.tools, key=lambda t: t.rank)
+        if t.name not in after
+    ]
     return rows

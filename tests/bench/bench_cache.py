@@ -48,8 +48,12 @@ DEFERRED = {"schedule.update", "schedule.pause", "mcp.bland_call.start_call", "e
 async def run(strategy: str, home: Path) -> dict:
     rec = home / f"{strategy}.jsonl"
     engine = Engine(Store(home / f"{strategy}.db"))
-    session = await engine.open_chat(None, ChatOptions(roster="production", provider="demo", strategy=strategy),
-                                     approver=FixedApprover(Decision.ALLOW_ONCE), record=str(rec))
+    session = await engine.open_chat(
+        None,
+        ChatOptions(roster="production", provider="demo", strategy=strategy),
+        approver=FixedApprover(Decision.ALLOW_ONCE),
+        record=str(rec),
+    )
     reached: set[str] = set()
     session.subscribe(lambda e: reached.add(e.name) if e.type == "tool.completed" else None)
     for text in CONVERSATION:

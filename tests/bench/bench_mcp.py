@@ -22,14 +22,19 @@ NPM = REPO / "tests" / "npm" / "node_modules" / "@modelcontextprotocol"
 
 
 def real_servers(work: Path) -> dict:
-    return {"mcpServers": {
-        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
-        "git": {"command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(REPO)]},
-        "filesystem": {"command": "node", "args": [str(NPM / "server-filesystem/dist/index.js"), str(work)]},
-        "memory": {"command": "node", "args": [str(NPM / "server-memory/dist/index.js")],
-                   "env": {"MEMORY_FILE_PATH": str(work / "m.jsonl")}},
-        "everything": {"command": "node", "args": [str(NPM / "server-everything/dist/index.js")]},
-    }}
+    return {
+        "mcpServers": {
+            "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
+            "git": {"command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(REPO)]},
+            "filesystem": {"command": "node", "args": [str(NPM / "server-filesystem/dist/index.js"), str(work)]},
+            "memory": {
+                "command": "node",
+                "args": [str(NPM / "server-memory/dist/index.js")],
+                "env": {"MEMORY_FILE_PATH": str(work / "m.jsonl")},
+            },
+            "everything": {"command": "node", "args": [str(NPM / "server-everything/dist/index.js")]},
+        }
+    }
 
 
 async def measure(config, call: tuple[str, dict], calls: int = 30) -> dict:
@@ -64,7 +69,9 @@ async def main() -> None:
         work = Path(tmp)
         out = {
             "real": await measure(config_from_dict(real_servers(work)), ("mcp.everything.echo", {"message": "x"})),
-            "demo": await measure(demo_config(work / "demo.sqlite"), ("mcp.gmail_work.search_threads", {"query": "invoice"})),
+            "demo": await measure(
+                demo_config(work / "demo.sqlite"), ("mcp.gmail_work.search_threads", {"query": "invoice"})
+            ),
         }
     print(json.dumps(out, indent=1))
 

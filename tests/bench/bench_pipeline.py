@@ -45,20 +45,40 @@ async def measure(calls: int, name: str, arguments: dict, via_wrapper: bool) -> 
             def live_pin(self, name):
                 return None
 
-        ctx = RunContext(chat_id=chat, turn_id="turn", store=store, plan=plan, policy=default_policy(),
-                         approver=FixedApprover(Decision.ALLOW_ONCE), tools=Host(), emit=lambda e: None)
+        ctx = RunContext(
+            chat_id=chat,
+            turn_id="turn",
+            store=store,
+            plan=plan,
+            policy=default_policy(),
+            approver=FixedApprover(Decision.ALLOW_ONCE),
+            tools=Host(),
+            emit=lambda e: None,
+        )
         pipe = Pipeline(ctx)
         samples = []
         for i in range(calls):
-            block = ({"type": "tool_use", "id": f"c{i}", "name": "tool.call", "input": {"name": name, "arguments": arguments}}
-                     if via_wrapper else {"type": "tool_use", "id": f"c{i}", "name": name, "input": arguments})
+            block = (
+                {
+                    "type": "tool_use",
+                    "id": f"c{i}",
+                    "name": "tool.call",
+                    "input": {"name": name, "arguments": arguments},
+                }
+                if via_wrapper
+                else {"type": "tool_use", "id": f"c{i}", "name": name, "input": arguments}
+            )
             t = time.perf_counter()
             out = await pipe.run(block)
             samples.append((time.perf_counter() - t) * 1000)
             assert out.status == "completed", out
         samples.sort()
-        return {"calls": calls, "mean_ms": round(statistics.mean(samples), 3),
-                "p50_ms": round(samples[len(samples) // 2], 3), "p95_ms": round(samples[int(len(samples) * .95)], 3)}
+        return {
+            "calls": calls,
+            "mean_ms": round(statistics.mean(samples), 3),
+            "p50_ms": round(samples[len(samples) // 2], 3),
+            "p95_ms": round(samples[int(len(samples) * 0.95)], 3),
+        }
 
 
 def main() -> None:
@@ -68,7 +88,8 @@ def main() -> None:
     figures = {
         "read_direct": asyncio.run(measure(a.calls, "mcp.gmail_work.search_threads", {"query": "from:alice"}, False)),
         "write_via_tool_call_with_approval": asyncio.run(
-            measure(a.calls, "schedule.update", {"schedule_id": "sch_1", "time": "10:00"}, True)),
+            measure(a.calls, "schedule.update", {"schedule_id": "sch_1", "time": "10:00"}, True)
+        ),
         "target_ms": 2.0,
     }
     print(json.dumps(figures, indent=2))

@@ -34,9 +34,11 @@ from core.roster.planner import plan_roster  # noqa: E402
 from core.tokens import TokenEstimator, _encoding  # noqa: E402
 from core.tools import Origin, SideEffect, ToolSpec  # noqa: E402
 
-WORDS = ("list search get create update delete send read write fetch sync archive label thread message "
-         "calendar event contact note task file folder issue comment repo branch commit deploy invoice "
-         "customer order refund ticket user team channel report metric alert").split()
+WORDS = (
+    "list search get create update delete send read write fetch sync archive label thread message "
+    "calendar event contact note task file folder issue comment repo branch commit deploy invoice "
+    "customer order refund ticket user team channel report metric alert"
+).split()
 
 
 def synthetic(n: int, seed: int = 7) -> PlanInput:
@@ -47,13 +49,20 @@ def synthetic(n: int, seed: int = 7) -> PlanInput:
     for i in range(max(0, n - len(prod.configured))):
         server = f"srv{i % max(1, n // 40):03d}"
         verb, noun = rng.choice(WORDS), rng.choice(WORDS)
-        params = {f"{rng.choice(WORDS)}_{k}": {"type": "string", "description": " ".join(rng.choices(WORDS, k=8))}
-                  for k in range(rng.randint(0, 5))}
-        disc.append(ToolSpec(
-            name=f"mcp.{server}.{verb}_{noun}_{i}", origin=Origin.DISCOVERED, server=server,
-            side_effect=rng.choice(list(SideEffect)),
-            description=" ".join(rng.choices(WORDS, k=rng.randint(8, 40))).capitalize() + ". More detail follows.",
-            input_schema={"type": "object", "properties": params, "required": list(params)[:1]}))
+        params = {
+            f"{rng.choice(WORDS)}_{k}": {"type": "string", "description": " ".join(rng.choices(WORDS, k=8))}
+            for k in range(rng.randint(0, 5))
+        }
+        disc.append(
+            ToolSpec(
+                name=f"mcp.{server}.{verb}_{noun}_{i}",
+                origin=Origin.DISCOVERED,
+                server=server,
+                side_effect=rng.choice(list(SideEffect)),
+                description=" ".join(rng.choices(WORDS, k=rng.randint(8, 40))).capitalize() + ". More detail follows.",
+                input_schema={"type": "object", "properties": params, "required": list(params)[:1]},
+            )
+        )
     return PlanInput(agent=prod.agent, configured=prod.configured, discovered=tuple(disc))
 
 
@@ -67,9 +76,12 @@ def timed(fn, repeat: int) -> float:
 
 
 def process_time(home: str, repeat: int) -> tuple[float, bool]:
-    cmd = [sys.executable, "-c",
-           "import sys; from core.cli import main; rc = main(['plan', '--roster', 'production']);"
-           "sys.stderr.write('TEXTUAL' if 'textual' in sys.modules else ''); sys.exit(rc)"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from core.cli import main; rc = main(['plan', '--roster', 'production']);"
+        "sys.stderr.write('TEXTUAL' if 'textual' in sys.modules else ''); sys.exit(rc)",
+    ]
     env = dict(os.environ, DEFERCHAT_HOME=home)
     samples, textual = [], False
     for _ in range(repeat):
@@ -102,14 +114,21 @@ def main() -> None:
         plan = plan_roster(inp, warm_est)
         warm = timed(lambda: plan_roster(inp, warm_est), args.repeat)
         figures["plan_ms"][str(n)] = {  # type: ignore[index]
-            "cold": round(cold, 1), "warm": round(warm, 1), "defined": len(plan.defined_tool_names),
-            "deferred": len(plan.deferred_tool_names), "skipped": len(plan.skipped_tool_names)}
+            "cold": round(cold, 1),
+            "warm": round(warm, 1),
+            "defined": len(plan.defined_tool_names),
+            "deferred": len(plan.deferred_tool_names),
+            "skipped": len(plan.skipped_tool_names),
+        }
 
     with tempfile.TemporaryDirectory() as home:
         cold_proc, textual_a = process_time(home, 1)
         warm_proc, textual_b = process_time(home, args.repeat)
-    figures["process_ms"] = {"empty_cache": round(cold_proc, 1), "warm_cache": round(warm_proc, 1),
-                             "imports_textual": textual_a or textual_b}
+    figures["process_ms"] = {
+        "empty_cache": round(cold_proc, 1),
+        "warm_cache": round(warm_proc, 1),
+        "imports_textual": textual_a or textual_b,
+    }
     figures["targets"] = {"plan_2000_warm_ms": 300, "plan_2000_cold_ms": 2000, "process_ms": 500}
     print(json.dumps(figures, indent=2))
 

@@ -37,9 +37,7 @@ def _fold(relevant: tuple[str, ...]) -> int:
 
 def _short(figures: dict) -> dict:
     return {
-        group: {
-            key: figures[group][key] for key in ("recall@1", "recall@5", "recall@10", "mrr", "unranked")
-        }
+        group: {key: figures[group][key] for key in ("recall@1", "recall@5", "recall@10", "mrr", "unranked")}
         for group in ("overall", "live", "synthetic")
     }
 

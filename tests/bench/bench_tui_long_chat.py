@@ -58,8 +58,12 @@ async def run(messages: int, pages: int, full: bool) -> dict:
                 raise TimeoutError
             await pilot.pause(0.001)
 
-    out: dict = {"messages": messages, "window": ChatLog.WINDOW, "page": ChatLog.PAGE,
-                 "max_mounted": ChatLog.MAX_MOUNTED}
+    out: dict = {
+        "messages": messages,
+        "window": ChatLog.WINDOW,
+        "page": ChatLog.PAGE,
+        "max_mounted": ChatLog.MAX_MOUNTED,
+    }
     app = DeferchatApp(engine, options=opts, open_chat=session.chat_id)
     t0 = time.perf_counter()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -76,9 +80,11 @@ async def run(messages: int, pages: int, full: bool) -> dict:
             await until(pilot, lambda b=before: log.start < b and not log._lock.locked())
             await pilot.pause()
             page_times.append(time.perf_counter() - t)
-        out["load_earlier_page_s"] = {"median": round(statistics.median(page_times), 3),
-                                      "max": round(max(page_times), 3),
-                                      "all": [round(x, 3) for x in page_times]}
+        out["load_earlier_page_s"] = {
+            "median": round(statistics.median(page_times), 3),
+            "max": round(max(page_times), 3),
+            "all": [round(x, 3) for x in page_times],
+        }
         out["mounted_after_scrolling"] = len(log.query(".entry"))
         t = time.perf_counter()
         await log.show_tail()

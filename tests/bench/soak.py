@@ -103,8 +103,16 @@ READ = f"mcp.{SERVER}.count_notes"
 WAITS = {"connect": 2.0, "first_byte": 2.0, "idle": 1.5, "max_retry_after": 5.0}
 HOLD_SECONDS = 2.0  # how long an in-flight write holds before answering
 KILL_DELAY = 0.5  # after tool.started, when the in-flight kill lands
-DEVELOPER_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
-                 "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "DEFERCHAT_DEMO_DB")
+DEVELOPER_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "DEFERCHAT_DEMO_DB",
+)
 
 # kind -> what the turn should end as (the first attempt)
 FAULT_KINDS: dict[str, str] = {
@@ -135,8 +143,10 @@ class SoakServer(StreamingServer):
     hold gigabytes."""
 
     def _record(self, request: Any, wire: str | None, body: Any) -> dict[str, Any]:
-        slim = {"bytes": len(request.body or b""),
-                "messages": len(body.get("messages") or body.get("input") or []) if isinstance(body, dict) else None}
+        slim = {
+            "bytes": len(request.body or b""),
+            "messages": len(body.get("messages") or body.get("input") or []) if isinstance(body, dict) else None,
+        }
         return super()._record(request, wire, slim)
 
     def pending(self) -> int:
@@ -168,7 +178,7 @@ def serve_main() -> int:
         elif cmd == "count":
             out = str(len(server.requests))
         elif cmd == "records":
-            out = json.dumps([{k: r.get(k) for k in ("outcome", "body")} for r in server.requests[int(arg or 0):]])
+            out = json.dumps([{k: r.get(k) for k in ("outcome", "body")} for r in server.requests[int(arg or 0) :]])
         elif cmd == "rss":
             out = str(rss_kb() or 0)
         else:
@@ -184,8 +194,13 @@ class Provider:
     def __init__(self) -> None:
         import subprocess
 
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd=str(ROOT))
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=str(ROOT),
+        )
         first = self._line()
         if not first.startswith("PORT "):
             raise RuntimeError(f"the provider did not start: {first!r}")
@@ -251,27 +266,35 @@ def token_for(turn: int, attempt: int) -> str:
 
 
 def answer_for(token: str) -> str:
-    return (f"Noted {token}. The note is in the file, and the count came back as one.\n\n"
-            f"- token: `{token}`\n- tools: append_note, count_notes\n\nAnything else to note?")
+    return (
+        f"Noted {token}. The note is in the file, and the count came back as one.\n\n"
+        f"- token: `{token}`\n- tools: append_note, count_notes\n\nAnything else to note?"
+    )
 
 
-def turn_script(wire_name: Any, turn: int, attempt: int, *, hold: float = 0.0,
-                fault: Fault | None = None) -> tuple[list[dict[str, Any]], int]:
+def turn_script(
+    wire_name: Any, turn: int, attempt: int, *, hold: float = 0.0, fault: Fault | None = None
+) -> tuple[list[dict[str, Any]], int]:
     """The responses of one attempt of turn ``turn``, and how many requests it should make."""
     token = token_for(turn, attempt)
     write_args: dict[str, Any] = {"token": token}
     if hold:
         write_args["hold_seconds"] = hold
     normal: list[dict[str, Any]] = [
-        {"parts": [{"text": f"Noting {token} now.", "chunk_chars": 4},
-                   {"tool": wire_name(WRITE), "id": f"w-{token}", "input": write_args}], "args_chunk_chars": 6},
+        {
+            "parts": [
+                {"text": f"Noting {token} now.", "chunk_chars": 4},
+                {"tool": wire_name(WRITE), "id": f"w-{token}", "input": write_args},
+            ],
+            "args_chunk_chars": 6,
+        },
         {"parts": [{"tool": wire_name(READ), "id": f"r-{token}", "input": {"token": token}}], "args_chunk_chars": 6},
         {"parts": [{"text": answer_for(token), "chunk_chars": 12}]},
     ]
     if fault is None:
         return normal, 3
     k = fault.index
-    before, hit, after = normal[:k], normal[k], normal[k + 1:]
+    before, hit, after = normal[:k], normal[k], normal[k + 1 :]
     kind = fault.kind
     if kind == "429_retried":
         return [*before, {"status": 429, "retry_after": 1}, hit, *after], 4
@@ -322,10 +345,22 @@ class Home:
         lines = ["[timeouts]", *(f"{k} = {v}" for k, v in WAITS.items())]
         (self.path / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         self.roster.write_text(json.dumps({"agent": {"name": "soak", "version": "1", "deferred": []}}), "utf-8")
-        self.mcp.write_text(json.dumps({"mcpServers": {SERVER: {
-            "command": sys.executable, "args": [str(ROOT / "tests" / "mcp_servers" / "soak_notes.py")],
-            "env": {"SOAK_NOTES_FILE": str(self.notes), "SOAK_PID_FILE": str(self.pids)},
-            "timeout": 20, "call_timeout": 20}}}), "utf-8")
+        self.mcp.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        SERVER: {
+                            "command": sys.executable,
+                            "args": [str(ROOT / "tests" / "mcp_servers" / "soak_notes.py")],
+                            "env": {"SOAK_NOTES_FILE": str(self.notes), "SOAK_PID_FILE": str(self.pids)},
+                            "timeout": 20,
+                            "call_timeout": 20,
+                        }
+                    }
+                }
+            ),
+            "utf-8",
+        )
 
     def live_pid(self) -> int | None:
         """The newest MCP server pid, if that process is alive (not gone, not a zombie)."""
@@ -493,8 +528,14 @@ class InProcess:
 
         self.args.code["imported_from"] = str(Path(core.__file__).parent.parent)
         engine = Engine(Store(self.home.db))
-        opts = ChatOptions(provider=self.args.wire, model="soak-model", base_url=self.server.url_for(self.args.wire),
-                           roster=str(self.home.roster), mcp_config=str(self.home.mcp), start_demo_servers=False)
+        opts = ChatOptions(
+            provider=self.args.wire,
+            model="soak-model",
+            base_url=self.server.url_for(self.args.wire),
+            roster=str(self.home.roster),
+            mcp_config=str(self.home.mcp),
+            start_demo_servers=False,
+        )
         self.session = await engine.open_chat(None, opts, approver=self.approver, subscribers=[self.on_event])
         defined = set(self.session.plan.defined_tool_names)
         if not {WRITE, READ} <= defined:
@@ -529,14 +570,28 @@ class InProcess:
         used = self.server.count() - start
         if used != expected:
             outcomes = [r.get("outcome") for r in self.server.records(start)]
-            self.rec.anomalies.append({"turn": turn, "what": f"{label} made {used} requests, expected {expected}",
-                                       "outcomes": outcomes, "status": getattr(result, "status", None),
-                                       "error": getattr(result, "error", None),
-                                       "history_messages": len(self.session.store.messages(self.session.chat_id))})
+            self.rec.anomalies.append(
+                {
+                    "turn": turn,
+                    "what": f"{label} made {used} requests, expected {expected}",
+                    "outcomes": outcomes,
+                    "status": getattr(result, "status", None),
+                    "error": getattr(result, "error", None),
+                    "history_messages": len(self.session.store.messages(self.session.chat_id)),
+                }
+            )
         return used
 
-    async def attempt(self, turn: int, attempt: int, text: str, *, fault: Fault | None = None,
-                      kill: str | None = None, park: bool = False) -> Any:
+    async def attempt(
+        self,
+        turn: int,
+        attempt: int,
+        text: str,
+        *,
+        fault: Fault | None = None,
+        kill: str | None = None,
+        park: bool = False,
+    ) -> Any:
         token = token_for(turn, attempt)
         hold = HOLD_SECONDS if kill == "in_flight" else 0.0
         responses, expected = turn_script(self.wire_name, turn, attempt, hold=hold, fault=fault)
@@ -560,12 +615,14 @@ class InProcess:
             resumed = await self.bounded("resume", turn, lambda: self.session.resume())
             if resumed is not None:
                 self.rec.statuses[f"resumed:{resumed.status}"] += 1
-            self.rec.parks.append({"turn": turn, "parked": parked_ok,
-                                   "resumed": resumed.status if resumed is not None else None})
+            self.rec.parks.append(
+                {"turn": turn, "parked": parked_ok, "resumed": resumed.status if resumed is not None else None}
+            )
             result = resumed
         elif park:
-            self.rec.parks.append({"turn": turn, "parked": False, "resumed": None,
-                                   "ended": result.status if result is not None else None})
+            self.rec.parks.append(
+                {"turn": turn, "parked": False, "resumed": None, "ended": result.status if result is not None else None}
+            )
         elapsed = time.perf_counter() - t0
         self.rec.turn_seconds.append(elapsed)
         self.rec.turn_cpu.append((turn, time.process_time() - cpu0))
@@ -576,14 +633,27 @@ class InProcess:
             reached = call in self.rec.write_failed or call in self.rec.write_completed
             self.kill_carried = not reached and attempt == 0
             if not self.kill_carried:
-                self.rec.kills.append({"turn": turn, "attempt": attempt, "mode": kill, "pid": self.killed_in_flight,
-                                       "write": self.rec.write_failed.get(call, "completed" if reached else
-                                                                          "not reached")})
+                self.rec.kills.append(
+                    {
+                        "turn": turn,
+                        "attempt": attempt,
+                        "mode": kill,
+                        "pid": self.killed_in_flight,
+                        "write": self.rec.write_failed.get(call, "completed" if reached else "not reached"),
+                    }
+                )
         if fault is not None:
-            self.rec.faults.append({"turn": turn, "kind": fault.kind, "position": fault.position,
-                                    "status": result.status if result is not None else None,
-                                    "expected": FAULT_KINDS[fault.kind], "seconds": round(elapsed, 3),
-                                    "error": (result.error or "")[:160] if result is not None else None})
+            self.rec.faults.append(
+                {
+                    "turn": turn,
+                    "kind": fault.kind,
+                    "position": fault.position,
+                    "status": result.status if result is not None else None,
+                    "expected": FAULT_KINDS[fault.kind],
+                    "seconds": round(elapsed, 3),
+                    "error": (result.error or "")[:160] if result is not None else None,
+                }
+            )
         if result is not None and result.status == "done":
             self.rec.done_tokens.append(token)
         return result
@@ -623,9 +693,11 @@ class InProcess:
                 if args.rss_every and (turn % args.rss_every == 0 or turn == 1):
                     self.sample(turn)
                 if turn % 10 == 0:
-                    log(f"turn {turn}/{args.turns} {time.perf_counter() - t_start:.0f}s rss "
+                    log(
+                        f"turn {turn}/{args.turns} {time.perf_counter() - t_start:.0f}s rss "
                         f"{(rss_kb() or 0) / 1024:.1f}MB faults {faults} kills {kills} resends {rec.resends} "
-                        f"stuck {len(rec.stuck)} crashes {len(rec.crashes)}")
+                        f"stuck {len(rec.stuck)} crashes {len(rec.crashes)}"
+                    )
         finally:
             left = self.server.discard_pending()
             if left:
@@ -670,12 +742,15 @@ def code_state() -> dict[str, Any]:
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    return {"commit": git("rev-parse", "--short", "HEAD").strip() or None,
-            "uncommitted_paths": len([line for line in git("status", "--porcelain").splitlines() if line.strip()])}
+    return {
+        "commit": git("rev-parse", "--short", "HEAD").strip() or None,
+        "uncommitted_paths": len([line for line in git("status", "--porcelain").splitlines() if line.strip()]),
+    }
 
 
-async def process_phase(args: argparse.Namespace, home: Home, server: Provider, rec: Record,
-                        chat_id: str, first_turn: int) -> dict[str, Any]:
+async def process_phase(
+    args: argparse.Namespace, home: Home, server: Provider, rec: Record, chat_id: str, first_turn: int
+) -> dict[str, Any]:
     """Turns of the real binary on the same chat. Every 5th has a provider fault; every 10th
     kills in flight, alternately the MCP server and ``deferchat`` itself (SIGKILL while its
     write holds): the next ``ask --chat`` must finish that interrupted turn first, without
@@ -684,8 +759,14 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
 
     env = {k: v for k, v in os.environ.items() if k not in DEVELOPER_ENV}
     env.update(DEFERCHAT_HOME=str(home.path), TZ="UTC", PYTHONPATH=os.pathsep.join(args.code_path))
-    flags = ["--first-byte-timeout", str(WAITS["first_byte"]), "--idle-timeout", str(WAITS["idle"]),
-             "--connect-timeout", str(WAITS["connect"])]
+    flags = [
+        "--first-byte-timeout",
+        str(WAITS["first_byte"]),
+        "--idle-timeout",
+        str(WAITS["idle"]),
+        "--connect-timeout",
+        str(WAITS["connect"]),
+    ]
     runs: list[dict[str, Any]] = []
     faults = kills = 0
     interrupted: str | None = None  # the token of a turn whose process was killed: the next ask resumes it
@@ -703,8 +784,9 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
         text = f"turn {turn}: please note t{turn:03d}"
         for attempt in (0, 1):
             token = token_for(turn, attempt)
-            responses, expected = turn_script(encode, turn, attempt, hold=HOLD_SECONDS if kill else 0,
-                                              fault=fault if attempt == 0 else None)
+            responses, expected = turn_script(
+                encode, turn, attempt, hold=HOLD_SECONDS if kill else 0, fault=fault if attempt == 0 else None
+            )
             if interrupted is None:
                 left = server.discard_pending()
                 if left:
@@ -714,25 +796,43 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
             server.push(*responses)
             start = server.count()
             rec.sends[text] += 1
-            run = await one_process(args, [*deferchat_command(), "ask", text, "--chat", chat_id, "--approve", "yes",
-                                           "--json", *flags], env, home, rec, turn,
-                                    kill_call=f"w-{token}" if kill else None, kill_mode=kill)
+            run = await one_process(
+                args,
+                [*deferchat_command(), "ask", text, "--chat", chat_id, "--approve", "yes", "--json", *flags],
+                env,
+                home,
+                rec,
+                turn,
+                kill_call=f"w-{token}" if kill else None,
+                kill_mode=kill,
+            )
             resumed, interrupted = interrupted, None
             if kill and run["killed"] is not None:
                 if kill == "self":
                     interrupted = token
                 kill = None
             used = server.count() - start
-            run.update(turn=turn, attempt=attempt, requests=used, resumed=resumed,
-                       fault=fault.kind if fault and not attempt else None)
+            run.update(
+                turn=turn,
+                attempt=attempt,
+                requests=used,
+                resumed=resumed,
+                fault=fault.kind if fault and not attempt else None,
+            )
             if used != expected and interrupted is None:
-                rec.anomalies.append({"turn": turn, "what": f"process attempt {attempt} made {used} requests, "
-                                                            f"expected {expected}",
-                                      "outcomes": [r.get("outcome") for r in server.records(start)],
-                                      "exit": run["exit"], "stderr": run["stderr_tail"]})
+                rec.anomalies.append(
+                    {
+                        "turn": turn,
+                        "what": f"process attempt {attempt} made {used} requests, expected {expected}",
+                        "outcomes": [r.get("outcome") for r in server.records(start)],
+                        "exit": run["exit"],
+                        "stderr": run["stderr_tail"],
+                    }
+                )
             runs.append(run)
-            status = {0: "done", 1: "failed", 3: "parked", 130: "stopped", -9: "killed"}.get(run["exit"],
-                                                                                          f"exit {run['exit']}")
+            status = {0: "done", 1: "failed", 3: "parked", 130: "stopped", -9: "killed"}.get(
+                run["exit"], f"exit {run['exit']}"
+            )
             rec.statuses[f"process:{status}"] += 1
             if status == "done":
                 rec.done_tokens.append(token)
@@ -743,12 +843,21 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
                     rec.resend_failed.append(turn)
                 break
             rec.resends += 1
-        log(f"process turn {n}/{args.process_turns}: " + ", ".join(f"exit {r['exit']} {r['seconds']:.1f}s"
-                                                                   for r in runs if r["turn"] == turn))
+        log(
+            f"process turn {n}/{args.process_turns}: "
+            + ", ".join(f"exit {r['exit']} {r['seconds']:.1f}s" for r in runs if r["turn"] == turn)
+        )
     if interrupted is not None:  # the last turn was killed: `deferchat resume` finishes it, as its owner would
         turn = first_turn + args.process_turns
-        run = await one_process(args, [*deferchat_command(), "resume", chat_id, "--approve", "yes", "--json"],
-                                env, home, rec, turn, kill_call=None)
+        run = await one_process(
+            args,
+            [*deferchat_command(), "resume", chat_id, "--approve", "yes", "--json"],
+            env,
+            home,
+            rec,
+            turn,
+            kill_call=None,
+        )
         run.update(turn=turn, attempt="resume", requests=None, resumed=interrupted, fault=None)
         runs.append(run)
         rec.statuses[f"process:resume exit {run['exit']}"] += 1
@@ -757,24 +866,59 @@ async def process_phase(args: argparse.Namespace, home: Home, server: Provider, 
         log(f"resume of the killed turn: exit {run['exit']} {run['seconds']:.1f}s")
     seconds = [r["seconds"] for r in runs]
     firsts = [r["first_event_s"] for r in runs if r["first_event_s"] is not None]
-    return {"turns": args.process_turns, "turns_run": len({r["turn"] for r in runs}), "processes": len(runs),
-            "exits": dict(Counter(str(r["exit"]) for r in runs)),
-            "seconds_p50": percentile(seconds, 0.5), "seconds_max": max(seconds, default=None),
-            "first_event_p50_s": percentile(firsts, 0.5),
-            "peak_rss_mb_first": runs[0]["peak_rss_mb"] if runs else None,
-            "peak_rss_mb_last": runs[-1]["peak_rss_mb"] if runs else None,
-            "peak_rss_mb_max": max((r["peak_rss_mb"] for r in runs), default=None),
-            "runs": [{**{k: r[k] for k in ("turn", "attempt", "exit", "seconds", "requests", "fault", "killed",
-                                            "resumed", "peak_rss_mb")},
-                      **({"stderr_tail": r["stderr_tail"]} if r["exit"] not in (0,) else {})}
-                     for r in runs]}
+    return {
+        "turns": args.process_turns,
+        "turns_run": len({r["turn"] for r in runs}),
+        "processes": len(runs),
+        "exits": dict(Counter(str(r["exit"]) for r in runs)),
+        "seconds_p50": percentile(seconds, 0.5),
+        "seconds_max": max(seconds, default=None),
+        "first_event_p50_s": percentile(firsts, 0.5),
+        "peak_rss_mb_first": runs[0]["peak_rss_mb"] if runs else None,
+        "peak_rss_mb_last": runs[-1]["peak_rss_mb"] if runs else None,
+        "peak_rss_mb_max": max((r["peak_rss_mb"] for r in runs), default=None),
+        "runs": [
+            {
+                **{
+                    k: r[k]
+                    for k in (
+                        "turn",
+                        "attempt",
+                        "exit",
+                        "seconds",
+                        "requests",
+                        "fault",
+                        "killed",
+                        "resumed",
+                        "peak_rss_mb",
+                    )
+                },
+                **({"stderr_tail": r["stderr_tail"]} if r["exit"] not in (0,) else {}),
+            }
+            for r in runs
+        ],
+    }
 
 
-async def one_process(args: argparse.Namespace, cmd: list[str], env: dict[str, str], home: Home, rec: Record,
-                      turn: int, kill_call: str | None, kill_mode: str | None = None) -> dict[str, Any]:
+async def one_process(
+    args: argparse.Namespace,
+    cmd: list[str],
+    env: dict[str, str],
+    home: Home,
+    rec: Record,
+    turn: int,
+    kill_call: str | None,
+    kill_mode: str | None = None,
+) -> dict[str, Any]:
     t0 = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(*cmd, env=env, cwd=str(home.path), stdin=asyncio.subprocess.DEVNULL,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        *cmd,
+        env=env,
+        cwd=str(home.path),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     first_event: float | None = None
     killed: int | None = None
     loop = asyncio.get_running_loop()
@@ -830,11 +974,25 @@ async def one_process(args: argparse.Namespace, cmd: list[str], env: dict[str, s
     seconds = time.perf_counter() - t0
     rec.turn_seconds.append(seconds)
     if kill_call and (killed is not None or kill_call.endswith("a1")):
-        rec.kills.append({"turn": turn, "mode": f"in_flight (process, {kill_mode})", "pid": killed,
-                          "write": rec.write_failed.get(kill_call, "completed" if kill_call in rec.write_completed
-                                                        else "in flight" if killed else "not reached")})
-    return {"exit": code, "seconds": round(seconds, 3), "first_event_s": first_event, "killed": killed,
-            "peak_rss_mb": round(peak_kb / 1024, 1), "stderr_tail": stderr[-300:]}
+        rec.kills.append(
+            {
+                "turn": turn,
+                "mode": f"in_flight (process, {kill_mode})",
+                "pid": killed,
+                "write": rec.write_failed.get(
+                    kill_call,
+                    "completed" if kill_call in rec.write_completed else "in flight" if killed else "not reached",
+                ),
+            }
+        )
+    return {
+        "exit": code,
+        "seconds": round(seconds, 3),
+        "first_event_s": first_event,
+        "killed": killed,
+        "peak_rss_mb": round(peak_kb / 1024, 1),
+        "stderr_tail": stderr[-300:],
+    }
 
 
 # --- the checks -------------------------------------------------------------------------------------
@@ -852,13 +1010,24 @@ def audit(home: Home, rec: Record, chat_id: str) -> dict[str, Any]:
                     (user_texts.update([block["text"]]) if role == "user" else assistant_texts.add(block["text"]))
         turns = dict(db.execute("select status, count(*) from turns where chat_id = ? group by status", [chat_id]))
         chat_status = db.execute("select status from chats where id = ?", [chat_id]).fetchone()
-        invocations = dict(db.execute("select status, count(*) from invocations where chat_id = ? and name = ? "
-                                      "group by status", [chat_id, WRITE]))
-        per_call = db.execute("select count(*) from (select call_id from invocations where chat_id = ? "
-                              "group by call_id having count(*) > 1)", [chat_id]).fetchone()[0]
-        rows = {t: db.execute(f"select count(*) from [{t}]").fetchone()[0]  # our own table names
-                for (t,) in db.execute("select name from sqlite_master where type = 'table' and name not like "
-                                       "'sqlite_%' and name not like '%_fts%' order by name")}
+        invocations = dict(
+            db.execute(
+                "select status, count(*) from invocations where chat_id = ? and name = ? group by status",
+                [chat_id, WRITE],
+            )
+        )
+        per_call = db.execute(
+            "select count(*) from (select call_id from invocations where chat_id = ? "
+            "group by call_id having count(*) > 1)",
+            [chat_id],
+        ).fetchone()[0]
+        rows = {
+            t: db.execute(f"select count(*) from [{t}]").fetchone()[0]  # our own table names
+            for (t,) in db.execute(
+                "select name from sqlite_master where type = 'table' and name not like "
+                "'sqlite_%' and name not like '%_fts%' order by name"
+            )
+        }
     finally:
         db.close()
     lost = {text: n - user_texts.get(text, 0) for text, n in rec.sends.items() if user_texts.get(text, 0) < n}
@@ -868,20 +1037,32 @@ def audit(home: Home, rec: Record, chat_id: str) -> dict[str, Any]:
     missing = sorted(t for t in rec.write_completed.values() if notes.get(t, 0) == 0)
     open_turns = {s: n for s, n in turns.items() if s in ("running", "parked")}
     return {
-        "messages_lost": sum(lost.values()), "messages_lost_detail": dict(list(lost.items())[:20]),
-        "answers_lost": len(answers_lost), "answers_lost_detail": answers_lost[:20],
-        "calls_executed_twice": len(twice), "calls_executed_twice_detail": dict(list(twice.items())[:20]),
-        "writes_reported_but_missing": len(missing), "writes_missing_detail": missing[:20],
-        "open_turns": open_turns, "chat_status": chat_status[0] if chat_status else None,
-        "turn_statuses": turns, "write_invocations": invocations, "call_ids_with_two_rows": per_call,
-        "notes_in_file": sum(notes.values()), "distinct_tokens_in_file": len(notes), "rows": rows,
+        "messages_lost": sum(lost.values()),
+        "messages_lost_detail": dict(list(lost.items())[:20]),
+        "answers_lost": len(answers_lost),
+        "answers_lost_detail": answers_lost[:20],
+        "calls_executed_twice": len(twice),
+        "calls_executed_twice_detail": dict(list(twice.items())[:20]),
+        "writes_reported_but_missing": len(missing),
+        "writes_missing_detail": missing[:20],
+        "open_turns": open_turns,
+        "chat_status": chat_status[0] if chat_status else None,
+        "turn_statuses": turns,
+        "write_invocations": invocations,
+        "call_ids_with_two_rows": per_call,
+        "notes_in_file": sum(notes.values()),
+        "distinct_tokens_in_file": len(notes),
+        "rows": rows,
     }
 
 
 def store_size(home: Home) -> dict[str, int]:
-    sizes = {name: (home.path / f"deferchat.db{suffix}").stat().st_size
-             if (home.path / f"deferchat.db{suffix}").exists() else 0
-             for name, suffix in (("db_bytes", ""), ("wal_bytes", "-wal"), ("shm_bytes", "-shm"))}
+    sizes = {
+        name: (home.path / f"deferchat.db{suffix}").stat().st_size
+        if (home.path / f"deferchat.db{suffix}").exists()
+        else 0
+        for name, suffix in (("db_bytes", ""), ("wal_bytes", "-wal"), ("shm_bytes", "-shm"))
+    }
     sizes["total_bytes"] = sum(sizes.values())
     return sizes
 
@@ -899,22 +1080,28 @@ def cpu_report(points: list[tuple[int, float]]) -> dict[str, Any]:
     first = statistics.median(per_turn[t] for t in turns[:tenth])
     last = statistics.median(per_turn[t] for t in turns[-tenth:])
     s = slope([(t, round(per_turn[t] * 1e6)) for t in turns])
-    return {"first_tenth_median_ms": round(first * 1000, 1), "last_tenth_median_ms": round(last * 1000, 1),
-            "slope_us_per_turn": round(s, 1) if s is not None else None,
-            "total_s": round(sum(per_turn.values()), 1)}
+    return {
+        "first_tenth_median_ms": round(first * 1000, 1),
+        "last_tenth_median_ms": round(last * 1000, 1),
+        "slope_us_per_turn": round(s, 1) if s is not None else None,
+        "total_s": round(sum(per_turn.values()), 1),
+    }
 
 
 def rss_report(points: list[tuple[int, int]]) -> dict[str, Any]:
     if not points:
         return {}
     kbs = [kb for _, kb in points]
-    half = points[len(points) // 2:]
+    half = points[len(points) // 2 :]
     s_all, s_half = slope(points), slope(half)
-    return {"first_mb": round(kbs[0] / 1024, 1), "last_mb": round(kbs[-1] / 1024, 1),
-            "peak_mb": round(max(kbs) / 1024, 1),
-            "slope_kb_per_turn": round(s_all, 2) if s_all is not None else None,
-            "slope_second_half_kb_per_turn": round(s_half, 2) if s_half is not None else None,
-            "samples": [[t, round(kb / 1024, 1)] for t, kb in points]}
+    return {
+        "first_mb": round(kbs[0] / 1024, 1),
+        "last_mb": round(kbs[-1] / 1024, 1),
+        "peak_mb": round(max(kbs) / 1024, 1),
+        "slope_kb_per_turn": round(s_all, 2) if s_all is not None else None,
+        "slope_second_half_kb_per_turn": round(s_half, 2) if s_half is not None else None,
+        "samples": [[t, round(kb / 1024, 1)] for t, kb in points],
+    }
 
 
 # --- main -------------------------------------------------------------------------------------------
@@ -930,11 +1117,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--process-turns", type=int, default=20, help="turns of the real binary after the in-process ones")
     p.add_argument("--rss-every", type=int, default=10)
     p.add_argument("--turn-timeout", type=float, default=30.0, help="seconds after which a turn counts as stuck")
-    p.add_argument("--budget", type=float, default=560.0,
-                   help="seconds of wall time after which no further process turn starts (the run stays bounded)")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=560.0,
+        help="seconds of wall time after which no further process turn starts (the run stays bounded)",
+    )
     p.add_argument("--process-min", type=int, default=5, help="process turns that run whatever the budget says")
-    p.add_argument("--live-tree", action="store_true",
-                   help="run the working tree as it changes (default: a copy of core/ and tui/ made at the start)")
+    p.add_argument(
+        "--live-tree",
+        action="store_true",
+        help="run the working tree as it changes (default: a copy of core/ and tui/ made at the start)",
+    )
     p.add_argument("--keep", action="store_true", help="keep the temporary home (its path goes to stderr)")
     return p.parse_args(argv)
 
@@ -984,52 +1178,98 @@ async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
     return {
         "ok": not any(must.values()),
         "must_be_zero": must,
-        "config": {"wire": args.wire, "turns": args.turns, "fault_every": args.fault_every,
-                   "kill_every": args.kill_every, "park_every": args.park_every,
-                   "process_turns": args.process_turns, "waits_s": WAITS, "turn_timeout_s": args.turn_timeout,
-                   "python": sys.version.split()[0], "cpus": os.cpu_count(), "code": args.code},
-        "turns": {"sends": sum(rec.sends.values()), "resends": rec.resends, "resend_failed": rec.resend_failed,
-                  "results": dict(rec.statuses), "store_turn_statuses": checks["turn_statuses"],
-                  "open_turns_at_end": checks["open_turns"], "chat_status_at_end": checks["chat_status"],
-                  "parks": len(rec.parks), "parks_resumed_done": sum(p["resumed"] == "done" for p in rec.parks),
-                  "stuck": rec.stuck},
-        "faults": {"injected": len(rec.faults), "by_kind": by_kind,
-                   "unexpected_outcomes": unexpected, "provider_retrying_events": rec.retrying,
-                   "error_codes": dict(rec.error_codes), "requests_served": len(served),
-                   "request_outcomes": dict(Counter(str(r.get("outcome")) for r in served)),
-                   "largest_request_bytes": max((r["body"]["bytes"] for r in served if r.get("body")), default=None),
-                   "largest_request_messages": max((r["body"]["messages"] or 0 for r in served if r.get("body")),
-                                                   default=None)},
-        "mcp": {"kills": len(rec.kills), "kill_log": rec.kills, "server_starts": home.starts(),
-                "server_starts_in_process_phase": starts_in_process,
-                "tool_failed_codes": dict(rec.tool_failed),
-                "writes": {"completed": len(rec.write_completed), "failed": len(rec.write_failed),
-                           "replayed": rec.replayed, "notes_in_file": checks["notes_in_file"],
-                           "distinct_tokens_in_file": checks["distinct_tokens_in_file"],
-                           "invocation_statuses": checks["write_invocations"],
-                           "call_ids_with_two_rows": checks["call_ids_with_two_rows"]}},
-        "rss": {"engine_in_process": in_process_rss, "mcp_server": rss_report(rec.mcp_rss),
-                "python_objects": {"first": rec.objects[0][1] if rec.objects else None,
-                                   "last": rec.objects[-1][1] if rec.objects else None,
-                                   "slope_per_turn": round(s, 1) if (s := slope(rec.objects)) is not None else None},
-                "python_allocated_blocks": {
-                    "first": rec.blocks[0][1] if rec.blocks else None,
-                    "last": rec.blocks[-1][1] if rec.blocks else None,
-                    "slope_per_turn": round(b, 1) if (b := slope(rec.blocks)) is not None else None},
-                "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                "provider_process_mb": round(provider_rss_kb / 1024, 1)},
-        "store": {"after_in_process_phase": store_after_in_process, "at_end": store_size(home),
-                  "rows": checks["rows"]},
-        "wall": {"total_s": round(time.perf_counter() - wall0, 1), "in_process_s": round(in_process_s, 1),
-                 "process_s": round(process_s, 1),
-                 "turn_p50_s": percentile(in_process_seconds, 0.5), "turn_p95_s": percentile(in_process_seconds, 0.95),
-                 "turn_max_s": max(in_process_seconds, default=None),
-                 "cpu": cpu_report(rec.turn_cpu)},
+        "config": {
+            "wire": args.wire,
+            "turns": args.turns,
+            "fault_every": args.fault_every,
+            "kill_every": args.kill_every,
+            "park_every": args.park_every,
+            "process_turns": args.process_turns,
+            "waits_s": WAITS,
+            "turn_timeout_s": args.turn_timeout,
+            "python": sys.version.split()[0],
+            "cpus": os.cpu_count(),
+            "code": args.code,
+        },
+        "turns": {
+            "sends": sum(rec.sends.values()),
+            "resends": rec.resends,
+            "resend_failed": rec.resend_failed,
+            "results": dict(rec.statuses),
+            "store_turn_statuses": checks["turn_statuses"],
+            "open_turns_at_end": checks["open_turns"],
+            "chat_status_at_end": checks["chat_status"],
+            "parks": len(rec.parks),
+            "parks_resumed_done": sum(p["resumed"] == "done" for p in rec.parks),
+            "stuck": rec.stuck,
+        },
+        "faults": {
+            "injected": len(rec.faults),
+            "by_kind": by_kind,
+            "unexpected_outcomes": unexpected,
+            "provider_retrying_events": rec.retrying,
+            "error_codes": dict(rec.error_codes),
+            "requests_served": len(served),
+            "request_outcomes": dict(Counter(str(r.get("outcome")) for r in served)),
+            "largest_request_bytes": max((r["body"]["bytes"] for r in served if r.get("body")), default=None),
+            "largest_request_messages": max(
+                (r["body"]["messages"] or 0 for r in served if r.get("body")), default=None
+            ),
+        },
+        "mcp": {
+            "kills": len(rec.kills),
+            "kill_log": rec.kills,
+            "server_starts": home.starts(),
+            "server_starts_in_process_phase": starts_in_process,
+            "tool_failed_codes": dict(rec.tool_failed),
+            "writes": {
+                "completed": len(rec.write_completed),
+                "failed": len(rec.write_failed),
+                "replayed": rec.replayed,
+                "notes_in_file": checks["notes_in_file"],
+                "distinct_tokens_in_file": checks["distinct_tokens_in_file"],
+                "invocation_statuses": checks["write_invocations"],
+                "call_ids_with_two_rows": checks["call_ids_with_two_rows"],
+            },
+        },
+        "rss": {
+            "engine_in_process": in_process_rss,
+            "mcp_server": rss_report(rec.mcp_rss),
+            "python_objects": {
+                "first": rec.objects[0][1] if rec.objects else None,
+                "last": rec.objects[-1][1] if rec.objects else None,
+                "slope_per_turn": round(s, 1) if (s := slope(rec.objects)) is not None else None,
+            },
+            "python_allocated_blocks": {
+                "first": rec.blocks[0][1] if rec.blocks else None,
+                "last": rec.blocks[-1][1] if rec.blocks else None,
+                "slope_per_turn": round(b, 1) if (b := slope(rec.blocks)) is not None else None,
+            },
+            "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "provider_process_mb": round(provider_rss_kb / 1024, 1),
+        },
+        "store": {"after_in_process_phase": store_after_in_process, "at_end": store_size(home), "rows": checks["rows"]},
+        "wall": {
+            "total_s": round(time.perf_counter() - wall0, 1),
+            "in_process_s": round(in_process_s, 1),
+            "process_s": round(process_s, 1),
+            "turn_p50_s": percentile(in_process_seconds, 0.5),
+            "turn_p95_s": percentile(in_process_seconds, 0.95),
+            "turn_max_s": max(in_process_seconds, default=None),
+            "cpu": cpu_report(rec.turn_cpu),
+        },
         "process_phase": proc,
         "anomalies": rec.anomalies,
         "crash_detail": rec.crashes,
-        "lost_detail": {k: checks[k] for k in ("messages_lost_detail", "answers_lost_detail",
-                                               "calls_executed_twice_detail", "writes_missing_detail")},
+        "lost_detail": {
+            k: checks[k]
+            for k in (
+                "messages_lost_detail",
+                "answers_lost_detail",
+                "calls_executed_twice_detail",
+                "writes_missing_detail",
+            )
+        },
     }
 
 

@@ -44,8 +44,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def rows(db: Database, *, demo: bool) -> dict[str, int]:
     """Per table the built-ins seed into: how many demo (or own) rows it holds."""
-    return {t: db.execute(f"select count(*) from [{t}] where demo = ?", [int(demo)]).fetchone()[0]
-            for t in DEMO_TABLES}
+    return {t: db.execute(f"select count(*) from [{t}] where demo = ?", [int(demo)]).fetchone()[0] for t in DEMO_TABLES}
 
 
 def removed(path: Path) -> None:
@@ -73,18 +72,23 @@ def test_an_old_database_loses_its_demo_rows_on_upgrade_and_keeps_the_owners(hom
     BUILTIN_SCHEMA.apply(old, stop_before="0003_remove_demo_rows")
     with old.atomic():
         seed_demo_data(old, dt.date.today())
-        old["_sqlite_migrations"].insert({"migration_set": BUILTIN_SCHEMA.name, "name": "0002_demo_seed",
-                                          "applied_at": "2026-01-05 09:00:00+00:00"})
+        old["_sqlite_migrations"].insert(
+            {"migration_set": BUILTIN_SCHEMA.name, "name": "0002_demo_seed", "applied_at": "2026-01-05 09:00:00+00:00"}
+        )
     # The owner's own rows, and a change the owner made to the seeded standup.
     standup = next(old["schedules"].rows_where("title = 'Team standup'"))["id"]
-    old["schedules"].insert({"title": "Piano lesson", "time": "17:00", "days": '["wed"]', "status": "active",
-                             "demo": 0})
+    old["schedules"].insert(
+        {"title": "Piano lesson", "time": "17:00", "days": '["wed"]', "status": "active", "demo": 0}
+    )
     piano = old["schedules"].last_pk
-    old["schedule_history"].insert_all([{"schedule_id": standup, "action": "updated", "changes": "{}"},
-                                        {"schedule_id": piano, "action": "created", "changes": "{}"}])
+    old["schedule_history"].insert_all(
+        [
+            {"schedule_id": standup, "action": "updated", "changes": "{}"},
+            {"schedule_id": piano, "action": "created", "changes": "{}"},
+        ]
+    )
     old["tasks"].insert({"title": "File the tax return", "status": "open", "demo": 0})
-    old["notes"].insert({"title": "Garden plan", "body": "Tomatoes along the fence.", "tags": '["home"]',
-                         "demo": 0})
+    old["notes"].insert({"title": "Garden plan", "body": "Tomatoes along the fence.", "tags": '["home"]', "demo": 0})
     old["people"].insert({"name": "Ada Lovelace", "demo": 0})
     assert all(rows(old, demo=True).values())
     old.close()
@@ -167,8 +171,12 @@ def completed(events: list[Any], name: str) -> list[Any]:
 async def test_a_demo_chat_lists_the_seeded_standup_and_moves_it_in_the_demo_database(home):
     events: list[Any] = []
     engine = Engine()  # the real store at its default location
-    s = await engine.open_chat(None, ChatOptions(roster="production", provider="demo", start_demo_servers=False),
-                               approver=FixedApprover(Decision.ALLOW_ONCE), subscribers=[events.append])
+    s = await engine.open_chat(
+        None,
+        ChatOptions(roster="production", provider="demo", start_demo_servers=False),
+        approver=FixedApprover(Decision.ALLOW_ONCE),
+        subscribers=[events.append],
+    )
     try:
         await s.send("list my standup")
         listed = completed(events, "schedule.list")
@@ -190,17 +198,35 @@ async def test_a_real_provider_chat_never_sees_demo_rows_even_with_the_demo_serv
 
     demo_tool_database()  # a demo chat ran before: the demo file is seeded
     script = tmp_path / "turns.json"
-    script.write_text(json.dumps({"turns": [
-        [{"type": "tool_use", "id": "call_1", "name": "schedule.list", "input": {}}],
-        [{"type": "tool_use", "id": "call_2", "name": "mcp.gmail_work.search_threads", "input": {"query": "invoice"}}],
-        [{"type": "tool_use", "id": "call_3", "name": "people.search", "input": {"query": "Priya"}}],
-        [{"type": "text", "text": "Done."}],
-    ]}))
+    script.write_text(
+        json.dumps(
+            {
+                "turns": [
+                    [{"type": "tool_use", "id": "call_1", "name": "schedule.list", "input": {}}],
+                    [
+                        {
+                            "type": "tool_use",
+                            "id": "call_2",
+                            "name": "mcp.gmail_work.search_threads",
+                            "input": {"query": "invoice"},
+                        }
+                    ],
+                    [{"type": "tool_use", "id": "call_3", "name": "people.search", "input": {"query": "Priya"}}],
+                    [{"type": "text", "text": "Done."}],
+                ]
+            }
+        )
+    )
     events: list[Any] = []
     engine = Engine(provider_factory=lambda name, model, base_url, extra: ScriptProvider(script, model))
-    s = await engine.open_chat(None, ChatOptions(roster="production", provider="anthropic", model="claude-test",
-                                                 strategy="wrapper", start_demo_servers=True),
-                               approver=FixedApprover(Decision.ALLOW_ONCE), subscribers=[events.append])
+    s = await engine.open_chat(
+        None,
+        ChatOptions(
+            roster="production", provider="anthropic", model="claude-test", strategy="wrapper", start_demo_servers=True
+        ),
+        approver=FixedApprover(Decision.ALLOW_ONCE),
+        subscribers=[events.append],
+    )
     try:
         assert s.chat().provider == "anthropic"
         result = await s.send("what is on my plate?")

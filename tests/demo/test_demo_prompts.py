@@ -60,6 +60,7 @@ def day(offset: int) -> Expect:
 
 def weekday(number: int, at: str = "") -> Expect:
     """The next such weekday (today counts), as a date, with ``at`` as its time of day."""
+
     def value(seen: Seen) -> str:
         today = seen.today()
         date = (today + dt.timedelta(days=(number - today.weekday()) % 7)).isoformat()
@@ -75,6 +76,7 @@ def end_of_week(seen: Seen) -> str:
 
 def row_id(tool: str, key: str, value: str) -> Expect:
     """The id of the row ``tool`` listed in this turn whose ``key`` is ``value``."""
+
     def find(seen: Seen) -> str:
         data = seen.result_of(tool)
         rows = next(v for v in data.values() if isinstance(v, list))
@@ -101,90 +103,218 @@ WORK_SEND = "mcp.gmail_work.send_message"
 
 CASES: list[Case] = [
     # -- the calendar
-    Case("what's on my calendar tomorrow", "calendar.list_events", {"start": day(1)},
-         ["Lunch with Marco", "tomorrow"], absent=("end",), also=("time.now",)),
-    Case("What is on my calendar?", "calendar.list_events", {"start": day(0), "end": day(6)},
-         ["Design review", "Lunch with Marco", "Dinner with Lena", "next 7 days"]),
+    Case(
+        "what's on my calendar tomorrow",
+        "calendar.list_events",
+        {"start": day(1)},
+        ["Lunch with Marco", "tomorrow"],
+        absent=("end",),
+        also=("time.now",),
+    ),
+    Case(
+        "What is on my calendar?",
+        "calendar.list_events",
+        {"start": day(0), "end": day(6)},
+        ["Design review", "Lunch with Marco", "Dinner with Lena", "next 7 days"],
+    ),
     Case("can you show me my agenda for today", "calendar.list_events", {"start": day(0)}, ["Design review", "today"]),
     Case("am I free on friday?", "calendar.list_events", {"start": weekday(4)}, ["Friday"]),
-    Case("what meetings do I have this week", "calendar.list_events", {"start": day(0), "end": end_of_week},
-         ["this week"]),
-    Case("please add lunch with marco on friday at 1pm to my calendar", "calendar.create_event",
-         {"title": "Lunch with Marco", "start": weekday(4, "13:00")}, ["Added", "Lunch with Marco", "13:00"]),
+    Case(
+        "what meetings do I have this week",
+        "calendar.list_events",
+        {"start": day(0), "end": end_of_week},
+        ["this week"],
+    ),
+    Case(
+        "please add lunch with marco on friday at 1pm to my calendar",
+        "calendar.create_event",
+        {"title": "Lunch with Marco", "start": weekday(4, "13:00")},
+        ["Added", "Lunch with Marco", "13:00"],
+    ),
     # -- the inbox
-    Case("show my inbox", "mcp.gmail_personal.search_threads", {"query": "in:inbox"},
-         ["work mail", "Invoice INV-2291", "personal mail", "Lease renewal for apartment 4B"],
-         also=("mcp.gmail_work.search_threads",)),
-    Case("any unread emails in my work inbox?", "mcp.gmail_work.search_threads", {"query": "in:inbox is:unread"},
-         ["4 unread", "Security alert"], never=("mcp.gmail_personal.search_threads",)),
+    Case(
+        "show my inbox",
+        "mcp.gmail_personal.search_threads",
+        {"query": "in:inbox"},
+        ["work mail", "Invoice INV-2291", "personal mail", "Lease renewal for apartment 4B"],
+        also=("mcp.gmail_work.search_threads",),
+    ),
+    Case(
+        "any unread emails in my work inbox?",
+        "mcp.gmail_work.search_threads",
+        {"query": "in:inbox is:unread"},
+        ["4 unread", "Security alert"],
+        never=("mcp.gmail_personal.search_threads",),
+    ),
     Case("search my work mail for invoice", "mcp.gmail_work.search_threads", {"query": "invoice"}, ["INV-2291"]),
-    Case("please read the email about the lease renewal", "mcp.gmail_personal.get_thread", {},
-         ["Lease renewal for apartment 4B", "Your lease ends January 31"]),
+    Case(
+        "please read the email about the lease renewal",
+        "mcp.gmail_personal.get_thread",
+        {},
+        ["Lease renewal for apartment 4B", "Your lease ends January 31"],
+    ),
     # -- newsletters
-    Case("what newsletters am I subscribed to?", "email.subscriptions", {}, ["11 newsletters", "ShopRight daily deals"],
-         via="tool.call"),
-    Case("unsubscribe me from the newsletter", "email.subscriptions", {}, ["Which one", "ShopRight daily deals"],
-         never=("email.unsubscribe",)),
-    Case("the morning brief", "email.unsubscribe",
-         {"subscription_id": row_id("email.subscriptions", "list", "Morning Brief")},
-         ["unsubscribed", "Morning Brief"], before=["unsubscribe me from the newsletter"], via="tool.call"),
-    Case("Unsubscribe me from ShopRight daily deals and archive the old ones", "email.unsubscribe",
-         {"subscription_id": row_id("email.subscriptions", "list", "ShopRight daily deals"), "archive_existing": True},
-         ["ShopRight daily deals", "archived its 412 messages"], via="tool.call"),
+    Case(
+        "what newsletters am I subscribed to?",
+        "email.subscriptions",
+        {},
+        ["11 newsletters", "ShopRight daily deals"],
+        via="tool.call",
+    ),
+    Case(
+        "unsubscribe me from the newsletter",
+        "email.subscriptions",
+        {},
+        ["Which one", "ShopRight daily deals"],
+        never=("email.unsubscribe",),
+    ),
+    Case(
+        "the morning brief",
+        "email.unsubscribe",
+        {"subscription_id": row_id("email.subscriptions", "list", "Morning Brief")},
+        ["unsubscribed", "Morning Brief"],
+        before=["unsubscribe me from the newsletter"],
+        via="tool.call",
+    ),
+    Case(
+        "Unsubscribe me from ShopRight daily deals and archive the old ones",
+        "email.unsubscribe",
+        {"subscription_id": row_id("email.subscriptions", "list", "ShopRight daily deals"), "archive_existing": True},
+        ["ShopRight daily deals", "archived its 412 messages"],
+        via="tool.call",
+    ),
     # -- tasks
-    Case("list my open tasks", "tasks.list", {"status": "open"},
-         ["5 open tasks", "Send Q3 budget draft to Priya", "Renew passport", "Return library books"]),
+    Case(
+        "list my open tasks",
+        "tasks.list",
+        {"status": "open"},
+        ["5 open tasks", "Send Q3 budget draft to Priya", "Renew passport", "Return library books"],
+    ),
     Case("Please show me my to-do list", "tasks.list", {"status": "open"}, ["open task", "Book flights"]),
-    Case("what do I need to do today?", "tasks.list", {"status": "open", "due_before": day(1)},
-         ["Return library books", "overdue"], also=("time.now",)),
-    Case("add a task to renew my car insurance by friday", "tasks.create",
-         {"title": "Renew my car insurance", "due": weekday(4)}, ["Added", "Renew my car insurance"]),
+    Case(
+        "what do I need to do today?",
+        "tasks.list",
+        {"status": "open", "due_before": day(1)},
+        ["Return library books", "overdue"],
+        also=("time.now",),
+    ),
+    Case(
+        "add a task to renew my car insurance by friday",
+        "tasks.create",
+        {"title": "Renew my car insurance", "due": weekday(4)},
+        ["Added", "Renew my car insurance"],
+    ),
     Case("remind me to buy milk", "tasks.create", {"title": "Buy milk"}, ["Buy milk"], absent=("due",)),
-    Case("mark the library books task as done", "tasks.complete",
-         {"task_id": row_id("tasks.list", "title", "Return library books")}, ["Marked", "Return library books"]),
+    Case(
+        "mark the library books task as done",
+        "tasks.complete",
+        {"task_id": row_id("tasks.list", "title", "Return library books")},
+        ["Marked", "Return library books"],
+    ),
     # -- an email: subject and body from the request, no copied cc
-    Case("send an email to sam.okafor@northwind.example saying the deploy is done", SEND,
-         {"to": ["sam.okafor@northwind.example"], "subject": "The deploy is done",
-          "body": "Hi Sam,\n\nThe deploy is done.\n\nBest regards"},
-         ["Sent", "The deploy is done"], absent=("cc",), via="tool.call"),
-    Case("Email Priya saying the budget draft is ready", WORK_SEND,
-         {"to": ["priya.raman@northwind.example"], "subject": "The budget draft is ready"},
-         ["Sent", "work mail"], absent=("cc",), also=("people.search",)),
-    Case("email priya about the Q3 budget draft", WORK_SEND,
-         {"to": ["priya.raman@northwind.example"], "subject": "The Q3 budget draft"}, ["Sent"], absent=("cc",)),
-    Case("send a message to Lena about dinner on sunday", SEND,
-         {"to": ["lena.fischer@mail.example"], "subject": "Dinner on Sunday"}, ["Sent", "personal mail"],
-         absent=("cc",)),
-    Case("can you email marco and ask him if he is free for lunch on friday", SEND,
-         {"to": ["marco@bianchi.example"],
-          "body": "Hi Marco,\n\nCould you let me know if you are free for lunch on Friday?\n\nBest regards"},
-         ["Sent"], absent=("cc",)),
-    Case("write an email to Sam Okafor saying the release moved to Thursday, cc lena.fischer@mail.example", WORK_SEND,
-         {"to": ["sam.okafor@northwind.example"], "cc": ["lena.fischer@mail.example"],
-          "subject": "The release moved to Thursday"}, ["Sent"]),
-    Case("tell sam that the deploy is done", WORK_SEND,
-         {"to": ["sam.okafor@northwind.example"], "subject": "The deploy is done"}, ["Sent"], absent=("cc",)),
-    Case("draft an email to marco@bianchi.example with the subject Book club and say I finished the book",
-         "mcp.gmail_personal.create_draft",
-         {"to": ["marco@bianchi.example"], "subject": "Book club", "body": "Hi Marco,\n\nI finished the book.\n\n"
-                                                                          "Best regards"},
-         ["draft", "Book club"], never=(SEND,)),
+    Case(
+        "send an email to sam.okafor@northwind.example saying the deploy is done",
+        SEND,
+        {
+            "to": ["sam.okafor@northwind.example"],
+            "subject": "The deploy is done",
+            "body": "Hi Sam,\n\nThe deploy is done.\n\nBest regards",
+        },
+        ["Sent", "The deploy is done"],
+        absent=("cc",),
+        via="tool.call",
+    ),
+    Case(
+        "Email Priya saying the budget draft is ready",
+        WORK_SEND,
+        {"to": ["priya.raman@northwind.example"], "subject": "The budget draft is ready"},
+        ["Sent", "work mail"],
+        absent=("cc",),
+        also=("people.search",),
+    ),
+    Case(
+        "email priya about the Q3 budget draft",
+        WORK_SEND,
+        {"to": ["priya.raman@northwind.example"], "subject": "The Q3 budget draft"},
+        ["Sent"],
+        absent=("cc",),
+    ),
+    Case(
+        "send a message to Lena about dinner on sunday",
+        SEND,
+        {"to": ["lena.fischer@mail.example"], "subject": "Dinner on Sunday"},
+        ["Sent", "personal mail"],
+        absent=("cc",),
+    ),
+    Case(
+        "can you email marco and ask him if he is free for lunch on friday",
+        SEND,
+        {
+            "to": ["marco@bianchi.example"],
+            "body": "Hi Marco,\n\nCould you let me know if you are free for lunch on Friday?\n\nBest regards",
+        },
+        ["Sent"],
+        absent=("cc",),
+    ),
+    Case(
+        "write an email to Sam Okafor saying the release moved to Thursday, cc lena.fischer@mail.example",
+        WORK_SEND,
+        {
+            "to": ["sam.okafor@northwind.example"],
+            "cc": ["lena.fischer@mail.example"],
+            "subject": "The release moved to Thursday",
+        },
+        ["Sent"],
+    ),
+    Case(
+        "tell sam that the deploy is done",
+        WORK_SEND,
+        {"to": ["sam.okafor@northwind.example"], "subject": "The deploy is done"},
+        ["Sent"],
+        absent=("cc",),
+    ),
+    Case(
+        "draft an email to marco@bianchi.example with the subject Book club and say I finished the book",
+        "mcp.gmail_personal.create_draft",
+        {
+            "to": ["marco@bianchi.example"],
+            "subject": "Book club",
+            "body": "Hi Marco,\n\nI finished the book.\n\nBest regards",
+        },
+        ["draft", "Book club"],
+        never=(SEND,),
+    ),
     # -- contacts, the time, memory, notes, calls, schedules
     Case("what time is it", "time.now", {}, ["It is"]),
     Case("what's Priya's phone number?", "people.search", {"query": "priya"}, ["+12025550143"]),
     Case("what's Lena's email address", "people.search", {"query": "lena"}, ["lena.fischer@mail.example"]),
-    Case("remember that my gym locker is number 42", "memory.save", {"fact": "My gym locker is number 42."},
-         ["remember", "gym locker"]),
+    Case(
+        "remember that my gym locker is number 42",
+        "memory.save",
+        {"fact": "My gym locker is number 42."},
+        ["remember", "gym locker"],
+    ),
     Case("what's my coffee order", "memory.search", {"query": "coffee order"}, ["oat milk flat white"]),
     Case("search my notes for sourdough", "notes.search", {"query": "sourdough"}, ["Sourdough recipe"]),
     Case("take a note: buy more flour and yeast", "notes.create", {"body": "Buy more flour and yeast."}, ["Saved"]),
     Case("show my recent calls", "mcp.bland_read.list_calls", {}, ["calls, latest first", "Acme Supplies"]),
     Case("list my schedules", "schedule.list", {}, ["Team standup", "Water the plants"]),
     # -- the README's and the empty chat's examples
-    Case("move my 9am standup to 10am", "schedule.update", {"schedule_id": "sch_1", "time": "10:00"},
-         ["09:00 \u2192 10:00"], via="tool.call", also=("schedule.list",)),
-    Case("start a call to +1 555 0100 about the invoice", "mcp.bland_call.start_call",
-         {"phone_number": "+15550100", "task": "the invoice"}, ["Call queued"], via="tool.call"),
+    Case(
+        "move my 9am standup to 10am",
+        "schedule.update",
+        {"schedule_id": "sch_1", "time": "10:00"},
+        ["09:00 \u2192 10:00"],
+        via="tool.call",
+        also=("schedule.list",),
+    ),
+    Case(
+        "start a call to +1 555 0100 about the invoice",
+        "mcp.bland_call.start_call",
+        {"phone_number": "+15550100", "task": "the invoice"},
+        ["Call queued"],
+        via="tool.call",
+    ),
 ]
 
 
@@ -204,10 +334,15 @@ def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 async def chat(demo_home: Path) -> Any:
     events: list[Any] = []
     engine = Engine(Store(demo_home / "deferchat.db"))
-    session = await engine.open_chat(None, ChatOptions(roster="production", provider="demo", start_demo_servers=True),
-                                     approver=FixedApprover(Decision.ALLOW_ONCE), subscribers=[events.append])
+    session = await engine.open_chat(
+        None,
+        ChatOptions(roster="production", provider="demo", start_demo_servers=True),
+        approver=FixedApprover(Decision.ALLOW_ONCE),
+        subscribers=[events.append],
+    )
     assert {s.server: s.status for s in session.server_status.values()} == dict.fromkeys(
-        ("bland_call", "bland_read", "gmail_personal", "gmail_work"), "ready")
+        ("bland_call", "bland_read", "gmail_personal", "gmail_work"), "ready"
+    )
     yield session, events
     await session.close()
 

@@ -21,8 +21,16 @@ CALL_SECONDS = 0.4
 def test_demo_servers_are_the_rosters_servers():
     assert sorted(DEMO_SERVERS) == sorted(roster_servers())
     gmail = [t["name"] for t in roster_servers()["gmail_work"]]
-    assert gmail == ["search_threads", "get_thread", "list_labels", "send_message", "create_draft", "send_draft",
-                     "modify_labels", "trash_thread"]
+    assert gmail == [
+        "search_threads",
+        "get_thread",
+        "list_labels",
+        "send_message",
+        "create_draft",
+        "send_draft",
+        "modify_labels",
+        "trash_thread",
+    ]
     assert [t["name"] for t in roster_servers()["gmail_personal"]] == gmail
 
 
@@ -93,13 +101,19 @@ def _rows(db: Path, sql: str) -> list[tuple]:
 async def test_all_ready_and_listed_exactly_over_stdio(demo):
     manager, db = demo
     assert {r.name: (r.status, r.tools) for r in manager.servers()} == {
-        "bland_call": ("ready", 1), "bland_read": ("ready", 2), "gmail_personal": ("ready", 8),
-        "gmail_work": ("ready", 8)}
+        "bland_call": ("ready", 1),
+        "bland_read": ("ready", 2),
+        "gmail_personal": ("ready", 8),
+        "gmail_work": ("ready", 8),
+    }
     for server in DEMO_SERVERS:
         assert manager.listing(server) == roster_servers()[server]
     # seeded exactly once although four processes raced for it
     assert _rows(db, "SELECT key FROM meta ORDER BY key") == [
-        ("seeded:bland",), ("seeded:gmail:personal",), ("seeded:gmail:work",)]
+        ("seeded:bland",),
+        ("seeded:gmail:personal",),
+        ("seeded:gmail:work",),
+    ]
     assert _rows(db, "SELECT account, count(*) FROM gmail_threads GROUP BY account") == [("personal", 8), ("work", 10)]
 
 
@@ -107,8 +121,10 @@ async def test_all_ready_and_listed_exactly_over_stdio(demo):
 async def test_started_call_is_listed_then_completes_with_transcript(demo):
     manager, _ = demo
     before = (await manager.call("mcp.bland_read.list_calls", {})).structured["total"]
-    started = await manager.call("mcp.bland_call.start_call", {
-        "phone_number": "+1 555 0100", "task": "Ask about invoice INV-2291 and when payment is due."})
+    started = await manager.call(
+        "mcp.bland_call.start_call",
+        {"phone_number": "+1 555 0100", "task": "Ask about invoice INV-2291 and when payment is due."},
+    )
     assert not started.is_error
     call = started.structured
     assert call["status"] == "queued" and call["phone_number"] == "+15550100"
@@ -141,8 +157,10 @@ async def test_bad_call_arguments_are_tool_errors(demo):
 @pytestmark_wire
 async def test_sent_message_appears_in_search_of_that_account_only(demo):
     manager, _ = demo
-    sent = await manager.call("mcp.gmail_work.send_message", {
-        "to": ["billing@acme-supplies.example"], "subject": "Remittance for INV-2291", "body": "Paid by wire today."})
+    sent = await manager.call(
+        "mcp.gmail_work.send_message",
+        {"to": ["billing@acme-supplies.example"], "subject": "Remittance for INV-2291", "body": "Paid by wire today."},
+    )
     assert not sent.is_error and sent.structured["status"] == "sent"
     found = (await manager.call("mcp.gmail_work.search_threads", {"query": "in:sent remittance"})).structured
     assert [t["thread_id"] for t in found["threads"]] == [sent.structured["thread_id"]]
@@ -163,19 +181,30 @@ async def test_reply_draft_labels_trash(demo):
     await call("mcp.gmail_work.get_thread", {"thread_id": tid})
     assert (await call("mcp.gmail_work.search_threads", {"query": "from:acme is:unread"})).structured["total"] == 1
 
-    reply = await call("mcp.gmail_work.send_message", {"to": ["billing@acme-supplies.example"], "subject": "INV-2291",
-                                                       "body": "Paying today.", "reply_to_thread_id": tid})
+    reply = await call(
+        "mcp.gmail_work.send_message",
+        {
+            "to": ["billing@acme-supplies.example"],
+            "subject": "INV-2291",
+            "body": "Paying today.",
+            "reply_to_thread_id": tid,
+        },
+    )
     assert reply.structured["thread_id"] == tid
     thread = (await call("mcp.gmail_work.get_thread", {"thread_id": tid})).structured
     assert [m["subject"] for m in thread["messages"]][-1] == "Re: INV-2291" and "SENT" in thread["labels"]
 
-    draft = (await call("mcp.gmail_work.create_draft", {"to": ["dana@globex.example"], "subject": "Renewal terms",
-                                                        "body": "Attached."})).structured
+    draft = (
+        await call(
+            "mcp.gmail_work.create_draft",
+            {"to": ["dana@globex.example"], "subject": "Renewal terms", "body": "Attached."},
+        )
+    ).structured
     assert (await call("mcp.gmail_work.search_threads", {"query": "in:drafts renewal"})).structured["total"] == 1
     sent = (await call("mcp.gmail_work.send_draft", {"draft_id": draft["draft_id"]})).structured
     assert sent["status"] == "sent"
     assert (await call("mcp.gmail_work.search_threads", {"query": "in:drafts renewal"})).structured["total"] == 0
-    sent = await call("mcp.gmail_work.search_threads", {"query": "in:sent \"renewal terms\""})
+    sent = await call("mcp.gmail_work.search_threads", {"query": 'in:sent "renewal terms"'})
     assert sent.structured["total"] == 1
     again = await call("mcp.gmail_work.send_draft", {"draft_id": draft["draft_id"]})
     assert again.is_error
@@ -194,19 +223,22 @@ async def test_reply_draft_labels_trash(demo):
     await call("mcp.gmail_work.trash_thread", {"thread_id": tid})
     invoice = await call("mcp.gmail_work.search_threads", {"query": "INV-2291"})
     assert invoice.structured["total"] == 1  # the remittance
-    assert tid in [t["thread_id"] for t in
-                   (await call("mcp.gmail_work.search_threads", {"query": "in:trash"})).structured["threads"]]
+    assert tid in [
+        t["thread_id"]
+        for t in (await call("mcp.gmail_work.search_threads", {"query": "in:trash"})).structured["threads"]
+    ]
 
 
 @pytestmark_wire
 async def test_state_outlives_the_servers(demo, tmp_path):
     manager, db = demo
-    await manager.call("mcp.gmail_personal.send_message", {"to": ["alex.rivera@mail.example"],
-                                                           "subject": "Cake ordered", "body": "Chocolate."})
+    await manager.call(
+        "mcp.gmail_personal.send_message",
+        {"to": ["alex.rivera@mail.example"], "subject": "Cake ordered", "body": "Chocolate."},
+    )
     only_personal = [s for s in demo_config(db).servers if s.name == "gmail_personal"]
     async with McpManager(only_personal) as fresh:
-        found = (await fresh.call("mcp.gmail_personal.search_threads",
-                                  {"query": "subject:\"cake ordered\""})).structured
+        found = (await fresh.call("mcp.gmail_personal.search_threads", {"query": 'subject:"cake ordered"'})).structured
         assert found["total"] == 1
     assert _rows(db, "SELECT count(*) FROM meta") == [(3,)]  # no second seed
 
@@ -227,8 +259,12 @@ def test_search_syntax(tmp_path):
     assert subjects("from:dana") == ["Contract renewal: Globex"]
     assert subjects("to:dana@globex.example") == ["Contract renewal: Globex"]  # Sam's reply is in the thread
     assert subjects('"support SLA"') == ["Contract renewal: Globex"]
-    assert set(subjects("is:unread")) == {"Invoice INV-2291 is 10 days overdue", "Weekly metrics: signups up 12%",
-                                          "Security alert: new sign-in", "Interview feedback: Jordan Ellis"}
+    assert set(subjects("is:unread")) == {
+        "Invoice INV-2291 is 10 days overdue",
+        "Weekly metrics: signups up 12%",
+        "Security alert: new sign-in",
+        "Interview feedback: Jordan Ellis",
+    }
     assert subjects("is:unread newer_than:12h") == ["Security alert: new sign-in", "Weekly metrics: signups up 12%"]
     assert "Weekly metrics: signups up 12%" not in subjects("is:unread -metrics")
     assert subjects("older_than:5d") == ["Design review notes"]  # trash is left out...

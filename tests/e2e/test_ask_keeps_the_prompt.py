@@ -28,8 +28,12 @@ from tests.streaming_server import serve
 ROSTER = {
     "agent": {"name": "keeper", "version": "1", "deferred": []},
     "configured": [
-        {"name": "notes.erase", "description": "Erase a note for good.", "side_effect": "WORKSPACE_WRITE",
-         "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]}},
+        {
+            "name": "notes.erase",
+            "description": "Erase a note for good.",
+            "side_effect": "WORKSPACE_WRITE",
+            "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]},
+        },
     ],
     "servers": [],
 }
@@ -37,36 +41,66 @@ WIRE = "openai-chat"
 
 
 def deferchat(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())", *argv],
-                          cwd=ROOT, env=subprocess_env(home), capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())", *argv],
+        cwd=ROOT,
+        env=subprocess_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def user_texts(home: Path) -> list[str]:
     db = sqlite3.connect(home / "deferchat.db")
     try:
-        return [b["text"] for (content,) in db.execute("select content from messages where role = 'user'")
-                for b in json.loads(content) if b.get("type") == "text"]
+        return [
+            b["text"]
+            for (content,) in db.execute("select content from messages where role = 'user'")
+            for b in json.loads(content)
+            if b.get("type") == "text"
+        ]
     finally:
         db.close()
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 11 (messages lost): ask drops its prompt when the chat's unfinished "
-                   "turn fails on resume (core/cli/ask.py _ask); remove this mark with the fix")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 11 (messages lost): ask drops its prompt when the chat's unfinished "
+    "turn fails on resume (core/cli/ask.py _ask); remove this mark with the fix",
+)
 def test_a_prompt_after_an_unfinished_turn_that_fails_is_kept_or_said_to_be_not_sent(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     roster = tmp_path / "roster.json"
     roster.write_text(json.dumps(ROSTER))
     script = [
-        {"parts": [{"text": "Erasing it."}, {"tool": encode("notes.erase"), "id": "call_erase",
-                                             "input": {"note_id": "n1"}}]},
+        {
+            "parts": [
+                {"text": "Erasing it."},
+                {"tool": encode("notes.erase"), "id": "call_erase", "input": {"note_id": "n1"}},
+            ]
+        },
         {"status": 500, "headers": {"x-should-retry": "false"}},  # the resumed turn's next request fails
         {"parts": [{"text": "Here is the answer to the second prompt."}]},
     ]
     with serve(script) as server:
-        first = deferchat(home, "ask", "erase note n1", "--provider", WIRE, "--model", "m",
-                          "--base-url", server.url_for(WIRE), "--roster", str(roster), "--approve", "park")
+        first = deferchat(
+            home,
+            "ask",
+            "erase note n1",
+            "--provider",
+            WIRE,
+            "--model",
+            "m",
+            "--base-url",
+            server.url_for(WIRE),
+            "--roster",
+            str(roster),
+            "--approve",
+            "park",
+        )
         assert first.returncode == 3, first.stderr  # parked on the write's approval
         chat = sqlite3.connect(home / "deferchat.db").execute("select id from chats").fetchone()[0]
 

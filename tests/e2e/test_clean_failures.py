@@ -73,14 +73,30 @@ CASES = [
     Case("plan: roster is a directory", ["plan", "--roster", "{w}/dir"], 2),
     Case("plan: missing roster", ["plan", "--roster", "/nonexistent/roster.json"], 2),
     Case("plan: a cap out of range", ["plan", "--max-definitions", "-1"], 2, says="max-definitions"),
-    Case("plan: a threshold out of range", ["plan", "--policy", "threshold", "--per-server", "-5"], 2,
-         says="per-server"),
-    Case("plan auto: config.toml not UTF-8", ["plan", "--strategy", "auto"], 2,
-         home_files={"config.toml": NOT_UTF8}, says="config.toml"),
-    Case("plan auto: config.toml not TOML", ["plan", "--strategy", "auto"], 2,
-         home_files={"config.toml": BAD_TOML}, says="config.toml"),
-    Case("plan auto: config.toml is a directory", ["plan", "--strategy", "auto"], 2,
-         home_files={"config.toml/x": ""}, says="config.toml"),
+    Case(
+        "plan: a threshold out of range", ["plan", "--policy", "threshold", "--per-server", "-5"], 2, says="per-server"
+    ),
+    Case(
+        "plan auto: config.toml not UTF-8",
+        ["plan", "--strategy", "auto"],
+        2,
+        home_files={"config.toml": NOT_UTF8},
+        says="config.toml",
+    ),
+    Case(
+        "plan auto: config.toml not TOML",
+        ["plan", "--strategy", "auto"],
+        2,
+        home_files={"config.toml": BAD_TOML},
+        says="config.toml",
+    ),
+    Case(
+        "plan auto: config.toml is a directory",
+        ["plan", "--strategy", "auto"],
+        2,
+        home_files={"config.toml/x": ""},
+        says="config.toml",
+    ),
     # ask
     Case("ask: malformed mcp config", [*ASK, "--mcp-config", "{w}/bad.json"], 2, says="bad.json"),
     Case("ask: missing mcp config", [*ASK, "--mcp-config", "/nonexistent/mcp.json"], 2),
@@ -90,12 +106,16 @@ CASES = [
     Case("ask: missing script", ["ask", "hi", "--script", "/nonexistent/script.json"], 2),
     Case("ask: config.toml not UTF-8", ASK, 2, home_files={"config.toml": NOT_UTF8}, says="config.toml"),
     Case("ask: config.toml not TOML", ASK, 2, home_files={"config.toml": BAD_TOML}, says="config.toml"),
-    Case("ask: config.toml with a bad value", ASK, 2, home_files={"config.toml": "max_steps = 0\n"},
-         says="max_steps"),
+    Case("ask: config.toml with a bad value", ASK, 2, home_files={"config.toml": "max_steps = 0\n"}, says="max_steps"),
     Case("ask: policy.toml not TOML", ASK, 2, home_files={"policy.toml": "[[hardline]\n"}, says="policy"),
     Case("ask: policy.toml not UTF-8", ASK, 2, home_files={"policy.toml": NOT_UTF8}, says="policy"),
-    Case("ask: policy.toml of the wrong shape", ASK, 2,
-         home_files={"policy.toml": '[[hardline]]\ntool = 5\n'}, says="policy"),
+    Case(
+        "ask: policy.toml of the wrong shape",
+        ASK,
+        2,
+        home_files={"policy.toml": "[[hardline]]\ntool = 5\n"},
+        says="policy",
+    ),
     Case("ask: user mcp.json malformed", ASK, 2, home_files={"mcp.json": "{bad"}, says="mcp.json"),
     Case("ask: user mcp.json not UTF-8", ASK, 2, home_files={"mcp.json": NOT_UTF8}, says="mcp.json"),
     Case("ask: a provider without a key", ["ask", "hi", "--provider", "anthropic"], 2, says="API key"),
@@ -104,10 +124,16 @@ CASES = [
     Case("resume: --record into a directory", ["resume", "chat_nope", "--record", "{w}/dir"], 2, says="--record"),
     # resume
     Case("resume: an unknown chat", ["resume", "chat_nope"], 2, says="chat_nope"),
-    Case("resume: config.toml not UTF-8", ["resume", "chat_nope"], 2, home_files={"config.toml": NOT_UTF8},
-         says="config.toml"),
-    Case("resume: policy.toml not TOML", ["resume", "chat_nope"], 2, home_files={"policy.toml": "x = \n"},
-         says="policy"),
+    Case(
+        "resume: config.toml not UTF-8",
+        ["resume", "chat_nope"],
+        2,
+        home_files={"config.toml": NOT_UTF8},
+        says="config.toml",
+    ),
+    Case(
+        "resume: policy.toml not TOML", ["resume", "chat_nope"], 2, home_files={"policy.toml": "x = \n"}, says="policy"
+    ),
     # search
     Case("search: missing catalog", ["search", "x", "--tools", "/nonexistent/tools.jsonl"], 2),
     Case("search: catalog not UTF-8", ["search", "x", "--tools", "{w}/latin1.json"], 2),
@@ -154,8 +180,15 @@ def _run(case: Case, root: Path, work: Path, index: int) -> Ran:
     if case.home_is is not None:
         case.home_is(home)
     args = [a.replace("{w}", str(work)) for a in case.args]
-    r = subprocess.run(deferchat(*args), capture_output=True, text=True, env=subprocess_env(home), cwd=work,
-                       timeout=120, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        deferchat(*args),
+        capture_output=True,
+        text=True,
+        env=subprocess_env(home),
+        cwd=work,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     return Ran(r.returncode, r.stderr, args)
 
 
@@ -182,19 +215,30 @@ def test_a_bad_input_is_one_clean_line(case: Case, ran: dict[str, Ran]) -> None:
     assert case.says in lines[0], where
 
 
-@pytest.mark.parametrize("args", [
-    ["ask", "hi", "--roster", "{w}/roster.json", "--script", "{w}/script.json", "--json"],
-    ["plan", "--roster", "production", "--json"],
-    ["search", "--queries", "{w}/queries.jsonl", "--roster", "production"],
-], ids=["ask --json", "plan --json", "search --queries"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ask", "hi", "--roster", "{w}/roster.json", "--script", "{w}/script.json", "--json"],
+        ["plan", "--roster", "production", "--json"],
+        ["search", "--queries", "{w}/queries.jsonl", "--roster", "production"],
+    ],
+    ids=["ask --json", "plan --json", "search --queries"],
+)
 def test_a_reader_that_leaves_early_ends_the_program_quietly(args: list[str], tmp_path: Path, home: Path) -> None:
     """``deferchat ... | head -1``: the program ends with its usual code, and nothing on stderr."""
     work = _work(tmp_path)
-    (work / "queries.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "query": "send an email"}) + "\n"
-                                                for i in range(3000)))
+    (work / "queries.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{i}", "query": "send an email"}) + "\n" for i in range(3000))
+    )
     args = [a.replace("{w}", str(work)) for a in args]
-    proc = subprocess.Popen(deferchat(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=subprocess_env(home), cwd=work, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        deferchat(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(home),
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(1)  # the first byte arrives; then the reader is gone
     proc.stdout.close()

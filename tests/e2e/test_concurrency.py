@@ -38,8 +38,17 @@ _AT_ONCE = (
 
 def start_together(home: Path, go: Path, commands: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
     env = subprocess_env(home)
-    procs = [subprocess.Popen([sys.executable, "-c", _AT_ONCE, str(go), *argv], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for argv in commands]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _AT_ONCE, str(go), *argv],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for argv in commands
+    ]
     time.sleep(1.5)  # let every process finish its imports
     go.touch()
     done = []
@@ -59,8 +68,14 @@ def test_thirty_processes_open_a_fresh_home_at_once(tmp_path: Path) -> None:
     assert failed == []
     assert all("Traceback" not in r.stderr for r in results)
 
-    listed = subprocess.run([sys.executable, "-m", "tui.main", "chats", "list", "--json"], cwd=ROOT,
-                            env=subprocess_env(home), capture_output=True, text=True, check=True)
+    listed = subprocess.run(
+        [sys.executable, "-m", "tui.main", "chats", "list", "--json"],
+        cwd=ROOT,
+        env=subprocess_env(home),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     chats = [json.loads(x) for x in listed.stdout.splitlines()]
     assert sorted(c["title"] for c in chats) == sorted(f"hello number {i}" for i in range(10))
     from core.store import Store
@@ -70,8 +85,9 @@ def test_thirty_processes_open_a_fresh_home_at_once(tmp_path: Path) -> None:
         roles = [(m.role, m.blocks[0].get("text", "") if m.blocks else "") for m in store.messages(chat["id"])]
         assert [r for r, _ in roles] == ["user", "assistant"] and roles[0][1] == chat["title"]
         assert chat["status"] == "idle"
-    applied = store.db.execute("select migration_set, name, count(*) from _sqlite_migrations "
-                               "group by migration_set, name having count(*) > 1").fetchall()
+    applied = store.db.execute(
+        "select migration_set, name, count(*) from _sqlite_migrations group by migration_set, name having count(*) > 1"
+    ).fetchall()
     assert applied == []  # every migration ran exactly once
 
 
@@ -83,18 +99,33 @@ QUICK = {"parts": [{"text": "A quick answer."}]}
 def slow(text: str, seconds: float) -> dict[str, object]:
     """An answer streamed over about ``seconds``: the turn holds its lease that long."""
     pieces = 20
-    return {"parts": [{"text": " ".join([text] * pieces), "chunk_chars": len(text) + 1}],
-            "chunk_delay": seconds / pieces}
+    return {
+        "parts": [{"text": " ".join([text] * pieces), "chunk_chars": len(text) + 1}],
+        "chunk_delay": seconds / pieces,
+    }
 
 
 def run_cli(home: Path, *argv: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui.main", *argv], cwd=ROOT, env=subprocess_env(home, **env),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tui.main", *argv],
+        cwd=ROOT,
+        env=subprocess_env(home, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def popen_cli(home: Path, *argv: str, **env: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tui.main", *argv], cwd=ROOT, env=subprocess_env(home, **env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tui.main", *argv],
+        cwd=ROOT,
+        env=subprocess_env(home, **env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -113,8 +144,10 @@ def busy_line(err: str) -> None:
 def texts(home: Path, chat_id: str) -> list[tuple[str, str]]:
     from core.store import Store
 
-    return [(m.role, " ".join(str(b.get("text", b.get("type"))) for b in m.blocks))
-            for m in Store(home / "deferchat.db").messages(chat_id)]
+    return [
+        (m.role, " ".join(str(b.get("text", b.get("type"))) for b in m.blocks))
+        for m in Store(home / "deferchat.db").messages(chat_id)
+    ]
 
 
 @pytest.fixture
@@ -124,8 +157,9 @@ def model_args(tmp_path: Path) -> list[str]:
     return ["--roster", str(roster), "--provider", "openai-chat", "--model", "m"]
 
 
-def test_two_asks_on_one_chat_at_once_one_runs_the_other_is_busy_or_waits(tmp_path: Path, model_args: list[str]
-                                                                          ) -> None:
+def test_two_asks_on_one_chat_at_once_one_runs_the_other_is_busy_or_waits(
+    tmp_path: Path, model_args: list[str]
+) -> None:
     home = tmp_path / "home"
     script = [QUICK, slow("second", 4), slow("third", 3), {"parts": [{"text": "The fourth answer."}]}]
     with serve(script, timeout=300) as server:
@@ -135,8 +169,9 @@ def test_two_asks_on_one_chat_at_once_one_runs_the_other_is_busy_or_waits(tmp_pa
         chat_id = json.loads(run_cli(home, "chats", "list", "--json").stdout.splitlines()[0])["id"]
 
         # two at the same moment: exactly one turn, one request to the model
-        together = start_together(home, tmp_path / "go", [["ask", word, "--chat", chat_id, *base]
-                                                          for word in ("second", "second too")])
+        together = start_together(
+            home, tmp_path / "go", [["ask", word, "--chat", chat_id, *base] for word in ("second", "second too")]
+        )
         codes = sorted(r.returncode for r in together)
         assert codes == [0, 4], [(r.returncode, r.stderr) for r in together]
         busy_line(next(r for r in together if r.returncode == 4).stderr)
@@ -161,25 +196,64 @@ def test_two_asks_on_one_chat_at_once_one_runs_the_other_is_busy_or_waits(tmp_pa
 
 def test_two_resumes_of_one_parked_write_run_it_once(tmp_path: Path) -> None:
     home, written, release = tmp_path / "home", tmp_path / "written.txt", tmp_path / "release"
-    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"slow": {
-        "command": sys.executable, "args": ["-m", "tests.mcp_servers.slow_write"],
-        "env": {"PYTHONPATH": str(ROOT), "SLOW_WRITE_FILE": str(written), "SLOW_WRITE_RELEASE": str(release),
-                "SLOW_WRITE_SECONDS": "60"}}}}))
+    (tmp_path / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "slow": {
+                        "command": sys.executable,
+                        "args": ["-m", "tests.mcp_servers.slow_write"],
+                        "env": {
+                            "PYTHONPATH": str(ROOT),
+                            "SLOW_WRITE_FILE": str(written),
+                            "SLOW_WRITE_RELEASE": str(release),
+                            "SLOW_WRITE_SECONDS": "60",
+                        },
+                    }
+                }
+            }
+        )
+    )
     (tmp_path / "roster.json").write_text(json.dumps({"agent": {"name": "w", "version": "1"}}))
-    (tmp_path / "script.json").write_text(json.dumps({"turns": [
-        [{"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}],
-        [{"type": "text", "text": "Written."}],
-    ]}))
-    parked = run_cli(home, "ask", "write once", "--roster", str(tmp_path / "roster.json"), "--mcp-config",
-                     str(tmp_path / "mcp.json"), "--script", str(tmp_path / "script.json"), "--approve", "park",
-                     "--json")
+    (tmp_path / "script.json").write_text(
+        json.dumps(
+            {
+                "turns": [
+                    [{"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}],
+                    [{"type": "text", "text": "Written."}],
+                ]
+            }
+        )
+    )
+    parked = run_cli(
+        home,
+        "ask",
+        "write once",
+        "--roster",
+        str(tmp_path / "roster.json"),
+        "--mcp-config",
+        str(tmp_path / "mcp.json"),
+        "--script",
+        str(tmp_path / "script.json"),
+        "--approve",
+        "park",
+        "--json",
+    )
     assert parked.returncode == 3, parked.stderr
     chat_id = json.loads(parked.stdout.splitlines()[-1])["chat_id"]
 
     env = subprocess_env(home)
-    procs = [subprocess.Popen([sys.executable, "-c", _AT_ONCE, str(tmp_path / "go"), "resume", chat_id,
-                               "--approve", "yes", "--json"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _AT_ONCE, str(tmp_path / "go"), "resume", chat_id, "--approve", "yes", "--json"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     time.sleep(1.5)
     (tmp_path / "go").touch()
     try:
@@ -201,8 +275,12 @@ def test_two_resumes_of_one_parked_write_run_it_once(tmp_path: Path) -> None:
     from core.store import Store
 
     store = Store(home / "deferchat.db")
-    results_for_call = [b for m in store.messages(chat_id) for b in m.blocks
-                        if b.get("type") == "tool_result" and b.get("tool_use_id") == "toolu_w1"]
+    results_for_call = [
+        b
+        for m in store.messages(chat_id)
+        for b in m.blocks
+        if b.get("type") == "tool_result" and b.get("tool_use_id") == "toolu_w1"
+    ]
     assert len(results_for_call) == 1 and [i.status for i in store.invocations(chat_id)] == ["completed"]
     assert store.open_turn(chat_id) is None and store.lease_of(chat_id) is None
 
@@ -230,8 +308,9 @@ def test_a_killed_lease_holder_frees_the_chat(gone: str, tmp_path: Path, model_a
         assert lease is not None and lease.owner.split("/")[2] == str(holder.pid)
         if gone == "another machine":
             conn = sqlite3.connect(home / "deferchat.db")
-            conn.execute("update turn_leases set owner = 'elsewhere/1/' || ? || '/0000' where chat_id = ?",
-                         [holder.pid, chat.id])
+            conn.execute(
+                "update turn_leases set owner = 'elsewhere/1/' || ? || '/0000' where chat_id = ?", [holder.pid, chat.id]
+            )
             conn.commit()
             conn.close()
             refused = run_cli(home, "resume", chat.id)

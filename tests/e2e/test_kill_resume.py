@@ -22,20 +22,47 @@ def _deferchat(*args: str) -> list[str]:
 def test_kill_9_mid_write_then_resume_never_runs_the_write_twice(tmp_path, home):
     written, release = tmp_path / "written.txt", tmp_path / "release"
     env = subprocess_env(home)
-    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"slow": {
-        "command": sys.executable, "args": ["-m", "tests.mcp_servers.slow_write"],
-        "env": {"PYTHONPATH": str(ROOT), "SLOW_WRITE_FILE": str(written), "SLOW_WRITE_RELEASE": str(release),
-                "SLOW_WRITE_SECONDS": "60"}}}}))
+    (tmp_path / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "slow": {
+                        "command": sys.executable,
+                        "args": ["-m", "tests.mcp_servers.slow_write"],
+                        "env": {
+                            "PYTHONPATH": str(ROOT),
+                            "SLOW_WRITE_FILE": str(written),
+                            "SLOW_WRITE_RELEASE": str(release),
+                            "SLOW_WRITE_SECONDS": "60",
+                        },
+                    }
+                }
+            }
+        )
+    )
     (tmp_path / "roster.json").write_text(json.dumps({"agent": {"name": "crash", "version": "1"}}))
-    (tmp_path / "script.json").write_text(json.dumps({"turns": [
-        [{"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}],
-        [{"type": "text", "text": "I could not confirm the write."}],
-    ]}))
+    (tmp_path / "script.json").write_text(
+        json.dumps(
+            {
+                "turns": [
+                    [{"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}],
+                    [{"type": "text", "text": "I could not confirm the write."}],
+                ]
+            }
+        )
+    )
     common = ["--roster", str(tmp_path / "roster.json"), "--mcp-config", str(tmp_path / "mcp.json")]
-    proc = subprocess.Popen(_deferchat("ask", "write once", *common, "--script", str(tmp_path / "script.json"),
-                                       "--approve", "yes", "--json"),
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=tmp_path,
-                            start_new_session=True, text=True)
+    proc = subprocess.Popen(
+        _deferchat(
+            "ask", "write once", *common, "--script", str(tmp_path / "script.json"), "--approve", "yes", "--json"
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+        text=True,
+    )
     chat_id = None
     try:
         deadline = time.monotonic() + 60
@@ -52,8 +79,14 @@ def test_kill_9_mid_write_then_resume_never_runs_the_write_twice(tmp_path, home)
     assert chat_id, "the tool never started"
     release.touch()  # a re-run would return at once: it must not happen anyway
 
-    r = subprocess.run(_deferchat("resume", chat_id, "--approve", "yes", "--json"), capture_output=True, text=True,
-                       env=env, cwd=tmp_path, timeout=120)
+    r = subprocess.run(
+        _deferchat("resume", chat_id, "--approve", "yes", "--json"),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     events = [json.loads(x) for x in r.stdout.splitlines()]
     failed = [e for e in events if e["type"] == "tool.failed"]

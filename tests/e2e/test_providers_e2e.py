@@ -58,30 +58,67 @@ def write_config(home: Path, **settings: Any) -> None:
 
 def fx_roster(home: Path, *, deferred: tuple[str, ...], defined: tuple[str, ...] = ()) -> list[str]:
     """Roster + MCP config: the fx server's tools, ``deferred`` ones deferred. Returns CLI options."""
-    tools = [dict(t, annotations={"read_only_hint": True, "open_world_hint": True})
-             for t in FX_TOOLS if t["name"] in deferred + defined]
-    (home / "roster.json").write_text(json.dumps({
-        "agent": {"name": "fx", "version": "1", "deferred": [FX[n] for n in deferred]},
-        "configured": [], "servers": [{"name": "fx", "tools": tools}]}))
-    (home / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": {
-        "command": sys.executable, "args": ["-m", "tests.mcp_servers.fx"],
-        "env": {"PYTHONPATH": str(ROOT), "FX_TOOLS": ",".join(deferred + defined)}}}}))
+    tools = [
+        dict(t, annotations={"read_only_hint": True, "open_world_hint": True})
+        for t in FX_TOOLS
+        if t["name"] in deferred + defined
+    ]
+    (home / "roster.json").write_text(
+        json.dumps(
+            {
+                "agent": {"name": "fx", "version": "1", "deferred": [FX[n] for n in deferred]},
+                "configured": [],
+                "servers": [{"name": "fx", "tools": tools}],
+            }
+        )
+    )
+    (home / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fx": {
+                        "command": sys.executable,
+                        "args": ["-m", "tests.mcp_servers.fx"],
+                        "env": {"PYTHONPATH": str(ROOT), "FX_TOOLS": ",".join(deferred + defined)},
+                    }
+                }
+            }
+        )
+    )
     return ["--roster", str(home / "roster.json"), "--mcp-config", str(home / "mcp.json")]
 
 
 def notes_roster(home: Path) -> list[str]:
     """The vercel recordings' tools as roster tools with no implementation here."""
-    (home / "notes.json").write_text(json.dumps({
-        "agent": {"name": "notes", "version": "1", "deferred": ["editor.execute_operation"]},
-        "configured": [
-            {"name": "notes.read_tree", "description": "Read the tree of blocks of a note.", "side_effect": "NONE",
-             "input_schema": {"type": "object", "properties": {"noteId": {"type": "string"}},
-                              "required": ["noteId"]}},
-            {"name": "editor.execute_operation", "description": "Insert, update or delete blocks of a note.",
-             "side_effect": "WORKSPACE_WRITE",
-             "input_schema": {"type": "object", "properties": {"noteId": {"type": "string"},
-                                                               "operations": {"type": "array"}},
-                              "required": ["noteId", "operations"]}}]}))
+    (home / "notes.json").write_text(
+        json.dumps(
+            {
+                "agent": {"name": "notes", "version": "1", "deferred": ["editor.execute_operation"]},
+                "configured": [
+                    {
+                        "name": "notes.read_tree",
+                        "description": "Read the tree of blocks of a note.",
+                        "side_effect": "NONE",
+                        "input_schema": {
+                            "type": "object",
+                            "properties": {"noteId": {"type": "string"}},
+                            "required": ["noteId"],
+                        },
+                    },
+                    {
+                        "name": "editor.execute_operation",
+                        "description": "Insert, update or delete blocks of a note.",
+                        "side_effect": "WORKSPACE_WRITE",
+                        "input_schema": {
+                            "type": "object",
+                            "properties": {"noteId": {"type": "string"}, "operations": {"type": "array"}},
+                            "required": ["noteId", "operations"],
+                        },
+                    },
+                ],
+            }
+        )
+    )
     return ["--roster", str(home / "notes.json")]
 
 
@@ -104,11 +141,13 @@ def cassette_replies(rec: Recording) -> list[tuple[int, str, bytes]]:
     for interaction in rec.interactions:
         response = interaction["response"]
         if "parsed_body" in response:
-            out.append((response["status"]["code"], JSON,
-                        json.dumps(rename(response["parsed_body"], rec.to_wire)).encode()))
+            out.append(
+                (response["status"]["code"], JSON, json.dumps(rename(response["parsed_body"], rec.to_wire)).encode())
+            )
         else:
-            out.append((response["status"]["code"], SSE,
-                        rename_sse_text(response["body"]["string"], rec.to_wire).encode()))
+            out.append(
+                (response["status"]["code"], SSE, rename_sse_text(response["body"]["string"], rec.to_wire).encode())
+            )
     return out
 
 
@@ -158,7 +197,8 @@ def test_anthropic_native_search_end_to_end_and_across_two_turns(home, capsys):
     searches = of(events, "model.tool_search")
     assert [(s["executor"], s["query"], s["references"]) for s in searches] == [
         ("server", "USD EUR exchange rate currency conversion", []),
-        ("server", "USD EUR exchange rate currency conversion", ["mcp.fx.get_exchange_rate"])]
+        ("server", "USD EUR exchange rate currency conversion", ["mcp.fx.get_exchange_rate"]),
+    ]
     [requested] = of(events, "tool.requested")
     [completed] = of(events, "tool.completed")
     assert requested["name"] == completed["name"] == "mcp.fx.get_exchange_rate"
@@ -171,8 +211,9 @@ def test_anthropic_native_search_end_to_end_and_across_two_turns(home, capsys):
     # What a correct client sent (the cassette), and what deferchat sent, are the same tools:
     # every deferred tool declared with defer_loading, and the BM25 search tool injected.
     assert without(sent[0]["tools"], "cache_control") == rec.requests[0]["tools"]
-    assert sent[0]["messages"] == [{"role": "user", "content": [{"type": "text", "text": prompt,
-                                                                 "cache_control": {"type": "ephemeral"}}]}]
+    assert sent[0]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}]}
+    ]
     # The next request echoes the whole assistant turn: server_tool_use, its result, the call.
     assert without(sent[1]["messages"][1], "cache_control") == rec.requests[1]["messages"][1]
     [answer] = sent[1]["messages"][2]["content"]
@@ -194,9 +235,19 @@ def test_anthropic_deferred_search_result_through_auto_and_a_declared_gateway(ho
     assert len(replies) == 3
     with ReplayServer(replies) as server:
         write_config(home, anthropic_gateways=[server.url], anthropic_tool_search=flavour)
-        code, events = ask(capsys, "Add a bullet 'bye' after 'hi' in my note.", "--provider", "anthropic",
-                           "--model", "claude-sonnet-4-6", "--base-url", server.url, "--strategy", "auto",
-                           *notes_roster(home))
+        code, events = ask(
+            capsys,
+            "Add a bullet 'bye' after 'hi' in my note.",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-4-6",
+            "--base-url",
+            server.url,
+            "--strategy",
+            "auto",
+            *notes_roster(home),
+        )
     assert code == 0, events
     plan = of(events, "plan")[0]
     assert plan["strategy"] == "anthropic"
@@ -230,8 +281,9 @@ def test_anthropic_deferred_search_result_through_auto_and_a_declared_gateway(ho
     # request 3 echoes the result that opened response 2, references in wire form
     echo2 = sent[2]["messages"][3]["content"]
     assert echo2[0]["type"] == "tool_search_tool_result" and echo2[0]["tool_use_id"] == searches[0]["id"]
-    assert echo2[0]["content"]["tool_references"] == [{"type": "tool_reference", "tool_name": encode(n)}
-                                                       for n in searches[1]["references"]]
+    assert echo2[0]["content"]["tool_references"] == [
+        {"type": "tool_reference", "tool_name": encode(n)} for n in searches[1]["references"]
+    ]
     assert echo2[-1]["type"] == "tool_use" and echo2[-1]["name"] == "editor__execute_operation"
     assert sent[2]["messages"][4]["content"][0]["tool_use_id"] == second_call["call_id"]
     assert of(events, "turn.completed")[0]["status"] == "done"
@@ -245,8 +297,19 @@ def test_openai_hosted_search_end_to_end(home, capsys):
     prompt = rec.requests[0]["input"][0]["content"]
     opts = fx_roster(home, deferred=("get_exchange_rate", "stock_lookup"))
     with ReplayServer(cassette_replies(rec)) as server:
-        code, events = ask(capsys, prompt, "--provider", "openai", "--model", "gpt-5.4", "--base-url",
-                           server.url + "/v1", "--strategy", "openai", *opts)
+        code, events = ask(
+            capsys,
+            prompt,
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-5.4",
+            "--base-url",
+            server.url + "/v1",
+            "--strategy",
+            "openai",
+            *opts,
+        )
     assert code == 0, events
     assert of(events, "plan")[0]["strategy"] == "openai"
     sent = [r["body"] for r in server.requests]
@@ -260,8 +323,13 @@ def test_openai_hosted_search_end_to_end(home, capsys):
     assert completed["name"] == "mcp.fx.get_exchange_rate" and completed["call_id"] == "call_CeXueyTqEJ1rgm84BHSwNPz8"
     # request 2 echoes the hosted search items verbatim, the call exactly as the recorded client did
     items = sent[1]["input"]
-    assert [i.get("type", "message") for i in items] == ["message", "tool_search_call", "tool_search_output",
-                                                         "function_call", "function_call_output"]
+    assert [i.get("type", "message") for i in items] == [
+        "message",
+        "tool_search_call",
+        "tool_search_output",
+        "function_call",
+        "function_call_output",
+    ]
     assert items[3] == rec.requests[1]["input"][2]
     assert items[4]["call_id"] == "call_CeXueyTqEJ1rgm84BHSwNPz8" and "1 USD = 0.92 EUR" in items[4]["output"]
     assert of(events, "model.text")[-1]["text"] == "1 USD = 0.92 EUR"
@@ -276,14 +344,26 @@ def test_openai_client_executed_search_end_to_end(home, capsys):
     prompt = rec.requests[0]["input"][0]["content"]
     opts = fx_roster(home, deferred=("get_exchange_rate", "stock_lookup"), defined=("get_weather",))
     with ReplayServer(cassette_replies(rec)) as server:
-        code, events = ask(capsys, prompt, "--provider", "openai", "--model", "gpt-5.4", "--base-url",
-                           server.url + "/v1", "--strategy", "openai", *opts)
+        code, events = ask(
+            capsys,
+            prompt,
+            "--provider",
+            "openai",
+            "--model",
+            "gpt-5.4",
+            "--base-url",
+            server.url + "/v1",
+            "--strategy",
+            "openai",
+            *opts,
+        )
     assert code == 0, events
     sent = [r["body"] for r in server.requests]
     assert len(sent) == 3
     ours, theirs = by_name(sent[0]["tools"]), without(by_name(rec.requests[0]["tools"]), "strict")
-    assert {k: v for k, v in ours.items() if k != "tool_search"} == {k: v for k, v in theirs.items()
-                                                                     if k != "tool_search"}
+    assert {k: v for k, v in ours.items() if k != "tool_search"} == {
+        k: v for k, v in theirs.items() if k != "tool_search"
+    }
     search_tool = ours["tool_search"]
     assert search_tool["execution"] == "client" and set(search_tool) == set(theirs["tool_search"])
     assert search_tool["parameters"]["properties"]["queries"]["items"] == {"type": "string"}
@@ -291,8 +371,9 @@ def test_openai_client_executed_search_end_to_end(home, capsys):
 
     [asked, answered] = of(events, "model.tool_search")
     assert asked["executor"] == answered["executor"] == "client" and asked["id"] == answered["id"]
-    assert answered["query"] == ("exchange rate currency converter USD EUR current | "
-                                 "foreign exchange USD to EUR live rate")
+    assert answered["query"] == (
+        "exchange rate currency converter USD EUR current | foreign exchange USD to EUR live rate"
+    )
     assert answered["references"] == ["mcp.fx.get_exchange_rate"]
     # the search call echoed and answered exactly as the recorded client did
     assert sent[1]["input"][1:] == without(rec.requests[1]["input"][1:], "strict")
@@ -313,11 +394,17 @@ def chat_sse(completion: dict[str, Any]) -> bytes:
     delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
     if message.get("tool_calls"):
         delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
-    base = {"id": completion["id"], "object": "chat.completion.chunk", "created": completion["created"],
-            "model": completion["model"]}
-    chunks = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-              {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
-              {**base, "choices": [], "usage": completion["usage"]}]
+    base = {
+        "id": completion["id"],
+        "object": "chat.completion.chunk",
+        "created": completion["created"],
+        "model": completion["model"],
+    }
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        {**base, "choices": [], "usage": completion["usage"]},
+    ]
     return ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
 
 
@@ -338,8 +425,19 @@ def test_active_tools_on_an_openai_compatible_endpoint(home, capsys):
     opts = fx_roster(home, deferred=("get_exchange_rate", "stock_lookup"), defined=("get_weather",))
     replies = [(200, SSE, chat_sse(our_search_arguments(r))) for r in rec.responses[:3]]
     with ReplayServer(replies) as server:
-        code, events = ask(capsys, prompt, "--provider", "openai-chat", "--model", "gpt-5.4-mini", "--base-url",
-                           server.url + "/v1", "--strategy", "auto", *opts)
+        code, events = ask(
+            capsys,
+            prompt,
+            "--provider",
+            "openai-chat",
+            "--model",
+            "gpt-5.4-mini",
+            "--base-url",
+            server.url + "/v1",
+            "--strategy",
+            "auto",
+            *opts,
+        )
     assert code == 0, events
     plan = of(events, "plan")[0]
     assert plan["strategy"] == "active-tools" and "Chat Completions" in plan["strategy_reason"]
@@ -347,8 +445,11 @@ def test_active_tools_on_an_openai_compatible_endpoint(home, capsys):
     assert [r["path"] for r in server.requests] == ["/v1/chat/completions"] * 3
     wire = {n: encode(n) for n in ("tool.search", *FX.values())}
     # step 1: the base tools only, as the recorded client had them (its search tool is ours here)
-    assert set(by_name(sent[0]["tools"])) == set(by_name(rec.requests[0]["tools"])) == {
-        wire["tool.search"], wire["mcp.fx.get_weather"]}
+    assert (
+        set(by_name(sent[0]["tools"]))
+        == set(by_name(rec.requests[0]["tools"]))
+        == {wire["tool.search"], wire["mcp.fx.get_weather"]}
+    )
     # the search found the tool; step 2's array adds it, defined exactly as the recorded client defined it
     [search] = of(events, "model.tool_search")
     assert search["executor"] == "client" and search["references"][0] == "mcp.fx.get_exchange_rate"
@@ -376,13 +477,30 @@ def test_active_tools_on_an_openai_compatible_endpoint(home, capsys):
 
 def test_plan_shows_the_resolved_strategy_and_its_reason(home, capsys):
     write_config(home, anthropic_gateways=["http://127.0.0.1:9"])
-    cases = [("anthropic", "http://127.0.0.1:9", "anthropic", "declared gateway"),
-             ("anthropic", "https://api.deepseek.com/anthropic", "active-tools", "DeepSeek"),
-             ("openai", "https://api.openai.com/v1", "openai", "Responses API"),
-             ("openai-chat", "http://127.0.0.1:11434/v1", "active-tools", "Chat Completions")]
+    cases = [
+        ("anthropic", "http://127.0.0.1:9", "anthropic", "declared gateway"),
+        ("anthropic", "https://api.deepseek.com/anthropic", "active-tools", "DeepSeek"),
+        ("openai", "https://api.openai.com/v1", "openai", "Responses API"),
+        ("openai-chat", "http://127.0.0.1:11434/v1", "active-tools", "Chat Completions"),
+    ]
     for provider, base_url, strategy, why in cases:
-        assert main(["plan", "--strategy", "auto", "--provider", provider, "--base-url", base_url,
-                     "--model", "claude-sonnet-4-5" if provider == "anthropic" else "gpt-5.4", "--json"]) == 0
+        assert (
+            main(
+                [
+                    "plan",
+                    "--strategy",
+                    "auto",
+                    "--provider",
+                    provider,
+                    "--base-url",
+                    base_url,
+                    "--model",
+                    "claude-sonnet-4-5" if provider == "anthropic" else "gpt-5.4",
+                    "--json",
+                ]
+            )
+            == 0
+        )
         plan = json.loads(capsys.readouterr().out)
         assert (plan["strategy"], why in plan["strategy_reason"]) == (strategy, True), plan["strategy_reason"]
 
@@ -396,10 +514,32 @@ def test_the_api_key_reaches_the_provider_and_nowhere_else(home):
     env = subprocess_env(home / "home", ANTHROPIC_API_KEY=SECRET)
     with ReplayServer(vercel_replies("anthropic-tool-search-deferred-bm25.chunks.txt", NOTES)) as server:
         write_config(home, anthropic_gateways=[server.url])
-        r = subprocess.run([sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())",
-                            "ask", "Add a bullet 'bye' after 'hi'.", "--provider", "anthropic", "--model", "claude-sonnet-4-6", "--base-url",
-                            server.url, "--strategy", "auto", *notes_roster(home), "--approve", "yes", "--json"],
-                           capture_output=True, text=True, env=env, cwd=home, timeout=120)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from tui.main import main; sys.exit(main())",
+                "ask",
+                "Add a bullet 'bye' after 'hi'.",
+                "--provider",
+                "anthropic",
+                "--model",
+                "claude-sonnet-4-6",
+                "--base-url",
+                server.url,
+                "--strategy",
+                "auto",
+                *notes_roster(home),
+                "--approve",
+                "yes",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=home,
+            timeout=120,
+        )
     assert r.returncode == 0, r.stderr
     assert len(server.requests) == 3 and all(SECRET in " ".join(req["headers"].values()) for req in server.requests)
     events = [json.loads(line) for line in r.stdout.splitlines()]

@@ -16,11 +16,34 @@ from core.mcp.convert import listed_tool_problem
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 SEQUENCES = [
-    "\x1b[2K", "\x1b[1G", "\x1b[31;1m", "\x1b[8m", "\x1b[?1049h", "\x1b[6n", "\x1b]0;title\x07", "\x1b]52;c;aGk=\x1b\\",
-    "\x1b]8;;https://x.example\x1b\\link\x1b]8;;\x1b\\", "\x1bP+q544e\x1b\\", "\x1b_apc\x1b\\",
-    "\x1bc", "\x1b7", "\x1b(0",
-    "\x9b2J", "\x9d0;t\x9c", "\x90q\x9c", "\r", "\b", "\x00", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\u200b",
-    "\U000e0041\U000e007f", "\ud83d",
+    "\x1b[2K",
+    "\x1b[1G",
+    "\x1b[31;1m",
+    "\x1b[8m",
+    "\x1b[?1049h",
+    "\x1b[6n",
+    "\x1b]0;title\x07",
+    "\x1b]52;c;aGk=\x1b\\",
+    "\x1b]8;;https://x.example\x1b\\link\x1b]8;;\x1b\\",
+    "\x1bP+q544e\x1b\\",
+    "\x1b_apc\x1b\\",
+    "\x1bc",
+    "\x1b7",
+    "\x1b(0",
+    "\x9b2J",
+    "\x9d0;t\x9c",
+    "\x90q\x9c",
+    "\r",
+    "\b",
+    "\x00",
+    "\x7f",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\u200b",
+    "\U000e0041\U000e007f",
+    "\ud83d",
 ]
 CONTROLS = st.one_of(
     st.sampled_from(SEQUENCES),
@@ -56,8 +79,7 @@ def test_each_removed_character_is_shown_and_the_rest_is_kept(text: str, multili
     visible escape (nothing is dropped silently)."""
     shown = safe(text, multiline=multiline)
     source = text.replace("\r\n", "\n") if multiline else text
-    rebuilt = "".join(ch if (not is_control(ch) or (multiline and ch in "\n\t")) else escape_char(ch)
-                      for ch in source)
+    rebuilt = "".join(ch if (not is_control(ch) or (multiline and ch in "\n\t")) else escape_char(ch) for ch in source)
     assert shown == rebuilt
 
 
@@ -77,8 +99,23 @@ def test_a_clipped_text_is_at_most_max_len_and_stays_clean(text: str, most: int)
     assert safe(shown, max_len=most) == shown
 
 
-NAME_CHARS = st.sampled_from([*"abcXYZ019._-", "\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\u200e", "\u200b",
-                              "\ufeff", "\u2028", "\U000e0041", "\x00", "\x7f"])
+NAME_CHARS = st.sampled_from(
+    [
+        *"abcXYZ019._-",
+        "\x1b",
+        "\x07",
+        "\x9b",
+        "\u202e",
+        "\u2066",
+        "\u200e",
+        "\u200b",
+        "\ufeff",
+        "\u2028",
+        "\U000e0041",
+        "\x00",
+        "\x7f",
+    ]
+)
 
 
 @FUZZ

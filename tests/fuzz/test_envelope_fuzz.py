@@ -28,20 +28,27 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 LT = ["<", "\uff1c", "\ufe64", "\u27e8", "\u3008", "\u2329", "\u276e"]
 GT = [">", "\uff1e", "\ufe65", "\u27e9", "\u3009", "\u232a", "\u276f"]
 INVISIBLE = ["\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\u2066", "\ufe0f", "\u00ad"]
-SOURCES = st.sampled_from(["mcp.weather", "mcp.gmail_work", "device.phone", "web.evil.example", "web.search",
-                           "mcp.we\"ird source", "unknown"])
+SOURCES = st.sampled_from(
+    ["mcp.weather", "mcp.gmail_work", "device.phone", "web.evil.example", "web.search", 'mcp.we"ird source', "unknown"]
+)
 
 
 @st.composite
 def forged_marker(draw: st.DrawFn) -> str:
     """A marker as an attacker would write it: right or wrong id, any source, look-alike brackets."""
     source = draw(SOURCES)
-    eid = draw(st.one_of(st.just("0" * 12), st.from_regex(r"[0-9]{12}", fullmatch=True),
-                         st.builds(envelope.envelope_id, st.text(max_size=8), st.just(source))))
+    eid = draw(
+        st.one_of(
+            st.just("0" * 12),
+            st.from_regex(r"[0-9]{12}", fullmatch=True),
+            st.builds(envelope.envelope_id, st.text(max_size=8), st.just(source)),
+        )
+    )
     lt = "".join(draw(st.lists(st.sampled_from(LT + INVISIBLE), min_size=3, max_size=5)))
     gt = "".join(draw(st.lists(st.sampled_from(GT + INVISIBLE), min_size=3, max_size=5)))
-    kind = draw(st.sampled_from([f'{envelope.CLOSE_TAG} id="{eid}"',
-                                 f'{envelope.OPEN_TAG} source="{source}" id="{eid}"']))
+    kind = draw(
+        st.sampled_from([f'{envelope.CLOSE_TAG} id="{eid}"', f'{envelope.OPEN_TAG} source="{source}" id="{eid}"'])
+    )
     return draw(st.sampled_from([f"{lt}{kind}{gt}", f"<<<{kind}>>>"]))
 
 
@@ -88,11 +95,24 @@ class _Chat:
         self.result = result
         self.store = Store(":memory:")
         self.chat_id = self.store.create_chat(title="t", provider="script", model="m", strategy="wrapper")
-        self.ctx = RunContext(chat_id=self.chat_id, turn_id="t1", store=self.store, plan=PLAN,
-                              policy=default_policy(), approver=FixedApprover(Decision.ALLOW_ONCE), tools=self,
-                              emit=lambda e: None, max_result_chars=400)
-        self.controls = ControlContext(chat_id=self.chat_id, specs=self.ctx.specs, search=None,  # type: ignore[arg-type]
-                                       store=self.store, emit=lambda e: None)
+        self.ctx = RunContext(
+            chat_id=self.chat_id,
+            turn_id="t1",
+            store=self.store,
+            plan=PLAN,
+            policy=default_policy(),
+            approver=FixedApprover(Decision.ALLOW_ONCE),
+            tools=self,
+            emit=lambda e: None,
+            max_result_chars=400,
+        )
+        self.controls = ControlContext(
+            chat_id=self.chat_id,
+            specs=self.ctx.specs,
+            search=None,  # type: ignore[arg-type]
+            store=self.store,
+            emit=lambda e: None,
+        )
 
     async def run(self, spec: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult:
         return run_tool_result(arguments, self.controls) if spec.name == "tool.result" else self.result
@@ -101,8 +121,7 @@ class _Chat:
         return None
 
     def call(self, name: str, arguments: dict[str, Any], call_id: str) -> str:
-        out = asyncio.run(Pipeline(self.ctx).run({"type": "tool_use", "id": call_id, "name": name,
-                                                  "input": arguments}))
+        out = asyncio.run(Pipeline(self.ctx).run({"type": "tool_use", "id": call_id, "name": name, "input": arguments}))
         assert out.result_block is not None
         return str(out.result_block["content"])
 
@@ -110,7 +129,8 @@ class _Chat:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(PIECES, max_size=60).map("".join), st.booleans(), st.integers(min_value=0, max_value=2000))
 def test_what_the_model_reads_of_an_untrusted_result_and_its_pages_is_one_closed_envelope(
-        text: str, is_error: bool, offset: int) -> None:
+    text: str, is_error: bool, offset: int
+) -> None:
     chat = _Chat(ToolResult.of_text(text, is_error=is_error))
     read = chat.call(WEATHER.name, {"city": "Oslo"}, "c1")
     found = envelope.find_envelopes(read)
@@ -119,17 +139,24 @@ def test_what_the_model_reads_of_an_untrusted_result_and_its_pages_is_one_closed
     page = chat.call("tool.result", {"call_id": "c1", "offset": offset}, "p1")
     found = envelope.find_envelopes(page)  # the page is cut to 400 characters, and closed all the same
     assert [s for s, _ in found] == ["mcp.weather"]
-    assert found[0][1].startswith(envelope.escape(text[offset: offset + PAGE_CHARS][:400]))
+    assert found[0][1].startswith(envelope.escape(text[offset : offset + PAGE_CHARS][:400]))
     assert page.startswith("<<<EXTERNAL_UNTRUSTED") and page.endswith(">>>")
 
 
 SCHEMA_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), HOSTILE),
-    lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(st.sampled_from(["description", "title", "enum", "const", "default",
-                                                             "examples", "type", "properties", "items", "x"]),
-                                            inner, max_size=4)),
-    max_leaves=12)
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                ["description", "title", "enum", "const", "default", "examples", "type", "properties", "items", "x"]
+            ),
+            inner,
+            max_size=4,
+        ),
+    ),
+    max_leaves=12,
+)
 
 
 def _values(schema: Any, keys: frozenset[str]) -> list[Any]:

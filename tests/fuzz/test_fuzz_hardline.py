@@ -31,21 +31,33 @@ from tests.helpers import discovered, plan
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-START_CALL = discovered("bland_call", "start_call", SideEffect.NETWORK_WRITE,
-                        params={"phone_number": {"type": "string"}})
-SEND = discovered("gmail_work", "send_message", SideEffect.COMMUNICATION,
-                  params={"to": {"type": "array", "items": {"type": "string"}},
-                          "cc": {"type": "array", "items": {"type": "string"}}})
+START_CALL = discovered(
+    "bland_call", "start_call", SideEffect.NETWORK_WRITE, params={"phone_number": {"type": "string"}}
+)
+SEND = discovered(
+    "gmail_work",
+    "send_message",
+    SideEffect.COMMUNICATION,
+    params={"to": {"type": "array", "items": {"type": "string"}}, "cc": {"type": "array", "items": {"type": "string"}}},
+)
 OPEN = discovered("browser", "open", SideEffect.NETWORK_WRITE, params={"url": {"type": "string"}})
 POLICY = default_policy()
-URL_POLICY = parse_policy('[[hardline]]\ntool = "mcp.browser.open"\nargs = { url = "https://bank.example/transfer*" }\n'
-                          'reason = "no transfers"\n', "fuzz")
+URL_POLICY = parse_policy(
+    '[[hardline]]\ntool = "mcp.browser.open"\nargs = { url = "https://bank.example/transfer*" }\n'
+    'reason = "no transfers"\n',
+    "fuzz",
+)
 
 
 # --- phone numbers --------------------------------------------------------------------------------------
 
-DIGIT_FORMS = [lambda d: d, lambda d: chr(0xFF10 + int(d)), lambda d: chr(0x0660 + int(d)),
-               lambda d: chr(0x06F0 + int(d)), lambda d: chr(0x0966 + int(d))]
+DIGIT_FORMS = [
+    lambda d: d,
+    lambda d: chr(0xFF10 + int(d)),
+    lambda d: chr(0x0660 + int(d)),
+    lambda d: chr(0x06F0 + int(d)),
+    lambda d: chr(0x0966 + int(d)),
+]
 SEPARATORS = ["", "", "", " ", "-", ".", "/", "\u00a0", "\u2011", "\u2013", "\u2212", "\u200b", "\u2060", "  "]
 
 
@@ -62,8 +74,14 @@ def formatted_number(draw: st.DrawFn, country: str, national: str) -> str:
     area_text = write(area)
     if draw(st.booleans()):
         area_text = f"({area_text})"
-    text = prefix + write(country) + draw(st.sampled_from(SEPARATORS)) + area_text + \
-        draw(st.sampled_from(SEPARATORS)) + write(rest)
+    text = (
+        prefix
+        + write(country)
+        + draw(st.sampled_from(SEPARATORS))
+        + area_text
+        + draw(st.sampled_from(SEPARATORS))
+        + write(rest)
+    )
     return draw(st.sampled_from(["", " ", "\t"])) + text + draw(st.sampled_from(["", " ", "\n"]))
 
 
@@ -154,8 +172,9 @@ def transfer_url(draw: st.DrawFn) -> str:
     path = ""
     for seg in draw(st.lists(st.sampled_from([".", "x/..", "./.", "%2e", "a/%2E%2e"]), max_size=3)):
         path += seg + slash
-    word = "".join(f"%{ord(ch):02{draw(st.sampled_from(['x', 'X']))}}" if draw(st.booleans()) else ch
-                   for ch in "transfer")
+    word = "".join(
+        f"%{ord(ch):02{draw(st.sampled_from(['x', 'X']))}}" if draw(st.booleans()) else ch for ch in "transfer"
+    )
     tail = draw(st.sampled_from(["", "?to=1", "/now", "#top", "?a=%7e"]))
     url = f"{scheme}:{slash}{slash}{user}{host}{slash}{path}{word}{tail}"
     if draw(st.booleans()):
@@ -199,8 +218,16 @@ def test_the_pipeline_denies_every_variant_even_when_approved(data: st.DataObjec
     chat = store.create_chat(title="t", provider="script", model="m", strategy="wrapper")
     host = _Host()
     events: list[Any] = []
-    ctx = RunContext(chat_id=chat, turn_id="t1", store=store, plan=plan((), [START_CALL, SEND]), policy=POLICY,
-                     approver=FixedApprover(Decision.ALLOW_CHAT), tools=host, emit=events.append)
+    ctx = RunContext(
+        chat_id=chat,
+        turn_id="t1",
+        store=store,
+        plan=plan((), [START_CALL, SEND]),
+        policy=POLICY,
+        approver=FixedApprover(Decision.ALLOW_CHAT),
+        tools=host,
+        emit=events.append,
+    )
     asyncio.run(Pipeline(ctx).run({"type": "tool_use", "id": "c1", "name": name, "input": arguments}))
     assert host.calls == []
     assert [e.code for e in events if e.type == "tool.denied"] == [codes.DENIED_HARDLINE]
@@ -209,9 +236,11 @@ def test_the_pipeline_denies_every_variant_even_when_approved(data: st.DataObjec
 # --- idempotency ----------------------------------------------------------------------------------------
 
 URL_PIECES = [*"aZ09-._~%/\\?#[]@!$&'()*+,;=: \u00e9\u3002\uff21\t", "%2e", "%41", "%7a", "%zz", "..", "xn--"]
-url_text = st.builds(lambda scheme, rest: scheme + rest,
-                     st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "mailto:", "x-y:", "https:\\\\"]),
-                     st.lists(st.sampled_from(URL_PIECES), max_size=30).map("".join))
+url_text = st.builds(
+    lambda scheme, rest: scheme + rest,
+    st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "mailto:", "x-y:", "https:\\\\"]),
+    st.lists(st.sampled_from(URL_PIECES), max_size=30).map("".join),
+)
 
 
 def _idempotent(fn, value: str) -> None:
@@ -236,9 +265,16 @@ def test_canonical_phone_and_text_are_idempotent(value: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=30),
-                 st.builds(lambda a, b: f"{a}@{b}", st.text(max_size=10),
-                           st.text(alphabet="abcXYZ09-.\u3002\uff41\u00fc_", max_size=15))))
+@given(
+    st.one_of(
+        st.text(max_size=30),
+        st.builds(
+            lambda a, b: f"{a}@{b}",
+            st.text(max_size=10),
+            st.text(alphabet="abcXYZ09-.\u3002\uff41\u00fc_", max_size=15),
+        ),
+    )
+)
 def test_canonical_email_and_host_are_idempotent(value: str) -> None:
     _idempotent(canonical_email, value)
     _idempotent(canonical_host, value)

@@ -57,8 +57,8 @@ def v4_notation(draw: st.DrawFn, address: IPv4Address) -> str:
     octal or hex, the last holding the remaining bytes."""
     raw = int(address).to_bytes(4, "big")
     parts = draw(st.integers(1, 4))
-    head = [_number(draw, b) for b in raw[:parts - 1]]
-    text = ".".join([*head, _number(draw, int.from_bytes(raw[parts - 1:], "big"))])
+    head = [_number(draw, b) for b in raw[: parts - 1]]
+    text = ".".join([*head, _number(draw, int.from_bytes(raw[parts - 1 :], "big"))])
     return text + ("." if draw(st.booleans()) else "")
 
 
@@ -68,9 +68,14 @@ def v6_embedding(draw: st.DrawFn, address: IPv4Address) -> str:
     value = int(address)
     hi, lo = value >> 16, value & 0xFFFF
     form = draw(st.sampled_from(["mapped", "mapped-hex", "mapped-long", "compat", "nat64", "6to4"]))
-    text = {"mapped": f"::ffff:{address}", "mapped-hex": f"::ffff:{hi:x}:{lo:x}",
-            "mapped-long": f"0:0:0:0:0:ffff:{hi:04x}:{lo:04x}", "compat": f"::{address}",
-            "nat64": f"64:ff9b::{hi:x}:{lo:x}", "6to4": f"2002:{hi:x}:{lo:x}::{draw(st.integers(0, 0xFFFF)):x}"}[form]
+    text = {
+        "mapped": f"::ffff:{address}",
+        "mapped-hex": f"::ffff:{hi:x}:{lo:x}",
+        "mapped-long": f"0:0:0:0:0:ffff:{hi:04x}:{lo:04x}",
+        "compat": f"::{address}",
+        "nat64": f"64:ff9b::{hi:x}:{lo:x}",
+        "6to4": f"2002:{hi:x}:{lo:x}::{draw(st.integers(0, 0xFFFF)):x}",
+    }[form]
     if form == "compat" and value <= 1:
         text = f"::ffff:{address}"  # ::0 and ::1 are not embeddings
     return "[" + (text.upper() if draw(st.booleans()) else text) + "]"
@@ -123,8 +128,9 @@ def test_blocked_ipv6_ranges_are_refused(address: IPv6Address) -> None:
 @given(st.text(alphabet="0123456789abcdefxX.", min_size=1, max_size=16))
 def test_we_read_a_numeric_host_as_the_c_library_does(host: str) -> None:
     try:
-        libc = socket.getaddrinfo(host.encode(), 80, socket.AF_INET, socket.SOCK_STREAM, 0,
-                                  socket.AI_NUMERICHOST)[0][4][0]
+        libc = socket.getaddrinfo(host.encode(), 80, socket.AF_INET, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)[0][
+            4
+        ][0]
     except (socket.gaierror, UnicodeError):
         return  # the C library does not read it as an address (then it would be a name to resolve)
     try:
@@ -135,8 +141,12 @@ def test_we_read_a_numeric_host_as_the_c_library_does(host: str) -> None:
 
 
 @FUZZ
-@given(st.lists(public_address, min_size=0, max_size=3), blocked_address, st.lists(public_address, max_size=3),
-       st.from_regex(r"[a-z][a-z0-9-]{0,10}\.(com|net|example)", fullmatch=True))
+@given(
+    st.lists(public_address, min_size=0, max_size=3),
+    blocked_address,
+    st.lists(public_address, max_size=3),
+    st.from_regex(r"[a-z][a-z0-9-]{0,10}\.(com|net|example)", fullmatch=True),
+)
 def test_a_name_with_any_blocked_answer_is_refused(before, bad, after, name) -> None:
     answers = [str(a) for a in [*before, bad, *after]]
 
@@ -146,15 +156,19 @@ def test_a_name_with_any_blocked_answer_is_refused(before, bad, after, name) -> 
 
     with pytest.raises(PrivateAddress):
         run(check_url(httpx.URL(f"https://{name}/x"), NetPolicy(resolver=resolver)))
-    allowed = run(check_url(httpx.URL(f"https://{name}/x"), NetPolicy(resolver=resolver,
-                                                                       allowed_hosts=frozenset({name}))))
+    allowed = run(
+        check_url(httpx.URL(f"https://{name}/x"), NetPolicy(resolver=resolver, allowed_hosts=frozenset({name})))
+    )
     assert [str(a) for a in allowed.addresses] == answers and allowed.allowed_private
 
 
 @FUZZ
-@given(st.lists(public_address, min_size=1, max_size=4),
-       st.from_regex(r"[a-z][a-z0-9-]{0,10}\.(com|net|example)", fullmatch=True),
-       st.sampled_from(["http", "https"]), st.one_of(st.none(), st.integers(1, 65535)))
+@given(
+    st.lists(public_address, min_size=1, max_size=4),
+    st.from_regex(r"[a-z][a-z0-9-]{0,10}\.(com|net|example)", fullmatch=True),
+    st.sampled_from(["http", "https"]),
+    st.one_of(st.none(), st.integers(1, 65535)),
+)
 def test_the_request_goes_to_the_first_checked_address(answers, name, scheme, port) -> None:
     asked: list[str] = []
 
@@ -170,8 +184,9 @@ def test_the_request_goes_to_the_first_checked_address(answers, name, scheme, po
             return httpx.Response(200, text="ok")
 
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-            fetched = await guarded_request(client, "GET", f"{scheme}://{name}{f':{port}' if port else ''}/p",
-                                            NetPolicy(resolver=resolver))
+            fetched = await guarded_request(
+                client, "GET", f"{scheme}://{name}{f':{port}' if port else ''}/p", NetPolicy(resolver=resolver)
+            )
             return fetched.url
 
     final = run(go())

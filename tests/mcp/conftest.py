@@ -27,8 +27,12 @@ def npm_server(name: str) -> str:
 
 def own_server(module: str = "tests.mcp_servers.slow_write", *args: str, env: dict[str, str] | None = None) -> dict:
     """A config entry for one of our test servers, run with this interpreter from the repo."""
-    return {"command": sys.executable, "args": ["-m", module, *args], "cwd": str(REPO),
-            "env": {"PYTHONPATH": str(REPO), **(env or {})}}
+    return {
+        "command": sys.executable,
+        "args": ["-m", module, *args],
+        "cwd": str(REPO),
+        "env": {"PYTHONPATH": str(REPO), **(env or {})},
+    }
 
 
 def marker() -> str:
@@ -94,4 +98,3 @@ class Events:
                 await self._changed.wait()
 
         return await asyncio.wait_for(loop(), timeout)
-

@@ -18,12 +18,19 @@ from tests.mcp.conftest import REPO, free_port, npm_server, own_server, wait_por
 def http_servers():
     everything_port, ours_port = free_port(), free_port()
     procs = [
-        subprocess.Popen(["node", npm_server("everything"), "streamableHttp"],
-                         env={"PATH": os.environ["PATH"], "PORT": str(everything_port)},
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-        subprocess.Popen([sys.executable, "-m", "tests.mcp_servers.slow_write", "--http", str(ours_port)],
-                         cwd=REPO, env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)},
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen(
+            ["node", npm_server("everything"), "streamableHttp"],
+            env={"PATH": os.environ["PATH"], "PORT": str(everything_port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ),
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.mcp_servers.slow_write", "--http", str(ours_port)],
+            cwd=REPO,
+            env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        ),
     ]
     yield everything_port, ours_port
     for p in procs:
@@ -39,11 +46,18 @@ async def test_streamable_http(http_servers):
     everything_port, ours_port = http_servers
     await wait_port(everything_port)
     await wait_port(ours_port)
-    config = config_from_dict({"mcpServers": {
-        "everything": {"type": "http", "url": f"http://127.0.0.1:{everything_port}/mcp"},
-        "ours": {"url": f"http://127.0.0.1:{ours_port}/mcp",
-                 "headers": {"X-Api-Key": "${DEMO_API_KEY}", "X-Team": "${TEAM:-blue}"}},
-    }}, environ={"DEMO_API_KEY": "k-123", "ANTHROPIC_API_KEY": "sk-ant-never-sent"})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "everything": {"type": "http", "url": f"http://127.0.0.1:{everything_port}/mcp"},
+                "ours": {
+                    "url": f"http://127.0.0.1:{ours_port}/mcp",
+                    "headers": {"X-Api-Key": "${DEMO_API_KEY}", "X-Team": "${TEAM:-blue}"},
+                },
+            }
+        },
+        environ={"DEMO_API_KEY": "k-123", "ANTHROPIC_API_KEY": "sk-ant-never-sent"},
+    )
     async with McpManager(config) as manager:
         reports = {r.name: r for r in manager.servers()}
         assert reports["everything"].status == "ready" and reports["everything"].transport == "http"
@@ -58,24 +72,35 @@ async def test_streamable_http(http_servers):
 
 
 async def test_http_server_not_listening_fails_alone():
-    config = config_from_dict({"mcpServers": {
-        "down": {"url": f"http://127.0.0.1:{free_port()}/mcp", "timeout": 5},
-        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
-    }})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "down": {"url": f"http://127.0.0.1:{free_port()}/mcp", "timeout": 5},
+                "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
+            }
+        }
+    )
     async with McpManager(config) as manager:
         reports = {r.name: r for r in manager.servers()}
         assert reports["down"].status == "failed"
-        assert reports["down"].message.startswith("cannot use http://127.0.0.1:") and "ConnectError" in reports["down"].message
+        assert (
+            reports["down"].message.startswith("cannot use http://127.0.0.1:")
+            and "ConnectError" in reports["down"].message
+        )
         assert reports["time"].status == "ready"
 
 
 async def test_manager_inside_textual_loop():
     from textual.app import App
 
-    config = config_from_dict({"mcpServers": {
-        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
-        "slow": own_server(env={"SLOW_WRITE_FILE": os.devnull}),
-    }})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
+                "slow": own_server(env={"SLOW_WRITE_FILE": os.devnull}),
+            }
+        }
+    )
 
     class Host(App[None]):
         def __init__(self) -> None:

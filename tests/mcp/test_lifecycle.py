@@ -21,11 +21,18 @@ def _kill(mark: str) -> None:
 async def test_killed_server_clear_error_then_restarted_for_next_call():
     mark = marker()
     events = Events()
-    config = config_from_dict({"mcpServers": {
-        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
-                 "env": {"DEFERCHAT_TEST_MARKER": mark}},
-        "other": own_server(),
-    }})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "time": {
+                    "command": sys.executable,
+                    "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+                    "env": {"DEFERCHAT_TEST_MARKER": mark},
+                },
+                "other": own_server(),
+            }
+        }
+    )
     async with McpManager(config, on_event=events) as manager:
         spec = manager.tool("mcp.time.get_current_time")
         assert not (await manager.call(spec, {"timezone": "UTC"})).is_error
@@ -41,8 +48,9 @@ async def test_killed_server_clear_error_then_restarted_for_next_call():
         assert crashed.is_error and crashed.error_code == "mcp.server_crashed"
         assert "'time'" in crashed.text() and "restarting" in crashed.text()
 
-        restarted = await events.wait(lambda e: e.type == "server.status" and e.server == "time"
-                                      and e.status == "restarted")
+        restarted = await events.wait(
+            lambda e: e.type == "server.status" and e.server == "time" and e.status == "restarted"
+        )
         assert restarted.tools == 2
         again = await manager.call(spec, {"timezone": "UTC"})
         assert not again.is_error and again.structured["timezone"] == "UTC"
@@ -56,8 +64,15 @@ async def test_killed_during_a_call(tmp_path):
     mark = marker()
     target = tmp_path / "writes.txt"
     events = Events()
-    config = config_from_dict({"mcpServers": {"slow": own_server(env={
-        "DEFERCHAT_TEST_MARKER": mark, "SLOW_WRITE_FILE": str(target), "SLOW_WRITE_SECONDS": "30"})}})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "slow": own_server(
+                    env={"DEFERCHAT_TEST_MARKER": mark, "SLOW_WRITE_FILE": str(target), "SLOW_WRITE_SECONDS": "30"}
+                )
+            }
+        }
+    )
     async with McpManager(config, on_event=events) as manager:
         call = asyncio.create_task(manager.call("mcp.slow.slow_write", {"line": "first"}))
         for _ in range(200):
@@ -75,8 +90,15 @@ async def test_killed_during_a_call(tmp_path):
 
 async def test_slow_write_releases_on_second_file(tmp_path):
     target, release = tmp_path / "w.txt", tmp_path / "go"
-    config = config_from_dict({"mcpServers": {"slow": own_server(env={
-        "SLOW_WRITE_FILE": str(target), "SLOW_WRITE_RELEASE": str(release), "SLOW_WRITE_SECONDS": "30"})}})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "slow": own_server(
+                    env={"SLOW_WRITE_FILE": str(target), "SLOW_WRITE_RELEASE": str(release), "SLOW_WRITE_SECONDS": "30"}
+                )
+            }
+        }
+    )
     async with McpManager(config) as manager:
         spec = manager.tool("mcp.slow.slow_write")
         assert spec.side_effect.value == "WORKSPACE_WRITE"
@@ -89,8 +111,16 @@ async def test_slow_write_releases_on_second_file(tmp_path):
 
 
 async def test_call_timeout_is_a_clear_error_and_server_stays_up(tmp_path):
-    config = config_from_dict({"mcpServers": {"slow": {**own_server(env={
-        "SLOW_WRITE_FILE": str(tmp_path / "w.txt"), "SLOW_WRITE_SECONDS": "5"}), "call_timeout": 0.5}}})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "slow": {
+                    **own_server(env={"SLOW_WRITE_FILE": str(tmp_path / "w.txt"), "SLOW_WRITE_SECONDS": "5"}),
+                    "call_timeout": 0.5,
+                }
+            }
+        }
+    )
     async with McpManager(config) as manager:
         result = await manager.call("mcp.slow.slow_write", {"line": "late"})
         assert result.is_error and result.error_code == "mcp.timeout"
@@ -120,8 +150,13 @@ async def test_list_changed_reported_but_pinned_specs_keep_working():
 
 
 async def test_call_while_starting_waits_and_close_is_idempotent():
-    config = config_from_dict({"mcpServers": {"time": {
-        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}})
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+            }
+        }
+    )
     manager = McpManager(config)
     start = asyncio.create_task(manager.start())
     await asyncio.sleep(0)
@@ -139,7 +174,14 @@ async def test_call_while_starting_waits_and_close_is_idempotent():
 def test_plain_asyncio_run_and_discover_sync():
     from core.mcp.discovery import discover_servers
 
-    found = discover_servers(config_from_dict({"mcpServers": {"time": {
-        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}}))
+    found = discover_servers(
+        config_from_dict(
+            {
+                "mcpServers": {
+                    "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+                }
+            }
+        )
+    )
     assert [(r.name, r.status, r.tools) for r in found.servers] == [("time", "ready", 2)]
     assert [t.name for t in found.tools] == ["mcp.time.convert_time", "mcp.time.get_current_time"]

@@ -39,28 +39,31 @@ BAD_REASONS = {  # rejected row name -> a fragment of its reason
 # --- the rules, on literal wire JSON ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("tool, fragment", [
-    ({"name": "ok", "inputSchema": OBJECT}, None),
-    ({"name": "dotted.name-1_x", "inputSchema": OBJECT}, None),
-    ({"name": "x" * 128, "inputSchema": OBJECT}, None),
-    ({"name": "x" * 129, "inputSchema": OBJECT}, "129 characters"),
-    ({"name": "two words", "inputSchema": OBJECT}, "whitespace"),
-    ({"name": "tab\there", "inputSchema": OBJECT}, "control characters"),  # a tab is both: control wins
-    ({"name": "esc\x1b[2Jx", "inputSchema": OBJECT}, "control characters"),
-    ({"name": "rtl\u202eevil", "inputSchema": OBJECT}, "control characters"),  # a bidi override
-    ({"name": "zero\u200bwidth", "inputSchema": OBJECT}, "control characters"),
-    ({"name": "a/b", "inputSchema": OBJECT}, "the MCP tool-name rule"),
-    ({"name": "météo", "inputSchema": OBJECT}, "the MCP tool-name rule"),
-    ({"name": "", "inputSchema": OBJECT}, "no name"),
-    ({"name": 7, "inputSchema": OBJECT}, "no name"),
-    ({"inputSchema": OBJECT}, "no name"),
-    ({"name": "s", "inputSchema": {"type": "string"}}, "type 'string'"),
-    ({"name": "s", "inputSchema": {"properties": {}}}, "type None"),
-    ({"name": "s", "inputSchema": [OBJECT]}, "is a list"),
-    ({"name": "s", "inputSchema": None}, "is a null"),
-    ({"name": "s"}, "no inputSchema"),
-    ("just a string", "not a tool object"),
-])
+@pytest.mark.parametrize(
+    "tool, fragment",
+    [
+        ({"name": "ok", "inputSchema": OBJECT}, None),
+        ({"name": "dotted.name-1_x", "inputSchema": OBJECT}, None),
+        ({"name": "x" * 128, "inputSchema": OBJECT}, None),
+        ({"name": "x" * 129, "inputSchema": OBJECT}, "129 characters"),
+        ({"name": "two words", "inputSchema": OBJECT}, "whitespace"),
+        ({"name": "tab\there", "inputSchema": OBJECT}, "control characters"),  # a tab is both: control wins
+        ({"name": "esc\x1b[2Jx", "inputSchema": OBJECT}, "control characters"),
+        ({"name": "rtl\u202eevil", "inputSchema": OBJECT}, "control characters"),  # a bidi override
+        ({"name": "zero\u200bwidth", "inputSchema": OBJECT}, "control characters"),
+        ({"name": "a/b", "inputSchema": OBJECT}, "the MCP tool-name rule"),
+        ({"name": "météo", "inputSchema": OBJECT}, "the MCP tool-name rule"),
+        ({"name": "", "inputSchema": OBJECT}, "no name"),
+        ({"name": 7, "inputSchema": OBJECT}, "no name"),
+        ({"inputSchema": OBJECT}, "no name"),
+        ({"name": "s", "inputSchema": {"type": "string"}}, "type 'string'"),
+        ({"name": "s", "inputSchema": {"properties": {}}}, "type None"),
+        ({"name": "s", "inputSchema": [OBJECT]}, "is a list"),
+        ({"name": "s", "inputSchema": None}, "is a null"),
+        ({"name": "s"}, "no inputSchema"),
+        ("just a string", "not a tool object"),
+    ],
+)
 def test_each_listed_tool_is_judged_on_its_own(tool, fragment):
     problem = listed_tool_problem(tool)
     if fragment is None:
@@ -86,8 +89,15 @@ def test_sort_listing_accounts_for_every_entry():
     assert specs[1].side_effect.is_read  # the first 'b' (read-only) is the one offered
     names = {r.name: r.reason for r in rejected}
     assert len(specs) + len(rejected) == len(listing)
-    assert set(names) == {"mcp.srv.b#2", "mcp.srv.b#3", "mcp.srv.bad\\x07", "mcp.srv.sdk", "mcp.srv.c",
-                          "mcp.srv.c#2", "mcp.srv.desc"}
+    assert set(names) == {
+        "mcp.srv.b#2",
+        "mcp.srv.b#3",
+        "mcp.srv.bad\\x07",
+        "mcp.srv.sdk",
+        "mcp.srv.c",
+        "mcp.srv.c#2",
+        "mcp.srv.desc",
+    }
     assert "more than once" in names["mcp.srv.b#2"] and "more than once" in names["mcp.srv.b#3"]
     assert names["mcp.srv.sdk"] == "the SDK says no"
     assert "type 'string'" in names["mcp.srv.c"] and "more than once" in names["mcp.srv.c#2"]
@@ -108,16 +118,19 @@ def test_planner_lists_rejected_tools_as_skipped_and_what_if_keeps_them():
     from tests.helpers import discovered
 
     tools = (discovered("srv", "a"), discovered("srv", "b"))
-    rejected = (RejectedTool(name="mcp.srv.z z", server="srv", reason="its name contains whitespace"),
-                RejectedTool(name="mcp.srv.a#2", server="srv", reason="listed twice"))
+    rejected = (
+        RejectedTool(name="mcp.srv.z z", server="srv", reason="its name contains whitespace"),
+        RejectedTool(name="mcp.srv.a#2", server="srv", reason="listed twice"),
+    )
     plain = plan_roster(PlanInput(discovered=tools))
     with_rejects = plan_roster(PlanInput(discovered=tools, rejected=rejected))
     # The candidates' own placements are untouched; the rejected rows come after, sorted.
     assert with_rejects.tools[: len(plain.tools)] == plain.tools
-    rows = with_rejects.tools[len(plain.tools):]
+    rows = with_rejects.tools[len(plain.tools) :]
     assert [r.name for r in rows] == ["mcp.srv.a#2", "mcp.srv.z z"]
-    assert all(r.placement is Placement.SKIPPED and r.rejected and r.reason.startswith(REJECTED_REASON_PREFIX)
-               for r in rows)
+    assert all(
+        r.placement is Placement.SKIPPED and r.rejected and r.reason.startswith(REJECTED_REASON_PREFIX) for r in rows
+    )
     assert with_rejects.skipped_tool_names == [*plain.skipped_tool_names, "mcp.srv.a#2", "mcp.srv.z z"]
     assert with_rejects.render_sha256 == plain.render_sha256  # the prompt is the same bytes
     assert with_rejects.spec_of("mcp.srv.z z") is None
@@ -136,8 +149,9 @@ def _bad_server(**env: str) -> dict:
 
 
 async def test_a_bad_tool_never_costs_a_server_its_good_ones():
-    manager = McpManager(config_from_dict({"mcpServers": {"bad": _bad_server(),
-                                                          "more": _bad_server(BAD_LISTING_MORE="1")}}))
+    manager = McpManager(
+        config_from_dict({"mcpServers": {"bad": _bad_server(), "more": _bad_server(BAD_LISTING_MORE="1")}})
+    )
     try:
         await manager.start()
         reports = {r.name: r for r in manager.servers()}
@@ -163,8 +177,15 @@ async def test_a_bad_tool_never_costs_a_server_its_good_ones():
 
 
 def _run(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui.main", *args], env=subprocess_env(home), cwd=cwd,
-                          capture_output=True, text=True, timeout=90, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tui.main", *args],
+        env=subprocess_env(home),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -204,10 +225,10 @@ def test_plan_and_servers_show_the_same_skipped_entries(tmp_path, bad_config):
     row = next(json.loads(line) for line in servers.stdout.splitlines() if json.loads(line)["server"] == "bad")
     assert row["status"] == "ready" and row["tools"] == 13
     assert {s["name"]: s["reason"] for s in row["skipped"]} == {
-        n: r[len(REJECTED_REASON_PREFIX):] for n, r in skipped.items()}
+        n: r[len(REJECTED_REASON_PREFIX) :] for n, r in skipped.items()
+    }
 
     text = _run(["servers", "--mcp-config", str(bad_config)], home, cwd)
     assert "\x1b" not in text.stdout
     for name in BAD_REASONS:
         assert name in text.stdout
-

@@ -24,28 +24,51 @@ def call(i: str, name: str, arguments: dict) -> dict:
 
 async def test_a_deferred_write_on_a_real_server_with_approval_and_a_kill_mid_session(tmp_path, home):
     mark = marker()
-    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"memory": {
-        "command": "node", "args": [npm_server("memory")],
-        "env": {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl"), "DEFERCHAT_TEST_MARKER": mark}}}}))
+    (tmp_path / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "memory": {
+                        "command": "node",
+                        "args": [npm_server("memory")],
+                        "env": {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl"), "DEFERCHAT_TEST_MARKER": mark},
+                    }
+                }
+            }
+        )
+    )
     (tmp_path / "roster.json").write_text(json.dumps({"agent": {"name": "mem", "version": "1"}}))
     entity = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["writes programs"]}]}
-    (tmp_path / "script.json").write_text(json.dumps({"turns": [
-        turn(call("c1", "mcp.memory.create_entities", entity)),
-        turn(call("c2", "mcp.memory.read_graph", {})),
-        turn({"type": "text", "text": "Saved."}),
-        turn(call("c3", "mcp.memory.read_graph", {})),
-        turn({"type": "text", "text": "The server went away."}),
-        turn(call("c4", "mcp.memory.read_graph", {})),
-        turn({"type": "text", "text": "Back."}),
-    ]}))
+    (tmp_path / "script.json").write_text(
+        json.dumps(
+            {
+                "turns": [
+                    turn(call("c1", "mcp.memory.create_entities", entity)),
+                    turn(call("c2", "mcp.memory.read_graph", {})),
+                    turn({"type": "text", "text": "Saved."}),
+                    turn(call("c3", "mcp.memory.read_graph", {})),
+                    turn({"type": "text", "text": "The server went away."}),
+                    turn(call("c4", "mcp.memory.read_graph", {})),
+                    turn({"type": "text", "text": "Back."}),
+                ]
+            }
+        )
+    )
     events: list = []
     approver = FixedApprover(Decision.ALLOW_ONCE)
     engine = Engine(Store(tmp_path / "db.sqlite"))
-    s = await engine.open_chat(None, ChatOptions(roster=str(tmp_path / "roster.json"),
-                                                 mcp_config=str(tmp_path / "mcp.json"),
-                                                 script=str(tmp_path / "script.json"), caps=Caps(max_definitions=3),
-                                                 start_demo_servers=False),
-                               approver=approver, subscribers=[events.append])
+    s = await engine.open_chat(
+        None,
+        ChatOptions(
+            roster=str(tmp_path / "roster.json"),
+            mcp_config=str(tmp_path / "mcp.json"),
+            script=str(tmp_path / "script.json"),
+            caps=Caps(max_definitions=3),
+            start_demo_servers=False,
+        ),
+        approver=approver,
+        subscribers=[events.append],
+    )
     try:
         # Classification came from the server's real annotations, and the write is deferred.
         assert s.plan.placement_of("mcp.memory.create_entities").side_effect == "WORKSPACE_WRITE"

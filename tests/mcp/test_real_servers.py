@@ -26,24 +26,49 @@ SILENT_TIMEOUT = 2.0
 async def session(tmp_path_factory):
     work = tmp_path_factory.mktemp("fs")
     (work / "notes.txt").write_text("hello from the filesystem server\n")
-    environ = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-must-not-leak", "OPENAI_API_KEY": "sk-must-not-leak",
-               "GIVEN_TOKEN": "given-to-everything"}
-    config = config_from_dict({"mcpServers": {
-        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
-        "git": {"command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(REPO)]},
-        "filesystem": {"command": "node", "args": [npm_server("filesystem"), str(work)]},
-        "memory": {"command": "node", "args": [npm_server("memory")],
-                   "env": {"MEMORY_FILE_PATH": str(work / "memory.jsonl")}},
-        "everything": {"command": "node", "args": [npm_server("everything")],
-                       "env": {"MY_TOKEN": "${GIVEN_TOKEN}"}},
-        # Servers that do not work; the others must not wait for them or fail with them.
-        "missing": {"command": "deferchat-no-such-command"},
-        "exits": {"command": sys.executable,
-                  "args": ["-c", "import sys; print('cannot open the database', file=sys.stderr); sys.exit(3)"]},
-        "silent": {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"],
-                   "timeout": SILENT_TIMEOUT},
-        "needs_key": {"command": "node", "args": [npm_server("memory")], "env": {"KEY": "${DEFERCHAT_UNSET_KEY}"}},
-    }}, source="test.json", environ=environ)
+    environ = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "sk-ant-must-not-leak",
+        "OPENAI_API_KEY": "sk-must-not-leak",
+        "GIVEN_TOKEN": "given-to-everything",
+    }
+    config = config_from_dict(
+        {
+            "mcpServers": {
+                "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
+                "git": {"command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(REPO)]},
+                "filesystem": {"command": "node", "args": [npm_server("filesystem"), str(work)]},
+                "memory": {
+                    "command": "node",
+                    "args": [npm_server("memory")],
+                    "env": {"MEMORY_FILE_PATH": str(work / "memory.jsonl")},
+                },
+                "everything": {
+                    "command": "node",
+                    "args": [npm_server("everything")],
+                    "env": {"MY_TOKEN": "${GIVEN_TOKEN}"},
+                },
+                # Servers that do not work; the others must not wait for them or fail with them.
+                "missing": {"command": "deferchat-no-such-command"},
+                "exits": {
+                    "command": sys.executable,
+                    "args": ["-c", "import sys; print('cannot open the database', file=sys.stderr); sys.exit(3)"],
+                },
+                "silent": {
+                    "command": sys.executable,
+                    "args": ["-c", "import time; time.sleep(60)"],
+                    "timeout": SILENT_TIMEOUT,
+                },
+                "needs_key": {
+                    "command": "node",
+                    "args": [npm_server("memory")],
+                    "env": {"KEY": "${DEFERCHAT_UNSET_KEY}"},
+                },
+            }
+        },
+        source="test.json",
+        environ=environ,
+    )
     events = Events()
     manager = McpManager(config, on_event=events)
     began = time.monotonic()
@@ -86,7 +111,9 @@ async def test_discovered_tools_named_and_classified_from_real_annotations(sessi
     assert {"mcp.git.git_status", "mcp.git.git_commit", "mcp.git.git_reset"} <= set(tools)
     assert {"mcp.filesystem.read_text_file", "mcp.filesystem.write_file", "mcp.filesystem.move_file"} <= set(tools)
     assert {"mcp.memory.read_graph", "mcp.memory.create_entities", "mcp.memory.delete_entities"} <= set(tools)
-    assert {"mcp.everything.echo", "mcp.everything.get-tiny-image", "mcp.everything.gzip-file-as-resource"} <= set(tools)
+    assert {"mcp.everything.echo", "mcp.everything.get-tiny-image", "mcp.everything.gzip-file-as-resource"} <= set(
+        tools
+    )
     assert not any(t.server in ("missing", "exits", "silent", "needs_key") for t in tools.values())
 
     for spec in tools.values():
@@ -97,17 +124,25 @@ async def test_discovered_tools_named_and_classified_from_real_annotations(sessi
         return tools[name].side_effect, tools[name].hints
 
     # readOnlyHint + openWorldHint false: a workspace read.
-    assert cls("mcp.time.get_current_time") == (SideEffect.WORKSPACE_READ, {
-        "read_only": True, "open_world": False, "destructive": False, "idempotent": True})
+    assert cls("mcp.time.get_current_time") == (
+        SideEffect.WORKSPACE_READ,
+        {"read_only": True, "open_world": False, "destructive": False, "idempotent": True},
+    )
     assert cls("mcp.filesystem.read_text_file")[0] is SideEffect.WORKSPACE_READ
     assert cls("mcp.memory.search_nodes")[0] is SideEffect.WORKSPACE_READ
     # Writes, with destructive and idempotent recorded.
-    assert cls("mcp.git.git_reset") == (SideEffect.WORKSPACE_WRITE, {
-        "read_only": False, "open_world": False, "destructive": True, "idempotent": True})
-    assert cls("mcp.filesystem.write_file") == (SideEffect.WORKSPACE_WRITE, {
-        "read_only": False, "open_world": False, "destructive": True, "idempotent": True})
-    assert cls("mcp.memory.create_entities") == (SideEffect.WORKSPACE_WRITE, {
-        "read_only": False, "open_world": False, "destructive": False, "idempotent": False})
+    assert cls("mcp.git.git_reset") == (
+        SideEffect.WORKSPACE_WRITE,
+        {"read_only": False, "open_world": False, "destructive": True, "idempotent": True},
+    )
+    assert cls("mcp.filesystem.write_file") == (
+        SideEffect.WORKSPACE_WRITE,
+        {"read_only": False, "open_world": False, "destructive": True, "idempotent": True},
+    )
+    assert cls("mcp.memory.create_entities") == (
+        SideEffect.WORKSPACE_WRITE,
+        {"read_only": False, "open_world": False, "destructive": False, "idempotent": False},
+    )
     # openWorldHint true on a write: it changes a remote system.
     assert cls("mcp.everything.gzip-file-as-resource")[0] is SideEffect.NETWORK_WRITE
 
@@ -162,8 +197,9 @@ async def test_tool_error_and_bad_arguments_are_tool_errors(session):
     manager, _, _, work = session
     outside = await manager.call("mcp.filesystem.read_text_file", {"path": "/etc/hostname"})
     assert outside.is_error and outside.error_code is None  # the server's own isError
-    bad = await manager.call("mcp.time.convert_time", {"source_timezone": "Nowhere/Atlantis",
-                                                       "time": "10:00", "target_timezone": "UTC"})
+    bad = await manager.call(
+        "mcp.time.convert_time", {"source_timezone": "Nowhere/Atlantis", "time": "10:00", "target_timezone": "UTC"}
+    )
     assert bad.is_error
     unknown = await manager.call("mcp.time.no_such_tool", {})
     assert unknown.is_error and unknown.error_code == "mcp.error"
@@ -176,8 +212,10 @@ async def test_writes_reach_the_real_servers(session):
     wrote = await manager.call("mcp.filesystem.write_file", {"path": str(work / "out.txt"), "content": "written"})
     assert not wrote.is_error
     assert (work / "out.txt").read_text() == "written"
-    made = await manager.call("mcp.memory.create_entities", {"entities": [
-        {"name": "deferchat", "entityType": "project", "observations": ["defers tools"]}]})
+    made = await manager.call(
+        "mcp.memory.create_entities",
+        {"entities": [{"name": "deferchat", "entityType": "project", "observations": ["defers tools"]}]},
+    )
     assert not made.is_error
     found = await manager.call("mcp.memory.search_nodes", {"query": "deferchat"})
     assert "defers tools" in found.text()
@@ -189,8 +227,22 @@ async def test_a_server_gets_only_the_secrets_it_is_given(session):
     env = result.structured if isinstance(result.structured, dict) else __import__("json").loads(result.text())
     assert env["MY_TOKEN"] == "given-to-everything"
     assert "ANTHROPIC_API_KEY" not in env and "OPENAI_API_KEY" not in env
-    assert set(env) <= {"MY_TOKEN", "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "LC_ALL",
-                        "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR"}
+    assert set(env) <= {
+        "MY_TOKEN",
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "LANG",
+        "LANGUAGE",
+        "LC_ALL",
+        "LC_CTYPE",
+        "LC_MESSAGES",
+        "TZ",
+        "TMPDIR",
+    }
 
 
 async def test_server_everything_list_changed_is_heard_and_relisted(session):

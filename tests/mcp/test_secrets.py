@@ -27,12 +27,17 @@ PROVIDER_KEYS = {"ANTHROPIC_API_KEY": "sk-ant-planted-key", "OPENAI_API_KEY": "s
 def _servers(port: int) -> dict:
     return {
         "envsrv": own_server("tests.mcp_servers.env_report", "--token=${PLANTED}", env={"GIVEN": "${PLANTED}"}),
-        "remote": {"url": f"http://127.0.0.1:{port}/mcp?key=${{PLANTED}}",
-                   "headers": {"Authorization": "Bearer ${PLANTED}"}, "timeout": 10},
+        "remote": {
+            "url": f"http://127.0.0.1:{port}/mcp?key=${{PLANTED}}",
+            "headers": {"Authorization": "Bearer ${PLANTED}"},
+            "timeout": 10,
+        },
         "badcmd": {"command": "/nonexistent/${PLANTED}/server"},
-        "noisy": {"command": sys.executable, "timeout": 10,
-                  "args": ["-c", "import sys; print('token', sys.argv[1], file=sys.stderr); sys.exit(3)",
-                           "${PLANTED}"]},
+        "noisy": {
+            "command": sys.executable,
+            "timeout": 10,
+            "args": ["-c", "import sys; print('token', sys.argv[1], file=sys.stderr); sys.exit(3)", "${PLANTED}"],
+        },
     }
 
 
@@ -81,8 +86,15 @@ async def test_expanded_values_never_shown_and_the_environment_is_minimal(monkey
 def _run(args: list[str], home: Path, cwd: Path) -> tuple[int, str]:
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "tui.main", *args], env=subprocess_env(home, PLANTED=SECRET),
-                          cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui.main", *args],
+        env=subprocess_env(home, PLANTED=SECRET),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -99,8 +111,11 @@ def test_no_secret_in_servers_output_ask_output_or_the_store(tmp_path):
     roster, script = tmp_path / "roster.json", tmp_path / "script.json"
     roster.write_text(json.dumps({"agent": {"name": "t", "version": "1"}}))
     script.write_text(json.dumps({"turns": [[{"type": "text", "text": "Hello."}]]}))
-    code, out = _run(["ask", "hi", "--roster", str(roster), "--script", str(script), "--mcp-config", str(config),
-                      "--json"], home, cwd)
+    code, out = _run(
+        ["ask", "hi", "--roster", str(roster), "--script", str(script), "--mcp-config", str(config), "--json"],
+        home,
+        cwd,
+    )
     assert code == 0, out
     assert SECRET not in out and "${PLANTED}" in out
 

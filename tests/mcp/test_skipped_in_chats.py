@@ -26,9 +26,27 @@ def test_the_plan_event_of_ask_names_the_rejected_tools(tmp_path):
     roster, script = tmp_path / "roster.json", tmp_path / "script.json"
     roster.write_text(json.dumps({"agent": {"name": "t", "version": "1"}}))
     script.write_text(json.dumps({"turns": [[{"type": "text", "text": "Hello."}]]}))
-    proc = subprocess.run([sys.executable, "-m", "tui.main", "ask", "hi", "--roster", str(roster), "--script",
-                           str(script), "--mcp-config", str(_config(tmp_path)), "--json"],
-                          env=subprocess_env(home), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tui.main",
+            "ask",
+            "hi",
+            "--roster",
+            str(roster),
+            "--script",
+            str(script),
+            "--mcp-config",
+            str(_config(tmp_path)),
+            "--json",
+        ],
+        env=subprocess_env(home),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     plan = next(e for e in events if e["type"] == "plan")

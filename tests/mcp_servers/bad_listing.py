@@ -32,8 +32,12 @@ GOOD = [f"tool_{i:02d}" for i in range(1, 14)]
 
 def listing() -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = [
-        {"name": name, "description": f"Good tool {name}.", "inputSchema": OBJECT,
-         "annotations": {"readOnlyHint": True, "openWorldHint": False}}
+        {
+            "name": name,
+            "description": f"Good tool {name}.",
+            "inputSchema": OBJECT,
+            "annotations": {"readOnlyHint": True, "openWorldHint": False},
+        }
         for name in GOOD
     ]
     tools[3:3] = [{"name": LONG_NAME, "description": "Too long a name.", "inputSchema": OBJECT}]
@@ -61,8 +65,9 @@ def build() -> Any:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in GOOD:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=f"no tool {params.name}")],
-                                        is_error=True)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"no tool {params.name}")], is_error=True
+            )
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"called {params.name}")])
 
     server = Server("bad-listing", on_list_tools=list_tools, on_call_tool=call_tool)

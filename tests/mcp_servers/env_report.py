@@ -18,10 +18,16 @@ def build() -> Any:
     from mcp.server.lowlevel import Server
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[types.Tool(
-            name="environment", description="What this process was started with: environment and arguments.",
-            input_schema={"type": "object", "properties": {}},
-            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False))])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name="environment",
+                    description="What this process was started with: environment and arguments.",
+                    input_schema={"type": "object", "properties": {}},
+                    annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+                )
+            ]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         report = json.dumps({"env": dict(os.environ), "argv": sys.argv[1:]})

@@ -16,16 +16,36 @@ import os
 from typing import Any
 
 TOOLS: list[dict[str, Any]] = [
-    {"name": "get_weather", "description": "Get the current weather for a city.",
-     "input_schema": {"additionalProperties": False, "properties": {"city": {"type": "string"}},
-                      "required": ["city"], "type": "object"}},
-    {"name": "get_exchange_rate", "description": "Look up the current exchange rate between two currencies.",
-     "input_schema": {"additionalProperties": False,
-                      "properties": {"from_currency": {"type": "string"}, "to_currency": {"type": "string"}},
-                      "required": ["from_currency", "to_currency"], "type": "object"}},
-    {"name": "stock_lookup", "description": "Look up stock price by ticker symbol.",
-     "input_schema": {"additionalProperties": False, "properties": {"symbol": {"type": "string"}},
-                      "required": ["symbol"], "type": "object"}},
+    {
+        "name": "get_weather",
+        "description": "Get the current weather for a city.",
+        "input_schema": {
+            "additionalProperties": False,
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+            "type": "object",
+        },
+    },
+    {
+        "name": "get_exchange_rate",
+        "description": "Look up the current exchange rate between two currencies.",
+        "input_schema": {
+            "additionalProperties": False,
+            "properties": {"from_currency": {"type": "string"}, "to_currency": {"type": "string"}},
+            "required": ["from_currency", "to_currency"],
+            "type": "object",
+        },
+    },
+    {
+        "name": "stock_lookup",
+        "description": "Look up stock price by ticker symbol.",
+        "input_schema": {
+            "additionalProperties": False,
+            "properties": {"symbol": {"type": "string"}},
+            "required": ["symbol"],
+            "type": "object",
+        },
+    },
 ]
 READ_ONLY = {"read_only_hint": True, "open_world_hint": True}
 
@@ -52,8 +72,9 @@ def build() -> Any:
     listed = [t for t in TOOLS if not wanted or t["name"] in wanted]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[types.Tool(**t, annotations=types.ToolAnnotations(**READ_ONLY))
-                                            for t in listed])
+        return types.ListToolsResult(
+            tools=[types.Tool(**t, annotations=types.ToolAnnotations(**READ_ONLY)) for t in listed]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:

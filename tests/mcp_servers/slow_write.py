@@ -31,8 +31,9 @@ server = MCPServer("slow-write", log_level="WARNING")
 
 @server.tool(
     description="Append one line to the test file, then wait until released (or the time limit passes).",
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                open_world_hint=False),
+    annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+    ),
 )
 async def slow_write(line: str) -> str:
     import anyio

@@ -32,8 +32,9 @@ def _notes() -> Path:
 
 @server.tool(
     description="Append one note (a token) to the notes file.",
-    annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                                open_world_hint=False),
+    annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+    ),
 )
 async def append_note(token: str, hold_seconds: float = 0.0) -> str:
     import anyio

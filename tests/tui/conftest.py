@@ -25,13 +25,21 @@ def engine(home: Path) -> Engine:
     store = Store(home / "deferchat.db")
     # The owner's own standup (sch_1), which the scripted chats move (scripts/wrapped_call.json);
     # chats on the demo model work on the demo's dataset (demo.sqlite) instead.
-    store.db["schedules"].insert({"title": "Team standup", "time": "09:00", "status": "active", "demo": 0,
-                                  "days": '["mon", "tue", "wed", "thu", "fri"]'})
+    store.db["schedules"].insert(
+        {
+            "title": "Team standup",
+            "time": "09:00",
+            "status": "active",
+            "demo": 0,
+            "days": '["mon", "tue", "wed", "thu", "fri"]',
+        }
+    )
     return Engine(store=store, settings=Settings(), demo_delay=0)
 
 
-def make_app(engine: Engine, *, open_chat: str | None = None, export_dir: Path | None = None,
-             **options: Any) -> DeferchatApp:
+def make_app(
+    engine: Engine, *, open_chat: str | None = None, export_dir: Path | None = None, **options: Any
+) -> DeferchatApp:
     options.setdefault("start_demo_servers", False)
     return DeferchatApp(engine, options=ChatOptions(**options), open_chat=open_chat, export_dir=export_dir)
 

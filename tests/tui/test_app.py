@@ -70,8 +70,14 @@ async def test_header_shows_title_model_and_strategy_with_its_reason(engine) -> 
         assert str(header.badge.render()).strip() == "wrapper"
         reason = app.session.plan.strategy_reason
         assert reason and str(header.reason.render()) == reason and header.badge.tooltip == reason
-        app.post_message(EngineEvent(ev.UsageEvent(input_tokens=4468, output_tokens=80, cache_read_input_tokens=1200,
-                                                   cache_creation_input_tokens=30), app.generation))
+        app.post_message(
+            EngineEvent(
+                ev.UsageEvent(
+                    input_tokens=4468, output_tokens=80, cache_read_input_tokens=1200, cache_creation_input_tokens=30
+                ),
+                app.generation,
+            )
+        )
         await until(pilot, lambda: str(header.usage.render()) != "")
         assert str(header.usage.render()) == "\u21914,468 \u219380 cache r1,200/w30"
 
@@ -94,8 +100,15 @@ async def test_works_at_80x24(engine) -> None:
 
 async def test_quitting_closes_the_session_and_stops_its_mcp_servers(engine, tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"time": {
-        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "time": {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+                }
+            }
+        )
+    )
     app = make_app(engine, mcp_config=str(config))
     seen: list[str] = []
     async with app.run_test(size=(110, 32)) as pilot:
@@ -122,13 +135,25 @@ def test_run_app_maps_the_scripts_arguments(monkeypatch) -> None:
         return 0
 
     monkeypatch.setattr(app_module.DeferchatApp, "run", fake_run)
-    args = argparse.Namespace(open_chat="chat_x", tui_roster="r.json", tui_mcp_config="m.json", tui_provider="demo",
-                              tui_model="demo-1", tui_base_url=None, tui_strategy="active-tools")
+    args = argparse.Namespace(
+        open_chat="chat_x",
+        tui_roster="r.json",
+        tui_mcp_config="m.json",
+        tui_provider="demo",
+        tui_model="demo-1",
+        tui_base_url=None,
+        tui_strategy="active-tools",
+    )
     assert app_module.run_app(args) == 0
     opts = seen["options"]
     assert seen["chat"] == "chat_x"
     assert (opts.roster, opts.mcp_config, opts.provider, opts.model, opts.strategy) == (
-        "r.json", "m.json", "demo", "demo-1", "active-tools")
+        "r.json",
+        "m.json",
+        "demo",
+        "demo-1",
+        "active-tools",
+    )
 
 
 async def test_a_chat_that_cannot_open_says_why_and_the_app_stays_usable(engine, tmp_path: Path) -> None:
@@ -153,8 +178,14 @@ async def test_switching_twice_quickly_opens_both_in_turn_and_closes_the_first(e
         app.open_session(None)
         app.open_session(None)
         # the chat the first switch made was left unused by the second, so it is not kept
-        await until(pilot, lambda: len(engine.store.chats()) == 2 and app.session is not None
-                    and app.session.chat_id == engine.store.chats()[0].id)
+        await until(
+            pilot,
+            lambda: (
+                len(engine.store.chats()) == 2
+                and app.session is not None
+                and app.session.chat_id == engine.store.chats()[0].id
+            ),
+        )
         await opened(pilot)
         assert first.chat_id != app.session.chat_id
         assert not any(w.group == "session" and not w.is_finished for w in app.workers)

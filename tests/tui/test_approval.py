@@ -75,8 +75,9 @@ async def test_bar_sits_above_the_input_rings_and_ignores_keys_for_half_a_second
         assert engine.store.approval(bar.view.approval_id).status == "denied"
 
 
-@pytest.mark.parametrize(("keys", "decision", "scope"), [(("y",), "allowed", "once"),
-                                                          (("exclamation_mark", "enter"), "allowed", "chat")])
+@pytest.mark.parametrize(
+    ("keys", "decision", "scope"), [(("y",), "allowed", "once"), (("exclamation_mark", "enter"), "allowed", "chat")]
+)
 async def test_allow_keys(engine, clock, keys: tuple[str, ...], decision: str, scope: str) -> None:
     app = make_app(engine)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -150,7 +151,6 @@ async def test_a_later_approval_in_a_resumed_turn_is_asked_again(engine, clock) 
     assert await later is Decision.DENY
 
 
-
 async def test_quitting_with_an_open_approval_leaves_it_for_the_reopened_chat(engine, clock) -> None:
     app = make_app(engine)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -179,8 +179,9 @@ async def test_quitting_with_an_open_approval_leaves_it_for_the_reopened_chat(en
 async def test_an_interrupted_turn_is_offered_and_resumed(engine) -> None:
     session = await engine.open_chat(None, make_app(engine).options)
     store = engine.store
-    msg = store.add_message(session.chat_id, "user", [{"type": "text", "text": "what time is it?"}], turn_id=None,
-                            parent_id=None)
+    msg = store.add_message(
+        session.chat_id, "user", [{"type": "text", "text": "what time is it?"}], turn_id=None, parent_id=None
+    )
     store.start_turn(session.chat_id, msg)  # the process died before the model answered
     await session.close()
 
@@ -193,4 +194,4 @@ async def test_an_interrupted_turn_is_offered_and_resumed(engine) -> None:
         await until(pilot, lambda: app.session.parked() is None)
         await settled(pilot)
         kinds = [type(i).__name__ for i in app.log_view.items]
-        assert "AssistantItem" in kinds[kinds.index("NoteItem"):]
+        assert "AssistantItem" in kinds[kinds.index("NoteItem") :]

@@ -234,15 +234,18 @@ def test_text_in_a_terminal_sequence_cannot_end_it() -> None:
     assert terminal.title_sequence(evil).count("\x07") == 1
 
 
-@pytest.mark.parametrize(("env", "channels"), [
-    ({"TERM_PROGRAM": "iTerm.app"}, ("osc9",)),
-    ({"TERM": "xterm-kitty"}, ("osc9",)),
-    ({"TERM_PROGRAM": "WezTerm"}, ("osc9", "osc777")),
-    ({"VTE_VERSION": "7600", "TERM": "xterm-256color"}, ("osc777",)),
-    ({"TERM": "xterm-256color"}, ()),
-    ({"TERM": "screen", "TMUX": "/tmp/x"}, ()),
-    ({"TERM_PROGRAM": "iTerm.app", "DEFERCHAT_NOTIFY": "off"}, ()),
-    ({"DEFERCHAT_NOTIFY": "osc777"}, ("osc777",)),
-])
+@pytest.mark.parametrize(
+    ("env", "channels"),
+    [
+        ({"TERM_PROGRAM": "iTerm.app"}, ("osc9",)),
+        ({"TERM": "xterm-kitty"}, ("osc9",)),
+        ({"TERM_PROGRAM": "WezTerm"}, ("osc9", "osc777")),
+        ({"VTE_VERSION": "7600", "TERM": "xterm-256color"}, ("osc777",)),
+        ({"TERM": "xterm-256color"}, ()),
+        ({"TERM": "screen", "TMUX": "/tmp/x"}, ()),
+        ({"TERM_PROGRAM": "iTerm.app", "DEFERCHAT_NOTIFY": "off"}, ()),
+        ({"DEFERCHAT_NOTIFY": "osc777"}, ("osc777",)),
+    ],
+)
 def test_notifications_only_where_the_terminal_shows_them(env: dict[str, str], channels: tuple[str, ...]) -> None:
     assert terminal.notification_channels(env) == channels

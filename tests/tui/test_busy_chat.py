@@ -22,8 +22,10 @@ async def test_a_chat_busy_in_another_process_is_shown_and_refused(engine: Engin
     store = engine.store
     store.start_turn(chat_id, None)  # another process's turn, running now
     t = time.time()
-    store.db.execute("insert into turn_leases (chat_id, owner, acquired_at, heartbeat_at, expires_at) values "
-                     "(?, ?, ?, ?, ?)", [chat_id, ELSEWHERE, t, t, t + 60])
+    store.db.execute(
+        "insert into turn_leases (chat_id, owner, acquired_at, heartbeat_at, expires_at) values (?, ?, ?, ?, ?)",
+        [chat_id, ELSEWHERE, t, t, t + 60],
+    )
     count = len(store.messages(chat_id))
 
     app = make_app(engine, open_chat=chat_id)

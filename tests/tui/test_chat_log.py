@@ -47,6 +47,7 @@ def blocks_of(widget: Markdown) -> list[tuple[str, list[str]]]:
     """A rendered document's shape: each top-level block's class and the text of everything in
     it (Textual's incremental table update builds its cells as plain Statics, so nested
     widgets are compared by what they show, not by class)."""
+
     def shown(w: Any) -> str:
         content = getattr(w, "_content", None)
         if getattr(w, "code", None):
@@ -218,8 +219,8 @@ async def test_a_long_chat_mounts_a_window_and_loads_older_entries_on_scroll(eng
             await until(pilot, lambda b=before: log.end > b)
             await window_settled(pilot, log)
         assert log.mounted <= ChatLog.MAX_MOUNTED
-        assert list(log.query(".entry")) == [i.widget for i in log.items[log.start:log.end]]
-        assert all(i.widget is None for i in log.items[:log.start])
+        assert list(log.query(".entry")) == [i.widget for i in log.items[log.start : log.end]]
+        assert all(i.widget is None for i in log.items[: log.start])
 
 
 async def test_a_new_turn_jumps_back_to_the_end(engine) -> None:

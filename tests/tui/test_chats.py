@@ -165,8 +165,10 @@ class FakeChats:
     """ChatOperations without an app or a store: the chats list needs nothing else."""
 
     def __init__(self) -> None:
-        self.rows = [ChatRow(id="c1", title="first", status="idle", provider="demo", model="m", strategy="wrapper"),
-                     ChatRow(id="c2", title="second", status="idle", provider="demo", model="m", strategy="openai")]
+        self.rows = [
+            ChatRow(id="c1", title="first", status="idle", provider="demo", model="m", strategy="wrapper"),
+            ChatRow(id="c2", title="second", status="idle", provider="demo", model="m", strategy="openai"),
+        ]
         self.calls: list[tuple[str, str]] = []
 
     def list_chats(self) -> list[ChatRow]:

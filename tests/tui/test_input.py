@@ -181,8 +181,10 @@ async def test_retry_after_a_provider_error(engine, roster: str) -> None:
 
 
 async def test_retry_after_a_stop_runs_the_turn_again_in_its_place(engine, roster: str) -> None:
-    script = [{"parts": [{"markdown": 2000, "seed": 2}], "chunk_delay": 0.01},
-              {"parts": [{"text": "The short version."}]}]
+    script = [
+        {"parts": [{"markdown": 2000, "seed": 2}], "chunk_delay": 0.01},
+        {"parts": [{"text": "The short version."}]},
+    ]
     with serve(script) as server:
         app = make_app(engine, provider="anthropic", model="m", base_url=server.url_for("anthropic"), roster=roster)
         async with app.run_test(size=(110, 32)) as pilot:
@@ -244,9 +246,11 @@ async def test_edit_and_retry_say_why_not_while_a_turn_runs(engine) -> None:
 async def test_the_message_is_written_in_the_editor(engine, tmp_path: Path, monkeypatch) -> None:
     editor = tmp_path / "editor.py"
     seen = tmp_path / "seen.txt"
-    editor.write_text("import sys, pathlib\n"
-                      f"pathlib.Path({str(seen)!r}).write_text(pathlib.Path(sys.argv[1]).read_text())\n"
-                      "pathlib.Path(sys.argv[1]).write_text('A long message\\nwritten in my editor.\\n')\n")
+    editor.write_text(
+        "import sys, pathlib\n"
+        f"pathlib.Path({str(seen)!r}).write_text(pathlib.Path(sys.argv[1]).read_text())\n"
+        "pathlib.Path(sys.argv[1]).write_text('A long message\\nwritten in my editor.\\n')\n"
+    )
     editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
@@ -392,8 +396,15 @@ async def test_export_asks_before_it_overwrites(engine, tmp_path: Path) -> None:
 
 
 # -- keys --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("env", "works"), [({"TERM": "xterm-256color"}, False), ({"TERM_PROGRAM": "tmux"}, False),
-                                            ({"TERM": "xterm-kitty"}, True), ({"TERM_PROGRAM": "WezTerm"}, True)])
+@pytest.mark.parametrize(
+    ("env", "works"),
+    [
+        ({"TERM": "xterm-256color"}, False),
+        ({"TERM_PROGRAM": "tmux"}, False),
+        ({"TERM": "xterm-kitty"}, True),
+        ({"TERM_PROGRAM": "WezTerm"}, True),
+    ],
+)
 def test_the_new_line_key_this_terminal_surely_sends_comes_first(env: dict[str, str], works: bool) -> None:
     assert shift_enter_works(env) is works
     hint = newline_hint(works)

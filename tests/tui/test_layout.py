@@ -123,8 +123,9 @@ async def test_at_80x24_an_approval_its_row_and_the_message_box_show_whole(engin
         await pilot.pause()
         title = row.query_one(CollapsibleTitle)
         assert inside(title.region, screen)
-        assert ("awaiting approval \u00b7 start_call (mcp.bland_call.start_call) via tool.call"
-                in shown(app, title.region))
+        assert "awaiting approval \u00b7 start_call (mcp.bland_call.start_call) via tool.call" in shown(
+            app, title.region
+        )
         # a running turn's own keys join the footer, and it still fits
         labels = footer_shows_every_key_whole(app)
         assert any(label.endswith("Answer") for label in labels) and any(label.endswith("Stop") for label in labels)
@@ -137,8 +138,15 @@ async def test_a_failed_call_says_why_in_words_and_its_code_in_the_detail(engine
         post = lambda e: app.post_message(EngineEvent(e, app.generation))  # noqa: E731
         post(ev.ModelToolUse(id="c9", name="tool.call", input={"name": "email.unsubscribe", "arguments": {}}))
         post(ev.ToolRequested(call_id="c9", name="email.unsubscribe", via="tool.call", arguments={}))
-        post(ev.ToolDenied(call_id="c9", name="email.unsubscribe", via="tool.call", code=codes.DENIED_HARDLINE,
-                           message="rule no-unsubscribe-on-fridays"))
+        post(
+            ev.ToolDenied(
+                call_id="c9",
+                name="email.unsubscribe",
+                via="tool.call",
+                code=codes.DENIED_HARDLINE,
+                message="rule no-unsubscribe-on-fridays",
+            )
+        )
         await until(pilot, lambda: any(isinstance(i, ToolItem) and i.code for i in app.log_view.items))
         await pilot.pause()
         row = next(i for i in app.log_view.items if isinstance(i, ToolItem)).widget
@@ -263,8 +271,9 @@ async def test_every_bound_key_is_in_the_footer_or_the_palette(engine) -> None:
         for binding in DeferchatApp.BINDINGS:
             keys = [k.strip() for k in binding.key.split(",")]
             listed = all(re.search(rf"[(, ]{re.escape(k)}[,)]", palette) for k in keys)
-            assert listed or (binding.show and binding.action in in_footer), \
+            assert listed or (binding.show and binding.action in in_footer), (
                 f"{binding.key} ({binding.action}) is neither in the footer nor in the palette"
+            )
 
 
 def test_the_fold_width_is_the_one_the_palette_names() -> None:

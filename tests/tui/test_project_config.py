@@ -25,15 +25,28 @@ REPO = Path(__file__).resolve().parents[2]
 SECRET = "value-of-some-var-must-not-show"
 TOOL = "mcp.proj.environment"
 # Writes the marker named by its first argument, then serves the env-reporting server.
-RUN_AND_MARK = ("import pathlib, runpy, sys; pathlib.Path(sys.argv[1]).write_text('ran'); sys.argv = sys.argv[:1]; "
-                "runpy.run_module('tests.mcp_servers.env_report', run_name='__main__')")
+RUN_AND_MARK = (
+    "import pathlib, runpy, sys; pathlib.Path(sys.argv[1]).write_text('ran'); sys.argv = sys.argv[:1]; "
+    "runpy.run_module('tests.mcp_servers.env_report', run_name='__main__')"
+)
 
 
 def write_project(root: Path, marker: Path, *, env_name: str = "GIVEN") -> Path:
     path = root / ".mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"proj": {
-        "command": sys.executable, "args": ["-c", RUN_AND_MARK, str(marker)], "cwd": str(REPO),
-        "env": {"PYTHONPATH": str(REPO), env_name: "${SOME_VAR}"}}}}))
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "proj": {
+                        "command": sys.executable,
+                        "args": ["-c", RUN_AND_MARK, str(marker)],
+                        "cwd": str(REPO),
+                        "env": {"PYTHONPATH": str(REPO), env_name: "${SOME_VAR}"},
+                    }
+                }
+            }
+        )
+    )
     return path
 
 
@@ -157,7 +170,8 @@ async def test_a_file_changed_while_shown_is_refused_and_shown_again(engine: Any
 
 
 async def test_the_palette_asks_again_after_not_now_and_an_unused_chat_starts_the_server(
-        engine: Any, project: Any) -> None:
+    engine: Any, project: Any
+) -> None:
     path, marker = project
     app = make_app(engine)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -168,8 +182,11 @@ async def test_the_palette_asks_again_after_not_now_and_an_unused_chat_starts_th
         app.action_project_config()
         await the_dialog(pilot)
         await pilot.press("a")
-        await until(pilot, lambda: app.session is not None and app.session.chat_id != first_chat
-                    and app.roster.plan is not None, timeout=15)
+        await until(
+            pilot,
+            lambda: app.session is not None and app.session.chat_id != first_chat and app.roster.plan is not None,
+            timeout=15,
+        )
         assert TOOL in {t.name for t in app.roster.plan.tools} and marker.exists()
         assert engine.store.chat(first_chat) is None  # the unused chat gave way, not kept beside it
     assert len(approved_hashes(path)) == 1

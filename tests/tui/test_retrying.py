@@ -107,8 +107,11 @@ def test_the_countdown_gives_the_line_back_and_never_takes_it_from_someone_else(
     host = FakeHost()
     countdown = RetryCountdown(host, clock=lambda: now[0])
     countdown.see(ProviderRetrying(seconds=2.5, attempt=1, reason="overloaded (HTTP 529)"))
-    assert host.status_text == retry_text(2.5, 1, "overloaded (HTTP 529)") == \
-        "retrying in 3 s (attempt 1): overloaded (HTTP 529) \u2014 Esc stops"
+    assert (
+        host.status_text
+        == retry_text(2.5, 1, "overloaded (HTTP 529)")
+        == "retrying in 3 s (attempt 1): overloaded (HTTP 529) \u2014 Esc stops"
+    )
     now[0] += 2.6
     host.callbacks[0]()
     assert host.status_text.startswith("retrying now (attempt 1)")

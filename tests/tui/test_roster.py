@@ -23,9 +23,16 @@ async def test_production_roster_counts_and_budgets(engine) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot)
         plan = app.roster.plan
-        assert (len(plan.defined_tool_names), len(plan.deferred_tool_names), len(plan.skipped_tool_names)) == (30, 17, 0)
-        assert headings(app) == [f"Defined 30/30 \u00b7 {plan.definition_tokens:,}/9,000 tok",
-                                 f"Indexed 17/40 \u00b7 {plan.index_tokens:,}/2,000 tok", "Skipped 0"]
+        assert (len(plan.defined_tool_names), len(plan.deferred_tool_names), len(plan.skipped_tool_names)) == (
+            30,
+            17,
+            0,
+        )
+        assert headings(app) == [
+            f"Defined 30/30 \u00b7 {plan.definition_tokens:,}/9,000 tok",
+            f"Indexed 17/40 \u00b7 {plan.index_tokens:,}/2,000 tok",
+            "Skipped 0",
+        ]
         assert len(app.roster.shown_names()) == 47
         start = prompt_of(app, "mcp.bland_call.start_call")
         assert "start_call" in start and "discovered:bland_call" in start
@@ -151,8 +158,7 @@ async def test_a_live_mark_keeps_the_list_where_the_reader_left_it(engine) -> No
         await pilot.pause(0.05)
         before = options.scroll_y
         assert before == 20
-        app.post_message(EngineEvent(ev.ToolRequested(call_id="c", name="mcp.gmail_work.send_message"),
-                                     app.generation))
+        app.post_message(EngineEvent(ev.ToolRequested(call_id="c", name="mcp.gmail_work.send_message"), app.generation))
         await until(pilot, lambda: CALLED in app.roster.marks.get("mcp.gmail_work.send_message", set()))
         await pilot.pause(0.05)
         assert options.scroll_y == before

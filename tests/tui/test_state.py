@@ -37,29 +37,60 @@ from tui.widgets.roster import badge_style
 def test_history_folds_results_into_calls_under_the_tools_own_name() -> None:
     messages = [
         MessageRow(id="m1", role="user", content=[{"type": "text", "text": "call the office"}]),
-        MessageRow(id="m2", role="assistant", content=[
-            {"type": "text", "text": "Through the wrapper."},
-            {"type": "tool_use", "id": "c1", "name": "tool.call",
-             "input": {"name": "mcp.bland_call.start_call", "arguments": {"phone_number": "+1"}}},
-        ]),
+        MessageRow(
+            id="m2",
+            role="assistant",
+            content=[
+                {"type": "text", "text": "Through the wrapper."},
+                {
+                    "type": "tool_use",
+                    "id": "c1",
+                    "name": "tool.call",
+                    "input": {"name": "mcp.bland_call.start_call", "arguments": {"phone_number": "+1"}},
+                },
+            ],
+        ),
         MessageRow(id="m3", role="user", content=[{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]),
-        MessageRow(id="m4", role="assistant", content=[
-            {"type": "server_tool_use", "id": "s", "input": {"query": "mail"}},
-            {"type": "tool_search_tool_result", "content": {
-                "tool_references": [{"tool_name": "mcp.gmail_work.send_message"}]}}]),
+        MessageRow(
+            id="m4",
+            role="assistant",
+            content=[
+                {"type": "server_tool_use", "id": "s", "input": {"query": "mail"}},
+                {
+                    "type": "tool_search_tool_result",
+                    "content": {"tool_references": [{"tool_name": "mcp.gmail_work.send_message"}]},
+                },
+            ],
+        ),
     ]
-    invocations = [InvocationRow(id="inv1", call_id="c1", name="mcp.bland_call.start_call", via="tool.call",
-                                 status="denied", error_code="tool.denied.approval",
-                                 error_message="denied by the owner", arguments='{"phone_number": "+1"}',
-                                 side_effect="NETWORK_WRITE", model_result="x")]
-    items = items_from_history(messages, invocations,
-                               {"mcp.bland_call.start_call": "start_call (mcp.bland_call.start_call)"})
+    invocations = [
+        InvocationRow(
+            id="inv1",
+            call_id="c1",
+            name="mcp.bland_call.start_call",
+            via="tool.call",
+            status="denied",
+            error_code="tool.denied.approval",
+            error_message="denied by the owner",
+            arguments='{"phone_number": "+1"}',
+            side_effect="NETWORK_WRITE",
+            model_result="x",
+        )
+    ]
+    items = items_from_history(
+        messages, invocations, {"mcp.bland_call.start_call": "start_call (mcp.bland_call.start_call)"}
+    )
     kinds = [type(i) for i in items]
     assert kinds == [UserItem, AssistantItem, ToolItem, NoteItem, NoteItem]
     call = items[2]
     assert isinstance(call, ToolItem)
     assert (call.model_name, call.name, call.via, call.status, call.code) == (
-        "tool.call", "mcp.bland_call.start_call", "tool.call", DENIED, "tool.denied.approval")
+        "tool.call",
+        "mcp.bland_call.start_call",
+        "tool.call",
+        DENIED,
+        "tool.denied.approval",
+    )
     assert call.arguments == {"phone_number": "+1"}
     assert "mcp.gmail_work.send_message" in items[4].text  # type: ignore[attr-defined]
 
@@ -109,8 +140,10 @@ def test_marks_follow_the_event_kinds() -> None:
 
 
 def test_a_stored_row_that_is_no_event_sets_no_mark() -> None:
-    rows = [{"type": "tool.requested", "name": "schedule.update"},  # no call_id: not a valid event
-            *stored(ev.ToolRequested(call_id="c2", name="time.now"))]
+    rows = [
+        {"type": "tool.requested", "name": "schedule.update"},  # no call_id: not a valid event
+        *stored(ev.ToolRequested(call_id="c2", name="time.now")),
+    ]
     assert marks_from_events(rows) == {"time.now": {CALLED}}
 
 

@@ -141,13 +141,17 @@ async def test_paragraphs_of_an_answer_are_apart(engine: Any) -> None:
             await send(pilot, "paragraphs please")
             await settled(pilot)
             region = app.log_view.region  # the log's columns only: the roster shares the rows
-            lines = [line[region.x:region.right] for line in screen_text(app).splitlines()]
+            lines = [line[region.x : region.right] for line in screen_text(app).splitlines()]
 
             def row(words: str) -> int:
                 return next(i for i, line in enumerate(lines) if words in line)
 
-            first, second, item, last = (row("First paragraph"), row("Second paragraph"), row("a list item"),
-                                         row("Last words"))
+            first, second, item, last = (
+                row("First paragraph"),
+                row("Second paragraph"),
+                row("a list item"),
+                row("Last words"),
+            )
             assert second - first == 2 and item - second == 2 and last - item == 2  # one blank line between
             assert not lines[first + 1].strip()
 
@@ -172,7 +176,7 @@ async def test_a_long_answer_folds_its_start_while_streaming_and_unfolds_where_t
             assert widget.source == long_answer
             shown = [b for b in widget.children if b.display]
             assert widget.folded > 0 and len(shown) <= FOLD_BLOCKS + 8
-            assert all(not b.display for b in list(widget.children)[:widget.folded])
+            assert all(not b.display for b in list(widget.children)[: widget.folded])
 
             first_shown = list(widget.children)[widget.folded]
             before = first_shown.region.y

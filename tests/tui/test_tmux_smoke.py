@@ -34,8 +34,9 @@ class Tmux:
         self.env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES", "TMUX")}
 
     def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check,
-                              timeout=30, env=self.env)
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check, timeout=30, env=self.env
+        )
 
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "smoke").stdout
@@ -64,8 +65,12 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
 
         tmux("send-keys", "-t", "smoke", "-l", PROMPT)
         tmux("send-keys", "-t", "smoke", "Enter")
-        tmux.wait_for("Waiting for your approval: start_call (mcp.bland_call.start_call)", "Allow once (y)",
-                      "[NETWORK_WRITE]", "awaiting approval \u00b7 start_call")
+        tmux.wait_for(
+            "Waiting for your approval: start_call (mcp.bland_call.start_call)",
+            "Allow once (y)",
+            "[NETWORK_WRITE]",
+            "awaiting approval \u00b7 start_call",
+        )
 
         time.sleep(0.7)  # past the grace period
         tmux("send-keys", "-t", "smoke", "-l", "yes")  # typed: it goes to the message box, it answers nothing

@@ -27,8 +27,12 @@ from tui.router import STOPPED_NOTE
 TOKENS, SEED = 1500, 7
 ANSWER = markdown_answer(TOKENS, seed=SEED)
 SECOND = "Second answer: the chat goes on after the stop."
-SCRIPT = {"responses": [{"parts": [{"markdown": TOKENS, "seed": SEED}], "chunk_delay": 0.03},
-                        {"parts": [{"text": SECOND}], "chunk_delay": 0.01}]}
+SCRIPT = {
+    "responses": [
+        {"parts": [{"markdown": TOKENS, "seed": SEED}], "chunk_delay": 0.03},
+        {"parts": [{"text": SECOND}], "chunk_delay": 0.01},
+    ]
+}
 
 
 def words(text: str) -> list[str]:
@@ -48,7 +52,7 @@ def progress(screen: str) -> int:
     for line in screen.splitlines():
         shown = words(line[:78])
         for i in range(len(shown) - 4):
-            run = " ".join(shown[i:i + 5])
+            run = " ".join(shown[i : i + 5])
             at = ANSWER_TEXT.find(run)
             if at >= 0:
                 furthest = max(furthest, at + len(run))
@@ -56,8 +60,15 @@ def progress(screen: str) -> int:
 
 
 def deferchat(home: Path, *args: str) -> str:
-    return subprocess.run([deferchat_binary(), *args], capture_output=True, text=True, check=True, timeout=60,
-                          env=subprocess_env(home), cwd=str(ROOT)).stdout
+    return subprocess.run(
+        [deferchat_binary(), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=subprocess_env(home),
+        cwd=str(ROOT),
+    ).stdout
 
 
 def test_streaming_stop_keep_and_go_on_in_the_real_binary(tmp_path: Path) -> None:
@@ -68,8 +79,15 @@ def test_streaming_stop_keep_and_go_on_in_the_real_binary(tmp_path: Path) -> Non
     log = tmp_path / "server.log"
     with serve_process(script, log=log, timeout=300) as server:
         tmux = Tmux(f"deferchat-stream-{os.getpid()}", subprocess_env(home))
-        app = [deferchat_binary(), "--provider", "openai-chat", "--model", "loopback",
-               "--base-url", server.url_for("openai-chat")]
+        app = [
+            deferchat_binary(),
+            "--provider",
+            "openai-chat",
+            "--model",
+            "loopback",
+            "--base-url",
+            server.url_for("openai-chat"),
+        ]
         tmux("-f", os.devnull, "new-session", "-d", "-s", "smoke", "-x", "120", "-y", "40", *app)
         try:
             tmux.wait_for("openai-chat/loopback", "defined", timeout=60)

@@ -79,10 +79,13 @@ async def test_statuses_follow_the_events(engine) -> None:
         assert row.result["schedule"]["time"] == "10:00"
 
 
-@pytest.mark.parametrize(("kind", "status", "code"), [("tool.failed", "failed", "tool.execution_failed"),
-                                                      ("tool.denied", "denied", "tool.denied.policy")])
-async def test_failed_and_denied_rows_say_why_and_carry_their_code_in_the_detail(engine, kind: str, status: str,
-                                                                                 code: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "status", "code"),
+    [("tool.failed", "failed", "tool.execution_failed"), ("tool.denied", "denied", "tool.denied.policy")],
+)
+async def test_failed_and_denied_rows_say_why_and_carry_their_code_in_the_detail(
+    engine, kind: str, status: str, code: str
+) -> None:
     app = make_app(engine)
     async with app.run_test(size=(110, 30)) as pilot:
         await opened(pilot)

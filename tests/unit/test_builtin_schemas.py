@@ -68,8 +68,9 @@ def test_generated_schema_is_valid_json_schema(name):
 def plan_tools() -> dict[str, dict]:
     """The production plan's tools, as ``deferchat plan --json`` prints them."""
     roster = load_roster("production")
-    plan = plan_roster(PlanInput(agent=roster.agent, configured=roster.configured, discovered=roster.discovered),
-                       TokenEstimator())
+    plan = plan_roster(
+        PlanInput(agent=roster.agent, configured=roster.configured, discovered=roster.discovered), TokenEstimator()
+    )
     return {t["name"]: t for t in json.loads(plan.to_json())["tools"]}
 
 
@@ -115,7 +116,8 @@ def test_schedule_weekdays_follow_the_tables():
 
 class _Sample(Args):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=50)] = Field(
-        description="A name.")
+        description="A name."
+    )
     count: int = Field(3, ge=1, le=9, description="How many.")
     mode: Literal["fast", "slow"] = Field("fast", description="Which way.")
     tags: list[Literal["a", "b"]] | None = Field(None, description="Tags.")
@@ -127,21 +129,23 @@ class _Sample(Args):
 
 def test_the_generator_writes_plain_tool_schemas():
     schema = input_schema(_Sample)
-    assert json.dumps(schema) == json.dumps({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "A name."},
-            "count": {"type": "integer", "description": "How many.", "minimum": 1, "maximum": 9, "default": 3},
-            "mode": {"type": "string", "description": "Which way.", "enum": ["fast", "slow"], "default": "fast"},
-            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "description": "Tags."},
-            "note": {"type": "string", "description": "A note."},
-            "at": {"type": "string", "description": "Two digits.", "pattern": "^\\d\\d$"},
-            "force": {"type": "boolean", "description": "Force it."},
-            "keep": {"type": "boolean", "description": "Keep it.", "default": True},
-        },
-        "required": ["name"],
-        "additionalProperties": False,
-    })
+    assert json.dumps(schema) == json.dumps(
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "A name."},
+                "count": {"type": "integer", "description": "How many.", "minimum": 1, "maximum": 9, "default": 3},
+                "mode": {"type": "string", "description": "Which way.", "enum": ["fast", "slow"], "default": "fast"},
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "description": "Tags."},
+                "note": {"type": "string", "description": "A note."},
+                "at": {"type": "string", "description": "Two digits.", "pattern": "^\\d\\d$"},
+                "force": {"type": "boolean", "description": "Force it."},
+                "keep": {"type": "boolean", "description": "Keep it.", "default": True},
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        }
+    )
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
@@ -197,8 +201,9 @@ def test_a_configured_tool_that_is_no_built_in_takes_any_object():
 
 def _fresh_python(code: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -208,7 +213,8 @@ def test_the_roster_loader_imports_the_built_ins_only_when_a_roster_needs_them()
         "import json, sys\n"
         "from core.roster.loader import parse_roster\n"
         "parse_roster({'configured': [{'name': 'time.now', 'description': 'd', 'input_schema': {}}]})\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('core.builtins.'))))\n")
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('core.builtins.'))))\n"
+    )
     assert "core.builtins.clock" not in seen
 
 
@@ -218,7 +224,8 @@ def test_loading_the_production_roster_imports_no_heavy_modules():
         "import core.roster.loader\n"
         "before = set(sys.modules)\n"
         "core.roster.loader.load_roster('production')\n"
-        "print(json.dumps(sorted(set(sys.modules) - before)))\n")
+        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
     assert "core.builtins.clock" in new and "core.builtins.workspace" in new
     heavy = [m for m in new if m.split(".")[0] in {"httpx", "httpcore", "asyncio", "sqlite_utils", "sqlite3"}]
     assert heavy == []

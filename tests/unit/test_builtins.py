@@ -53,8 +53,14 @@ async def public_resolver(host: str, port: int) -> list[str]:
 @pytest.fixture
 def ctx(db, anchor, workspace) -> ToolContext:
     now = dt.datetime.combine(anchor, dt.time(8, 0), BERLIN)
-    return ToolContext(db=db, chat_id="chat_test", call_id="call_1", workspace=workspace,
-                       timezone="Europe/Berlin", settings={"now": now, "resolver": public_resolver})
+    return ToolContext(
+        db=db,
+        chat_id="chat_test",
+        call_id="call_1",
+        workspace=workspace,
+        timezone="Europe/Berlin",
+        settings={"now": now, "resolver": public_resolver},
+    )
 
 
 async def call(ctx: ToolContext, name: str, **arguments) -> ToolResult:
@@ -104,7 +110,12 @@ async def test_time_now_in_owner_and_named_timezones(ctx):
     ctx.settings["now"] = dt.datetime(2026, 3, 4, 12, 0, tzinfo=dt.timezone.utc)
     here = await ok(ctx, "time.now")
     assert (here["timezone"], here["date"], here["time"], here["weekday"], here["utc_offset"]) == (
-        "Europe/Berlin", "2026-03-04", "13:00", "Wednesday", "+01:00")
+        "Europe/Berlin",
+        "2026-03-04",
+        "13:00",
+        "Wednesday",
+        "+01:00",
+    )
     there = await ok(ctx, "time.now", timezone="America/New_York")
     assert (there["time"], there["utc_offset"], there["owner_timezone"]) == ("07:00", "-05:00", "Europe/Berlin")
     assert "Unknown timezone 'Mars/Olympus'" in await err(ctx, "time.now", timezone="Mars/Olympus")
@@ -158,7 +169,9 @@ async def test_memory_errors(ctx):
 
 async def test_people_search_by_name_company_email_and_phone(ctx):
     assert [p["name"] for p in (await ok(ctx, "people.search", query="northwind"))["people"]] == [
-        "Priya Raman", "Sam Okafor"]
+        "Priya Raman",
+        "Sam Okafor",
+    ]
     assert [p["id"] for p in (await ok(ctx, "people.search", query="priya raman"))["people"]] == ["per_1"]
     assert [p["id"] for p in (await ok(ctx, "people.search", query="raman.example"))["people"]] == ["per_1"]
     # Phone numbers match on digits, also a secondary number, whatever the formatting.
@@ -179,8 +192,14 @@ async def test_people_get_full_record_and_errors(ctx):
 
 
 async def test_people_update_changes_only_given_fields_and_is_read_back(ctx):
-    result = await ok(ctx, "people.update", person_id="per_1", email="priya@raman.example",
-                      phone="+1 (202) 555-0100", birthday="--03-14")
+    result = await ok(
+        ctx,
+        "people.update",
+        person_id="per_1",
+        email="priya@raman.example",
+        phone="+1 (202) 555-0100",
+        birthday="--03-14",
+    )
     assert result["changed"]["phone"] == {"from": "+12025550143", "to": "+12025550100"}
     after = await ok(ctx, "people.get", person_id="per_1")
     # The secondary address became primary and is not listed twice; notes were left alone.
@@ -213,16 +232,26 @@ async def test_calendar_list_day_range_and_query(ctx, anchor):
     today = await ok(ctx, "calendar.list_events", start=anchor.isoformat())
     assert [e["title"] for e in today["events"]] == ["Design review"]
     assert today["events"][0]["start"] == f"{anchor.isoformat()}T11:00+{_offset(anchor)}"
-    week = await ok(ctx, "calendar.list_events", start=anchor.isoformat(),
-                    end=(anchor + dt.timedelta(days=6)).isoformat())
-    assert [e["title"] for e in week["events"]] == ["Design review", "Lunch with Marco", "Dentist check-up",
-                                                    "Quarterly planning", "Dinner with Lena"]
-    lunch = await ok(ctx, "calendar.list_events", start=anchor.isoformat(),
-                     end=(anchor + dt.timedelta(days=6)).isoformat(), query="marco LUNCH")
+    week = await ok(
+        ctx, "calendar.list_events", start=anchor.isoformat(), end=(anchor + dt.timedelta(days=6)).isoformat()
+    )
+    assert [e["title"] for e in week["events"]] == [
+        "Design review",
+        "Lunch with Marco",
+        "Dentist check-up",
+        "Quarterly planning",
+        "Dinner with Lena",
+    ]
+    lunch = await ok(
+        ctx,
+        "calendar.list_events",
+        start=anchor.isoformat(),
+        end=(anchor + dt.timedelta(days=6)).isoformat(),
+        query="marco LUNCH",
+    )
     assert [e["id"] for e in lunch["events"]] == ["evt_3"]
     # A range starting mid-event still shows the event (overlap, not start-in-range).
-    mid = await ok(ctx, "calendar.list_events", start=f"{anchor.isoformat()}T11:30",
-                   end=f"{anchor.isoformat()}T11:45")
+    mid = await ok(ctx, "calendar.list_events", start=f"{anchor.isoformat()}T11:30", end=f"{anchor.isoformat()}T11:45")
     assert [e["title"] for e in mid["events"]] == ["Design review"]
 
 
@@ -240,8 +269,15 @@ async def test_calendar_seeded_events_follow_the_owner_timezone(ctx, anchor):
 
 async def test_calendar_create_then_list_with_conflicts(ctx, anchor):
     day = anchor + dt.timedelta(days=1)
-    made = await ok(ctx, "calendar.create_event", title="Call with bank", start=f"{day.isoformat()}T13:00",
-                    duration_minutes=45, location="Phone", attendees=["Sam.Okafor@northwind.example"])
+    made = await ok(
+        ctx,
+        "calendar.create_event",
+        title="Call with bank",
+        start=f"{day.isoformat()}T13:00",
+        duration_minutes=45,
+        location="Phone",
+        attendees=["Sam.Okafor@northwind.example"],
+    )
     assert made["id"].startswith("evt_") and made["end"].startswith(f"{day.isoformat()}T13:45")
     assert [c["title"] for c in made["conflicts"]] == ["Lunch with Marco"]
     assert "No invitations were sent" in made["note"]
@@ -250,7 +286,8 @@ async def test_calendar_create_then_list_with_conflicts(ctx, anchor):
     # A moment given with an offset is converted to the owner's time.
     utc = await ok(ctx, "calendar.create_event", title="UTC sync", start=f"{day.isoformat()}T16:00+00:00")
     assert utc["start"] == dt.datetime.combine(day, dt.time(16), dt.timezone.utc).astimezone(BERLIN).isoformat(
-        timespec="minutes")
+        timespec="minutes"
+    )
     assert utc["conflicts"] == []
 
 
@@ -259,10 +296,12 @@ async def test_calendar_errors(ctx, anchor):
     assert "not after" in await err(ctx, "calendar.list_events", start=f"{anchor}T10:00", end=f"{anchor}T09:00")
     assert "longer than a year" in await err(ctx, "calendar.list_events", start="2026-01-01", end="2028-01-01")
     assert "no time of day" in await err(ctx, "calendar.create_event", title="x", start=anchor.isoformat())
-    assert "Bad email" in await err(ctx, "calendar.create_event", title="x", start=f"{anchor}T10:00",
-                                    attendees=["not-an-address"])
-    assert "duration_minutes" in await err(ctx, "calendar.create_event", title="x", start=f"{anchor}T10:00",
-                                           duration_minutes=2)
+    assert "Bad email" in await err(
+        ctx, "calendar.create_event", title="x", start=f"{anchor}T10:00", attendees=["not-an-address"]
+    )
+    assert "duration_minutes" in await err(
+        ctx, "calendar.create_event", title="x", start=f"{anchor}T10:00", duration_minutes=2
+    )
     assert ctx.db["calendar_events"].count == 6  # no failed call wrote anything
 
 
@@ -277,10 +316,15 @@ async def test_move_the_9am_standup_to_10am(ctx):
     after = (await ok(ctx, "schedule.list", query="standup"))["schedules"][0]
     # Only the time changed; the write is what a later read sees.
     assert (after["time"], after["title"], after["days"], after["status"]) == (
-        "10:00", "Team standup", ["mon", "tue", "wed", "thu", "fri"], "active")
+        "10:00",
+        "Team standup",
+        ["mon", "tue", "wed", "thu", "fri"],
+        "active",
+    )
     history = list(ctx.db["schedule_history"].rows_where("schedule_id = 1"))
     assert [(h["action"], json.loads(h["changes"]), h["call_id"]) for h in history] == [
-        ("updated", {"time": {"from": "09:00", "to": "10:00"}}, "call_1")]
+        ("updated", {"time": {"from": "09:00", "to": "10:00"}}, "call_1")
+    ]
 
 
 async def test_schedule_update_errors_and_suggestions(ctx):
@@ -301,8 +345,9 @@ async def test_schedule_update_errors_and_suggestions(ctx):
 
 async def test_schedule_create_and_next_run(ctx):
     ctx.settings["now"] = dt.datetime(2026, 3, 4, 9, 0, tzinfo=BERLIN)  # a Wednesday
-    made = await ok(ctx, "schedule.create", title="Pay rent", time="08:00", days=["fri", "mon", "fri"],
-                    timezone="America/New_York")
+    made = await ok(
+        ctx, "schedule.create", title="Pay rent", time="08:00", days=["fri", "mon", "fri"], timezone="America/New_York"
+    )
     assert made["id"] == "sch_6" and made["days"] == ["mon", "fri"] and made["timezone"] == "America/New_York"
     assert made["next_run"] == "2026-03-06T08:00-05:00"
     daily = await ok(ctx, "schedule.create", title="Stretch", time="10:30")
@@ -320,8 +365,12 @@ async def test_schedule_create_and_next_run(ctx):
 
 async def test_schedule_list_filters(ctx):
     active = await ok(ctx, "schedule.list")
-    assert [s["title"] for s in active["schedules"]] == ["Weekly planning", "Team standup", "1:1 with Priya",
-                                                          "Water the plants"]
+    assert [s["title"] for s in active["schedules"]] == [
+        "Weekly planning",
+        "Team standup",
+        "1:1 with Priya",
+        "Water the plants",
+    ]
     paused = await ok(ctx, "schedule.list", status="paused")
     assert [(s["id"], s["next_run"]) for s in paused["schedules"]] == [("sch_5", None)]
     assert (await ok(ctx, "schedule.list", status="all"))["count"] == 5
@@ -362,12 +411,14 @@ async def test_schedule_pause_until_resumes_by_itself(ctx, anchor):
     # Pausing again with a new date moves the end of the pause.
     later = until + dt.timedelta(days=1)
     assert (await ok(ctx, "schedule.pause", schedule_id="sch_2", until=later.isoformat()))["schedule"][
-        "paused_until"] == later.isoformat()
+        "paused_until"
+    ] == later.isoformat()
     ctx.settings["now"] = dt.datetime.combine(later, dt.time(7, 0), BERLIN)
     listed = await ok(ctx, "schedule.list", query="planning")
     assert listed["schedules"][0]["status"] == "active"
     assert [h["action"] for h in ctx.db["schedule_history"].rows_where("schedule_id = 2", order_by="id")][-1] == (
-        "auto_resumed")
+        "auto_resumed"
+    )
 
 
 # --- tasks ------------------------------------------------------------------------------------------
@@ -387,8 +438,7 @@ async def test_tasks_list_order_and_filters(ctx, anchor):
 
 
 async def test_tasks_create_complete_and_read_back(ctx, anchor):
-    made = await ok(ctx, "tasks.create", title="Water the balcony plants", due=anchor.isoformat(),
-                    notes="Both boxes")
+    made = await ok(ctx, "tasks.create", title="Water the balcony plants", due=anchor.isoformat(), notes="Both boxes")
     assert made["id"] == "tsk_7" and made["status"] == "open"
     assert "tsk_7" in {t["id"] for t in (await ok(ctx, "tasks.list"))["tasks"]}
     undated = await ok(ctx, "tasks.create", title="Someday: learn Portuguese")
@@ -415,8 +465,13 @@ async def test_notes_search_with_snippets_and_tags(ctx):
 
 
 async def test_notes_create_is_searchable(ctx):
-    made = await ok(ctx, "notes.create", title="Bike service", body="Chain and brake pads, **before** spring.",
-                    tags=["Errands", " errands", "#bike", ""])
+    made = await ok(
+        ctx,
+        "notes.create",
+        title="Bike service",
+        body="Chain and brake pads, **before** spring.",
+        tags=["Errands", " errands", "#bike", ""],
+    )
     assert made["id"] == "note_6" and made["tags"] == ["errands", "bike"]
     found = await ok(ctx, "notes.search", query="brake pads", tag="bike")
     assert [n["id"] for n in found["notes"]] == ["note_6"]
@@ -434,8 +489,11 @@ async def test_email_subscriptions_filters(ctx):
     work = await ok(ctx, "email.subscriptions", account="work")
     assert {s["account"] for s in work["subscriptions"]} == {"work"} and work["count"] == 5
     busy = await ok(ctx, "email.subscriptions", account="personal", min_per_month=15)
-    assert [s["list"] for s in busy["subscriptions"]] == ["ShopRight daily deals", "Morning Brief",
-                                                          "FlyCheap fare alerts"]
+    assert [s["list"] for s in busy["subscriptions"]] == [
+        "ShopRight daily deals",
+        "Morning Brief",
+        "FlyCheap fare alerts",
+    ]
     assert "min_per_month" in await err(ctx, "email.subscriptions", min_per_month=-1)
     assert "account" in await err(ctx, "email.subscriptions", account="school")
 
@@ -479,7 +537,8 @@ def _transport(handler, seen: list | None = None) -> httpx.MockTransport:
 async def test_web_fetch_extracts_readable_text(ctx):
     seen: list[httpx.Request] = []
     ctx.settings["http_transport"] = _transport(
-        lambda r: httpx.Response(200, text=PAGE, headers={"content-type": "text/html; charset=utf-8"}), seen)
+        lambda r: httpx.Response(200, text=PAGE, headers={"content-type": "text/html; charset=utf-8"}), seen
+    )
     result = await call(ctx, "web.fetch", url="https://ferries.example/times")
     assert not result.is_error
     text = result.text()
@@ -536,8 +595,13 @@ async def test_web_fetch_refuses_bad_and_private_urls(ctx):
     ctx.settings["http_transport"] = _transport(handler, seen)
     assert "absolute http" in await err(ctx, "web.fetch", url="ftp://files.example/x")
     assert "absolute http" in await err(ctx, "web.fetch", url="/relative/path")
-    for url in ("http://127.0.0.1:8080/admin", "http://localhost/", "http://[::1]/", "http://10.1.2.3/",
-                "http://192.168.0.1/"):
+    for url in (
+        "http://127.0.0.1:8080/admin",
+        "http://localhost/",
+        "http://[::1]/",
+        "http://10.1.2.3/",
+        "http://192.168.0.1/",
+    ):
         assert "Refused to fetch" in await err(ctx, "web.fetch", url=url), url
     assert seen == []  # none of those reached the transport
     redirected = await err(ctx, "web.fetch", url="https://public.example/")
@@ -557,8 +621,10 @@ async def test_web_fetch_timeout_is_an_error_result(ctx):
 
 
 def test_html_to_text_handles_entities_lists_and_tables():
-    title, text = html_to_text("<title>T</title><p>a&nbsp;&lt;b&gt;</p><table><tr><th>x</th><td>1</td></tr>"
-                               "<tr><th>y</th><td>2</td></tr></table><ol><li>one<li>two</ol><noscript>no</noscript>")
+    title, text = html_to_text(
+        "<title>T</title><p>a&nbsp;&lt;b&gt;</p><table><tr><th>x</th><td>1</td></tr>"
+        "<tr><th>y</th><td>2</td></tr></table><ol><li>one<li>two</ol><noscript>no</noscript>"
+    )
     assert title == "T"
     assert text == "a <b>\n\n| x | 1\n| y | 2\n\n- one\n- two"
 
@@ -573,14 +639,28 @@ async def test_web_search_without_a_backend_says_how_to_configure_one(ctx):
 
 async def test_web_search_queries_searxng(ctx):
     seen: list[httpx.Request] = []
-    payload = {"results": [{"title": f" Result {i} ", "url": f"https://r{i}.example/", "content": f"snippet {i}",
-                            "engine": "duckduckgo"} for i in range(8)] + [{"title": "no url"}]}
+    payload = {
+        "results": [
+            {
+                "title": f" Result {i} ",
+                "url": f"https://r{i}.example/",
+                "content": f"snippet {i}",
+                "engine": "duckduckgo",
+            }
+            for i in range(8)
+        ]
+        + [{"title": "no url"}]
+    }
     ctx.settings["http_transport"] = _transport(lambda r: httpx.Response(200, json=payload), seen)
     ctx.settings["searxng_url"] = "http://search.local:8888/"
     found = await ok(ctx, "web.search", query="ferry times", max_results=3)
     assert found["backend"] == "searxng" and found["count"] == 3
-    assert found["results"][0] == {"title": "Result 0", "url": "https://r0.example/", "snippet": "snippet 0",
-                                   "engine": "duckduckgo"}
+    assert found["results"][0] == {
+        "title": "Result 0",
+        "url": "https://r0.example/",
+        "snippet": "snippet 0",
+        "engine": "duckduckgo",
+    }
     request = seen[0]
     assert (request.url.host, request.url.path) == ("search.local", "/search")
     assert request.url.params["q"] == "ferry times" and request.url.params["format"] == "json"
@@ -612,7 +692,11 @@ async def test_notify_owner_without_a_channel_is_only_queued(ctx):
     assert (result["status"], result["delivered"]) == ("queued", False) and "NOT notified" in result["note"]
     row = ctx.db["notifications"].get(int(result["id"][4:]))
     assert (row["status"], row["message"], row["priority"], row["call_id"]) == (
-        "queued", "Your 10:00 standup starts in 5 minutes.", "normal", "call_1")
+        "queued",
+        "Your 10:00 standup starts in 5 minutes.",
+        "normal",
+        "call_1",
+    )
 
 
 async def test_notify_owner_posts_to_ntfy(ctx):
@@ -649,8 +733,9 @@ async def test_workspace_write_then_read(ctx, workspace):
     assert (workspace / "notes/2026/plan.md").read_text() == "line 1\nline 2\nline 3\n"
     read = await call(ctx, "workspace.read_file", path="notes/2026/plan.md")
     assert read.text() == "notes/2026/plan.md: lines 1-3 of 3\n     1\tline 1\n     2\tline 2\n     3\tline 3"
-    assert "already exists; pass overwrite=true" in await err(ctx, "workspace.write_file", path="notes/2026/plan.md",
-                                                              content="new")
+    assert "already exists; pass overwrite=true" in await err(
+        ctx, "workspace.write_file", path="notes/2026/plan.md", content="new"
+    )
     assert (workspace / "notes/2026/plan.md").read_text().startswith("line 1")
     replaced = await ok(ctx, "workspace.write_file", path="notes/2026/plan.md", content="new", overwrite=True)
     assert replaced["replaced"] is True
@@ -661,8 +746,13 @@ async def test_workspace_write_then_read(ctx, workspace):
 async def test_workspace_read_window(ctx, workspace):
     (workspace / "log.txt").write_text("".join(f"entry {i}\n" for i in range(1, 101)) + "x" * 3000)
     window = await call(ctx, "workspace.read_file", path="log.txt", offset=10, limit=3)
-    assert window.text().splitlines() == ["log.txt: lines 10-12 of 101", "    10\tentry 10", "    11\tentry 11",
-                                          "    12\tentry 12", "[89 more lines; call again with offset=13 to read on.]"]
+    assert window.text().splitlines() == [
+        "log.txt: lines 10-12 of 101",
+        "    10\tentry 10",
+        "    11\tentry 11",
+        "    12\tentry 12",
+        "[89 more lines; call again with offset=13 to read on.]",
+    ]
     assert window.structured == {"path": "log.txt", "total_lines": 101, "first_line": 10, "last_line": 12}
     tail = await call(ctx, "workspace.read_file", path="log.txt", offset=101)
     assert "line cut at 2000 characters" in tail.text()
@@ -680,8 +770,17 @@ async def test_workspace_read_errors(ctx, workspace):
     assert "binary file" in await err(ctx, "workspace.read_file", path="blob.bin")
 
 
-@pytest.mark.parametrize("path", ["../secret.txt", "a/../../secret.txt", "/etc/passwd", "~/secret.txt",
-                                  "notes/../../../secret.txt", "\\\\server\\share"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../secret.txt",
+        "a/../../secret.txt",
+        "/etc/passwd",
+        "~/secret.txt",
+        "notes/../../../secret.txt",
+        "\\\\server\\share",
+    ],
+)
 async def test_workspace_refuses_paths_outside(ctx, workspace, path):
     (workspace.parent / "secret.txt").write_text("top secret")
     (workspace / "notes").mkdir()
@@ -702,8 +801,9 @@ async def test_workspace_refuses_symlinks_that_leave(ctx, workspace):
     assert "outside the workspace" in await err(ctx, "workspace.read_file", path="link.txt")
     assert "outside the workspace" in await err(ctx, "workspace.read_file", path="linkdir/secret.txt")
     assert "outside the workspace" in await err(ctx, "workspace.write_file", path="linkdir/new.txt", content="x")
-    assert "outside the workspace" in await err(ctx, "workspace.write_file", path="link.txt", content="x",
-                                                overwrite=True)
+    assert "outside the workspace" in await err(
+        ctx, "workspace.write_file", path="link.txt", content="x", overwrite=True
+    )
     assert not (outside / "new.txt").exists() and (outside / "secret.txt").read_text() == "top secret"
     assert "\tinside" in (await call(ctx, "workspace.read_file", path="alias.txt")).text()
     found = await ok(ctx, "workspace.search", pattern="secret")
@@ -729,7 +829,9 @@ async def test_workspace_search_regex_text_glob_and_names(ctx, workspace):
     regex = await ok(ctx, "workspace.search", pattern=r"\b06:1\d")
     assert regex["mode"] == "regex"
     assert {m["path"]: [ln["line"] for ln in m["lines"]] for m in regex["matches"]} == {
-        "docs/bus.txt": [1], "docs/ferry.md": [2]}
+        "docs/bus.txt": [1],
+        "docs/ferry.md": [2],
+    }
     smart = await ok(ctx, "workspace.search", pattern="ferry")  # lower case: case-insensitive
     assert {m["path"] for m in smart["matches"]} == {"docs/ferry.md", "todo(1).md"}
     assert smart["skipped"] == {"binary": 1}
@@ -754,12 +856,15 @@ async def test_workspace_search_without_a_workspace(ctx, workspace):
 # --- the schema the pipeline validates against accepts what the tools accept ---------------------------
 
 
-@pytest.mark.parametrize("name, arguments", [
-    ("schedule.update", {"schedule_id": "sch_1", "time": "10:00"}),
-    ("calendar.create_event", {"title": "x", "start": "2026-03-04T10:00", "attendees": ["a@b.example"]}),
-    ("workspace.write_file", {"path": "a.txt", "content": "", "overwrite": True}),
-    ("email.unsubscribe", {"subscription_id": "sub_1", "archive_existing": True}),
-])
+@pytest.mark.parametrize(
+    "name, arguments",
+    [
+        ("schedule.update", {"schedule_id": "sch_1", "time": "10:00"}),
+        ("calendar.create_event", {"title": "x", "start": "2026-03-04T10:00", "attendees": ["a@b.example"]}),
+        ("workspace.write_file", {"path": "a.txt", "content": "", "overwrite": True}),
+        ("email.unsubscribe", {"subscription_id": "sub_1", "archive_existing": True}),
+    ],
+)
 def test_valid_calls_pass_both_the_roster_schema_and_the_model(name, arguments):
     jsonschema.validate(arguments, CONFIGURED[name].input_schema)
     tool = builtin_tool(name)

@@ -27,8 +27,12 @@ from core.tools import SideEffect, ToolResult, canonical_json
 from tests.helpers import configured, plan
 
 READ = configured("time.now", SideEffect.NONE, params={"timezone": {"type": "string"}})
-WRITE = configured("notes.create", SideEffect.WORKSPACE_WRITE,
-                   params={"title": {"type": "string"}, "body": {"type": "string"}}, required=("title",))
+WRITE = configured(
+    "notes.create",
+    SideEffect.WORKSPACE_WRITE,
+    params={"title": {"type": "string"}, "body": {"type": "string"}},
+    required=("title",),
+)
 OTHER = configured("notes.erase", SideEffect.WORKSPACE_WRITE, params={"note_id": {"type": "string"}})
 
 
@@ -57,18 +61,28 @@ class Chat:
         self.events: list[Any] = []
         self.host = Host()
         self.approver = FixedApprover(decision)
-        self.ctx = RunContext(chat_id=self.chat_id, turn_id="turn_1", store=self.store, plan=self.plan,
-                              policy=default_policy(), approver=self.approver, tools=self.host,
-                              emit=self.events.append)
+        self.ctx = RunContext(
+            chat_id=self.chat_id,
+            turn_id="turn_1",
+            store=self.store,
+            plan=self.plan,
+            policy=default_policy(),
+            approver=self.approver,
+            tools=self.host,
+            emit=self.events.append,
+        )
         self.host.pins = {n: spec.content_hash() for n, spec in self.ctx.specs.items()}
 
-    async def call(self, name: str, arguments: Any, call_id: str, *, wrapped: bool | None = None,
-                   resuming: bool = False) -> Any:
+    async def call(
+        self, name: str, arguments: Any, call_id: str, *, wrapped: bool | None = None, resuming: bool = False
+    ) -> Any:
         self.events.clear()
         wrap = name != "time.now" if wrapped is None else wrapped
-        block = ({"type": "tool_use", "id": call_id, "name": "tool.call", "input": {"name": name,
-                                                                                  "arguments": arguments}}
-                 if wrap else {"type": "tool_use", "id": call_id, "name": name, "input": arguments})
+        block = (
+            {"type": "tool_use", "id": call_id, "name": "tool.call", "input": {"name": name, "arguments": arguments}}
+            if wrap
+            else {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+        )
         return await Pipeline(self.ctx).run(block, resuming=resuming)
 
     def row(self, call_id: str) -> Any:
@@ -153,8 +167,15 @@ async def test_a_reused_id_of_a_parked_call_leaves_the_parked_call_and_its_appro
 
 async def test_an_approval_stored_for_another_tool_never_allows_this_one():
     chat = Chat(Decision.DENY)
-    chat.store.create_approval(chat_id=chat.chat_id, turn_id="t0", call_id="w9", tool="notes.create",
-                               side_effect="WORKSPACE_WRITE", arguments={"title": "x"}, status="allowed")
+    chat.store.create_approval(
+        chat_id=chat.chat_id,
+        turn_id="t0",
+        call_id="w9",
+        tool="notes.create",
+        side_effect="WORKSPACE_WRITE",
+        arguments={"title": "x"},
+        status="allowed",
+    )
     out = await chat.call("notes.erase", {"note_id": "n1"}, "w9")
     assert chat.host.ran == [] and out.result_block["is_error"]
     assert chat.failed_code() == codes.DENIED_APPROVAL
@@ -172,9 +193,11 @@ async def test_empty_ids_reach_the_pipeline_as_separate_calls():
 
 # --- the property ------------------------------------------------------------------------------------
 
-TOOLS = {"time.now": [{}, {"timezone": "UTC"}],
-         "notes.create": [{"title": "a", "body": ""}, {"title": "b", "body": ""}],
-         "notes.erase": [{"note_id": "n1"}]}
+TOOLS = {
+    "time.now": [{}, {"timezone": "UTC"}],
+    "notes.create": [{"title": "a", "body": ""}, {"title": "b", "body": ""}],
+    "notes.erase": [{"note_id": "n1"}],
+}
 a_call = st.tuples(st.sampled_from(["", "c1", "c2", "c3"]), st.sampled_from(sorted(TOOLS)), st.integers(0, 1))
 
 
@@ -219,10 +242,14 @@ def test_colliding_ids_never_overwrite_a_row_nor_answer_with_another_calls_resul
 
 # --- through the engine ---------------------------------------------------------------------------------
 
-ROSTER = {"agent": {"name": "t", "version": "1", "deferred": []},
-          "configured": [{"name": "time.now", "side_effect": "NONE"},
-                         {"name": "notes.create", "side_effect": "WORKSPACE_WRITE"}],
-          "servers": []}
+ROSTER = {
+    "agent": {"name": "t", "version": "1", "deferred": []},
+    "configured": [
+        {"name": "time.now", "side_effect": "NONE"},
+        {"name": "notes.create", "side_effect": "WORKSPACE_WRITE"},
+    ],
+    "servers": [],
+}
 
 
 async def run_script(tmp_path: Path, turns: list[list[dict[str, Any]]], decision: Decision) -> tuple[Store, str, list]:
@@ -231,9 +258,11 @@ async def run_script(tmp_path: Path, turns: list[list[dict[str, Any]]], decision
     store = Store(tmp_path / "db.sqlite")
     events: list[Any] = []
     session = await Engine(store).open_chat(
-        None, ChatOptions(roster=str(tmp_path / "roster.json"), script=str(tmp_path / "s.json"),
-                          start_demo_servers=False),
-        approver=FixedApprover(decision), subscribers=[events.append])
+        None,
+        ChatOptions(roster=str(tmp_path / "roster.json"), script=str(tmp_path / "s.json"), start_demo_servers=False),
+        approver=FixedApprover(decision),
+        subscribers=[events.append],
+    )
     result = await session.send("go")
     await session.close()
     assert result.status == "done", result.error
@@ -247,9 +276,11 @@ def notes(store: Store) -> list[str]:
 
 
 async def test_a_model_reusing_a_time_now_id_for_a_write_writes_nothing_and_keeps_the_row(home, tmp_path):
-    reuse = [[{"type": "tool_use", "id": "c1", "name": "time.now", "input": {}}],
-             [{"type": "tool_use", "id": "c1", "name": "notes.create", "input": {"title": "t", "body": "b"}}],
-             [{"type": "text", "text": "ok"}]]
+    reuse = [
+        [{"type": "tool_use", "id": "c1", "name": "time.now", "input": {}}],
+        [{"type": "tool_use", "id": "c1", "name": "notes.create", "input": {"title": "t", "body": "b"}}],
+        [{"type": "text", "text": "ok"}],
+    ]
     grant = [[{"type": "tool_use", "id": "w0", "name": "notes.create", "input": {"title": "w0", "body": ""}}]]
     for decision, turns in ((Decision.ALLOW_ONCE, reuse), (Decision.ALLOW_CHAT, grant + reuse)):
         (tmp_path / decision.value).mkdir()
@@ -266,16 +297,21 @@ async def test_a_model_reusing_a_time_now_id_for_a_write_writes_nothing_and_keep
 
 
 async def test_calls_without_ids_get_one_id_everywhere(home, tmp_path):
-    turns = [[{"type": "tool_use", "id": "", "name": "time.now", "input": {}},
-              {"type": "tool_use", "id": "", "name": "notes.create", "input": {"title": "t", "body": "b"}}],
-             [{"type": "tool_use", "id": "", "name": "notes.create", "input": {"title": "u", "body": "b"}}],
-             [{"type": "text", "text": "ok"}]]
+    turns = [
+        [
+            {"type": "tool_use", "id": "", "name": "time.now", "input": {}},
+            {"type": "tool_use", "id": "", "name": "notes.create", "input": {"title": "t", "body": "b"}},
+        ],
+        [{"type": "tool_use", "id": "", "name": "notes.create", "input": {"title": "u", "body": "b"}}],
+        [{"type": "text", "text": "ok"}],
+    ]
     store, chat_id, events = await run_script(tmp_path, turns, Decision.ALLOW_ONCE)
     assert sorted(notes(store)) == ["t", "u"]
     messages = store.messages(chat_id)
     used = [b["id"] for m in messages if m.role == "assistant" for b in m.blocks if b["type"] == "tool_use"]
-    answered = [b["tool_use_id"] for m in messages if m.role == "user" for b in m.blocks
-                if b.get("type") == "tool_result"]
+    answered = [
+        b["tool_use_id"] for m in messages if m.role == "user" for b in m.blocks if b.get("type") == "tool_result"
+    ]
     assert len(used) == 3 and len(set(used)) == 3 and "" not in used
     assert answered == used
     assert [r.call_id for r in store.invocations(chat_id)] == used
@@ -294,17 +330,35 @@ async def test_a_stopped_turn_never_settles_a_reused_id_with_the_earlier_calls_r
             chat.store.update_invocation(chat.row("c1").id, status=status)
         before = chat.row("c1")
         events: list[Any] = []
-        block = {"type": "tool_use", "id": "c1", "name": "tool.call",
-                 "input": {"name": "notes.create", "arguments": {"title": "t", "body": "b"}}}
-        settled = settle_unanswered(block, store=chat.store, chat_id=chat.chat_id, turn_id="turn_2",
-                                    specs=chat.ctx.specs, policy=chat.ctx.policy, emit=events.append)
+        block = {
+            "type": "tool_use",
+            "id": "c1",
+            "name": "tool.call",
+            "input": {"name": "notes.create", "arguments": {"title": "t", "body": "b"}},
+        }
+        settled = settle_unanswered(
+            block,
+            store=chat.store,
+            chat_id=chat.chat_id,
+            turn_id="turn_2",
+            specs=chat.ctx.specs,
+            policy=chat.ctx.policy,
+            emit=events.append,
+        )
         assert settled["tool_use_id"] == "c1" and settled["is_error"]
         assert settled["content"] != first.result_block["content"] and "notes.create" in settled["content"]
         assert chat.row("c1") == before
         assert [(e.type, e.name) for e in events] == [("tool.failed", "notes.create")]
         # the same call, stopped: its own row is what settles it
         own = {"type": "tool_use", "id": "c1", "name": "time.now", "input": {}}
-        again = settle_unanswered(own, store=chat.store, chat_id=chat.chat_id, turn_id="turn_2",
-                                  specs=chat.ctx.specs, policy=chat.ctx.policy, emit=events.append)
+        again = settle_unanswered(
+            own,
+            store=chat.store,
+            chat_id=chat.chat_id,
+            turn_id="turn_2",
+            specs=chat.ctx.specs,
+            policy=chat.ctx.policy,
+            emit=events.append,
+        )
         if status == "completed":
             assert again["content"] == first.result_block["content"]

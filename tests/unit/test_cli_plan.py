@@ -8,8 +8,21 @@ import pytest
 
 from core.cli import main
 
-CONTRACT_KEYS = {"builder", "policy", "strategy", "caps", "candidates", "defined_tool_names", "deferred_tool_names",
-                 "skipped_tool_names", "definition_tokens", "index_tokens", "index_entries", "index_text", "tools"}
+CONTRACT_KEYS = {
+    "builder",
+    "policy",
+    "strategy",
+    "caps",
+    "candidates",
+    "defined_tool_names",
+    "deferred_tool_names",
+    "skipped_tool_names",
+    "definition_tokens",
+    "index_tokens",
+    "index_entries",
+    "index_text",
+    "tools",
+}
 TOOL_KEYS = {"name", "origin", "server", "side_effect", "placement", "reason", "tokens", "input_schema"}
 
 pytestmark = pytest.mark.usefixtures("home")
@@ -29,8 +42,12 @@ def test_plan_json_contract(capsys):
     for name, entry in zip(p["deferred_tool_names"], p["index_entries"]):
         assert entry.startswith(name + "(") and len(entry) <= 200
         assert entry in p["index_text"]
-    assert p["caps"] == {"max_definitions": 30, "max_definition_tokens": 9000, "max_index_entries": 40,
-                         "max_index_tokens": 2000}
+    assert p["caps"] == {
+        "max_definitions": 30,
+        "max_definition_tokens": 9000,
+        "max_index_entries": 40,
+        "max_index_tokens": 2000,
+    }
 
 
 def test_plan_table_is_readable(capsys):
@@ -45,12 +62,24 @@ def test_plan_table_is_readable(capsys):
 def test_roster_file_and_caps_options(tmp_path, capsys):
     roster = {
         "agent": {"name": "mine", "version": "3", "deferred": ["b.two"]},
-        "configured": [{"name": "a.one", "description": "One.", "input_schema": {"type": "object", "properties": {}}},
-                       {"name": "b.two", "description": "Two.", "input_schema": {"type": "object"}}],
-        "servers": [{"name": "srv", "tools": [
-            {"name": "look", "description": "Looks.", "inputSchema": {"type": "object"},
-             "annotations": {"readOnlyHint": True, "openWorldHint": False}},
-            {"name": "poke", "description": "Pokes."}]}],
+        "configured": [
+            {"name": "a.one", "description": "One.", "input_schema": {"type": "object", "properties": {}}},
+            {"name": "b.two", "description": "Two.", "input_schema": {"type": "object"}},
+        ],
+        "servers": [
+            {
+                "name": "srv",
+                "tools": [
+                    {
+                        "name": "look",
+                        "description": "Looks.",
+                        "inputSchema": {"type": "object"},
+                        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+                    },
+                    {"name": "poke", "description": "Pokes."},
+                ],
+            }
+        ],
     }
     f = tmp_path / "r.json"
     f.write_text(json.dumps(roster))
@@ -63,11 +92,14 @@ def test_roster_file_and_caps_options(tmp_path, capsys):
     assert poke["side_effect"] == "NETWORK_WRITE"  # no annotations: it changes the world
 
 
-@pytest.mark.parametrize("content, needle", [
-    ("{not json", "r.json"),
-    ('{"configured": [{"description": "no name"}]}', "configured.0.name"),
-    ('{"servers": [{"name": "bad name!", "tools": []}]}', "server name"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("{not json", "r.json"),
+        ('{"configured": [{"description": "no name"}]}', "configured.0.name"),
+        ('{"servers": [{"name": "bad name!", "tools": []}]}', "server name"),
+    ],
+)
 def test_bad_roster_files_are_usage_errors(tmp_path, capsys, content, needle):
     f = tmp_path / "r.json"
     f.write_text(content)
@@ -79,4 +111,3 @@ def test_unknown_roster_and_bad_flag(capsys):
     assert main(["plan", "--roster", "nope"]) == 2
     assert "production" in capsys.readouterr().err
     assert main(["plan", "--policy", "whatever"]) == 2
-

@@ -30,12 +30,27 @@ TABLE = [
     ("anthropic", "claude-3-5-haiku-latest", None, "active-tools", "'*haiku*'"),
     ("anthropic", "claude-3-7-sonnet-latest", None, "active-tools", "predate the tool search tool"),
     # compat shims speak the Anthropic protocol without being Anthropic
-    ("anthropic", "deepseek-chat", "https://api.deepseek.com/anthropic", "active-tools",
-     "DeepSeek's Anthropic-compatible shim"),
-    ("anthropic", "kimi-k2", "https://api.moonshot.ai/anthropic", "active-tools",
-     "Moonshot's Anthropic-compatible shim"),
-    ("anthropic", "claude-sonnet-4-5", "https://gateway.example.com/anthropic", "active-tools",
-     "not a declared gateway"),
+    (
+        "anthropic",
+        "deepseek-chat",
+        "https://api.deepseek.com/anthropic",
+        "active-tools",
+        "DeepSeek's Anthropic-compatible shim",
+    ),
+    (
+        "anthropic",
+        "kimi-k2",
+        "https://api.moonshot.ai/anthropic",
+        "active-tools",
+        "Moonshot's Anthropic-compatible shim",
+    ),
+    (
+        "anthropic",
+        "claude-sonnet-4-5",
+        "https://gateway.example.com/anthropic",
+        "active-tools",
+        "not a declared gateway",
+    ),
     ("anthropic", "claude-sonnet-4-5", "http://127.0.0.1:8787", "active-tools", "a local server"),
     # genuine OpenAI on the Responses API
     ("openai", "gpt-5.4", None, "openai", "genuine OpenAI on the Responses API"),
@@ -52,7 +67,13 @@ TABLE = [
     ("openai", "llama3", "http://localhost:11434/v1", "active-tools", "Ollama's default"),
     # Chat Completions: never native, not even on api.openai.com
     ("openai-chat", "gpt-5.4", None, "active-tools", "Responses-only"),
-    ("openai-chat", "gpt-5.4", "https://api.openai.com/v1", "active-tools", "Chat Completions (openai-chat) at https://api.openai.com/v1"),
+    (
+        "openai-chat",
+        "gpt-5.4",
+        "https://api.openai.com/v1",
+        "active-tools",
+        "Chat Completions (openai-chat) at https://api.openai.com/v1",
+    ),
     ("openai-chat", "deepseek-chat", "https://api.deepseek.com", "active-tools", "no native tool search"),
     ("openai-chat", "kimi-k2", "https://api.moonshot.ai/v1", "active-tools", "no native tool search"),
     ("openai-chat", "llama3.1", "http://localhost:11434/v1", "active-tools", "no native tool search"),
@@ -74,8 +95,12 @@ def test_dispatch_table(provider, model, base_url, strategy, why):
 
 
 def test_every_reason_is_one_readable_line_that_names_the_outcome():
-    outcome = {"active-tools": "using active-tools", "anthropic": "Anthropic's native", "openai": "OpenAI's native",
-               "wrapper": "tool.call"}
+    outcome = {
+        "active-tools": "using active-tools",
+        "anthropic": "Anthropic's native",
+        "openai": "OpenAI's native",
+        "wrapper": "tool.call",
+    }
     for provider, model, base_url, strategy, _ in TABLE:
         reason = resolve(provider, model, base_url).reason
         assert 40 < len(reason) < 400 and "\n" not in reason
@@ -89,8 +114,10 @@ def test_declared_anthropic_gateway_takes_the_native_path():
     assert declared.strategy == "anthropic" and "declared gateway" in declared.reason
     # a sub-path of the declared URL is the same gateway; another path on the host is not
     assert resolve("anthropic", "claude-sonnet-4-5", gw + "/v1", gateways=[gw]).strategy == "anthropic"
-    assert resolve("anthropic", "claude-sonnet-4-5", "https://llm-gateway.corp.example/other",
-                   gateways=[gw]).strategy == "active-tools"
+    assert (
+        resolve("anthropic", "claude-sonnet-4-5", "https://llm-gateway.corp.example/other", gateways=[gw]).strategy
+        == "active-tools"
+    )
     named = resolve("anthropic", "claude-opus-4-1", gw, gateways=[{"url": gw, "name": "corp"}])
     assert "'corp'" in named.reason
     # the model-support table still applies behind a gateway
@@ -127,8 +154,10 @@ def test_user_rows_override_the_model_support_table():
 
 def test_model_patterns_are_case_insensitive_globs():
     assert resolve("anthropic", "Claude-HAIKU-4-5").strategy == "active-tools"
-    assert resolve("anthropic", "anthropic.claude-haiku-4-5-20251001-v1:0", "https://gw", gateways=["https://gw"]
-                   ).strategy == "active-tools"
+    assert (
+        resolve("anthropic", "anthropic.claude-haiku-4-5-20251001-v1:0", "https://gw", gateways=["https://gw"]).strategy
+        == "active-tools"
+    )
     assert any(rule.model == "*haiku*" for rule in DEFAULT_MODEL_SUPPORT)
 
 
@@ -172,8 +201,10 @@ def test_resolve_strategy_for_uses_the_settings_passed_not_the_disk(tmp_path, mo
     home.mkdir()
     monkeypatch.setenv("DEFERCHAT_HOME", str(home))
     # the disk says the opposite of every setting passed below
-    (home / "config.toml").write_text('provider = "openai"\nanthropic_gateways = []\n'
-                                      '[[model_support]]\nprovider = "anthropic"\nmodel = "*"\nnative = false\n')
+    (home / "config.toml").write_text(
+        'provider = "openai"\nanthropic_gateways = []\n'
+        '[[model_support]]\nprovider = "anthropic"\nmodel = "*"\nnative = false\n'
+    )
     reads: list[object] = []
     real_load = core.config.load_settings
     monkeypatch.setattr(core.config, "load_settings", lambda *a: reads.append(a) or real_load(*a))

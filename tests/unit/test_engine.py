@@ -17,10 +17,18 @@ from core.store import Store
 ROSTER = {
     "agent": {"name": "tester", "version": "7", "deferred": ["notes.erase"]},
     "configured": [
-        {"name": "time.now", "description": "Current time.", "side_effect": "NONE",
-         "input_schema": {"type": "object", "properties": {"timezone": {"type": "string"}}}},
-        {"name": "notes.erase", "description": "Erase a note for good.", "side_effect": "WORKSPACE_WRITE",
-         "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]}},
+        {
+            "name": "time.now",
+            "description": "Current time.",
+            "side_effect": "NONE",
+            "input_schema": {"type": "object", "properties": {"timezone": {"type": "string"}}},
+        },
+        {
+            "name": "notes.erase",
+            "description": "Erase a note for good.",
+            "side_effect": "WORKSPACE_WRITE",
+            "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]},
+        },
     ],
     "servers": [],
 }
@@ -39,19 +47,30 @@ def script(path: Path, turns) -> str:
     return str(path)
 
 
-ERASE = [[{"type": "text", "text": "Erasing."},
-          {"type": "tool_use", "id": "toolu_1", "name": "tool.call",
-           "input": {"name": "notes.erase", "arguments": {"note_id": "nope_1"}}}],
-         [{"type": "text", "text": "Done."}]]
+ERASE = [
+    [
+        {"type": "text", "text": "Erasing."},
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "tool.call",
+            "input": {"name": "notes.erase", "arguments": {"note_id": "nope_1"}},
+        },
+    ],
+    [{"type": "text", "text": "Done."}],
+]
 
 
 async def open_session(env, turns, decision=Decision.ALLOW_ONCE, roster="roster.json", **kw):
     events = []
     engine = Engine(Store(env / "db.sqlite"))
-    s = await engine.open_chat(None, ChatOptions(roster=str(env / roster), script=script(env / "s.json", turns),
-                                                 start_demo_servers=False, **kw),
-                               approver=FixedApprover(decision), subscribers=[events.append],
-                               record=str(env / "rec.jsonl"))
+    s = await engine.open_chat(
+        None,
+        ChatOptions(roster=str(env / roster), script=script(env / "s.json", turns), start_demo_servers=False, **kw),
+        approver=FixedApprover(decision),
+        subscribers=[events.append],
+        record=str(env / "rec.jsonl"),
+    )
     return engine, s, events
 
 
@@ -60,9 +79,22 @@ async def test_a_turn_through_tool_call_in_order_and_the_result_reaches_the_next
     result = await s.send("erase note nope_1")
     assert result.status == "done"
     types = [e.type for e in events if e.type != "model.text.delta"]
-    assert types == ["plan", "chat.titled", "turn.started", "model.tool_use", "model.text", "usage", "tool.requested",
-                     "tool.approval_required", "tool.approved", "tool.started", "tool.failed", "model.text", "usage",
-                     "turn.completed"]
+    assert types == [
+        "plan",
+        "chat.titled",
+        "turn.started",
+        "model.tool_use",
+        "model.text",
+        "usage",
+        "tool.requested",
+        "tool.approval_required",
+        "tool.approved",
+        "tool.started",
+        "tool.failed",
+        "model.text",
+        "usage",
+        "turn.completed",
+    ]
     use = next(e for e in events if e.type == "model.tool_use")
     assert use.name == "tool.call" and use.id == "toolu_1"
     for e in events:
@@ -83,8 +115,11 @@ async def test_session_open_pins_the_plan_and_reopening_never_replans(env):
     plan_before = s.plan.to_json()
     chat_id = s.chat_id
     await s.close()
-    more = dict(ROSTER, configured=ROSTER["configured"] + [
-        {"name": "extra.tool", "description": "New.", "input_schema": {"type": "object"}}])
+    more = dict(
+        ROSTER,
+        configured=ROSTER["configured"]
+        + [{"name": "extra.tool", "description": "New.", "input_schema": {"type": "object"}}],
+    )
     (env / "roster.json").write_text(json.dumps(more))
     events2 = []
     s2 = await Engine(Store(env / "db.sqlite")).open_chat(chat_id, subscribers=[events2.append])
@@ -108,7 +143,12 @@ async def test_park_survives_a_restart_and_resume_allows(env):
     result = await s2.resume(FixedApprover(Decision.ALLOW_ONCE))
     assert result.status == "done"
     assert [e.type for e in events2 if e.type.startswith("tool.")] == [
-        "tool.requested", "tool.approval_required", "tool.approved", "tool.started", "tool.failed"]
+        "tool.requested",
+        "tool.approval_required",
+        "tool.approved",
+        "tool.started",
+        "tool.failed",
+    ]
     assert s2.parked() is None
     await s2.close()
 
@@ -173,8 +213,12 @@ async def test_the_loop_stops_after_max_steps(env):
 async def test_demo_model_moves_the_standup_through_tool_call(env):
     events = []
     engine = Engine(Store(env / "db.sqlite"))
-    s = await engine.open_chat(None, ChatOptions(roster="production", provider="demo", start_demo_servers=False),
-                               approver=FixedApprover(Decision.ALLOW_ONCE), subscribers=[events.append])
+    s = await engine.open_chat(
+        None,
+        ChatOptions(roster="production", provider="demo", start_demo_servers=False),
+        approver=FixedApprover(Decision.ALLOW_ONCE),
+        subscribers=[events.append],
+    )
     assert s.plan.strategy == "wrapper"
     await s.send("move my 9am standup to 10am")
     uses = [e for e in events if e.type == "model.tool_use"]

@@ -44,11 +44,18 @@ DEFERRED = ("tasks.create", "tasks.list", "schedule.update")
 def env(home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     production = {t.name: t for t in load_roster("production").configured}
-    configured = [{"name": n, "description": production[n].description, "input_schema": production[n].input_schema,
-                   "side_effect": production[n].side_effect.name} for n in DEFINED + DEFERRED]
-    (tmp_path / "roster.json").write_text(json.dumps({"agent": {"name": "t", "version": "1",
-                                                                "deferred": list(DEFERRED)},
-                                                      "configured": configured}))
+    configured = [
+        {
+            "name": n,
+            "description": production[n].description,
+            "input_schema": production[n].input_schema,
+            "side_effect": production[n].side_effect.name,
+        }
+        for n in DEFINED + DEFERRED
+    ]
+    (tmp_path / "roster.json").write_text(
+        json.dumps({"agent": {"name": "t", "version": "1", "deferred": list(DEFERRED)}, "configured": configured})
+    )
     return tmp_path
 
 
@@ -76,17 +83,28 @@ def engine_for(env, provider: FakeProvider, **settings: Any) -> Engine:
 
 async def open_chat(engine: Engine, provider: str, strategy: str, decision=Decision.ALLOW_ONCE):
     events: list[Any] = []
-    s = await engine.open_chat(None, ChatOptions(roster="roster.json", provider=provider, strategy=strategy,
-                                                 start_demo_servers=False),
-                               approver=FixedApprover(decision), subscribers=[events.append])
+    s = await engine.open_chat(
+        None,
+        ChatOptions(roster="roster.json", provider=provider, strategy=strategy, start_demo_servers=False),
+        approver=FixedApprover(decision),
+        subscribers=[events.append],
+    )
     return s, events
 
 
 def client_search(call_id: str, arguments: dict[str, Any]) -> tuple[ServerToolUse, dict[str, Any]]:
-    item = {"type": "tool_search_call", "id": f"tsc_{call_id}", "call_id": call_id, "execution": "client",
-            "status": "completed", "arguments": arguments}
-    return (ServerToolUse(id=call_id, name="tool_search", input=arguments, executor="client"),
-            {"type": "provider_item", "provider": "openai", "item": item})
+    item = {
+        "type": "tool_search_call",
+        "id": f"tsc_{call_id}",
+        "call_id": call_id,
+        "execution": "client",
+        "status": "completed",
+        "arguments": arguments,
+    }
+    return (
+        ServerToolUse(id=call_id, name="tool_search", input=arguments, executor="client"),
+        {"type": "provider_item", "provider": "openai", "item": item},
+    )
 
 
 def call(call_id: str, name: str, args: dict[str, Any]) -> tuple[ToolUse, dict[str, Any]]:
@@ -94,8 +112,9 @@ def call(call_id: str, name: str, args: dict[str, Any]) -> tuple[ToolUse, dict[s
 
 
 def reply(*pairs: tuple[Any, dict[str, Any] | None], stop: str = "tool_use") -> list[Any]:
-    return [e for e, _ in pairs if e is not None] + [ResponseDone(stop_reason=stop,
-                                                                 content=[b for _, b in pairs if b is not None])]
+    return [e for e, _ in pairs if e is not None] + [
+        ResponseDone(stop_reason=stop, content=[b for _, b in pairs if b is not None])
+    ]
 
 
 def text(t: str) -> list[Any]:
@@ -110,11 +129,14 @@ def of(events: list[Any], kind: str) -> list[Any]:
 
 
 async def test_a_client_executed_search_is_answered_with_tool_references_and_the_turn_goes_on(env):
-    provider = FakeProvider("openai", [
-        reply(client_search("call_s1", {"queries": ["add a task", "todo item"]})),
-        reply(call("call_t1", "tasks.create", {"title": "buy milk"})),
-        text("Added."),
-    ])
+    provider = FakeProvider(
+        "openai",
+        [
+            reply(client_search("call_s1", {"queries": ["add a task", "todo item"]})),
+            reply(call("call_t1", "tasks.create", {"title": "buy milk"})),
+            text("Added."),
+        ],
+    )
     s, events = await open_chat(engine_for(env, provider, openai_tool_search="client"), "openai", "openai")
     result = await s.send("remind me to buy milk")
     assert result.status == "done" and result.text == "Added."
@@ -126,8 +148,16 @@ async def test_a_client_executed_search_is_answered_with_tool_references_and_the
     # request 2 answers the search with tool_reference blocks, after the echoed search call
     second = provider.requests[1].messages
     assert second[1]["content"][0]["item"]["call_id"] == "call_s1"
-    assert second[2] == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_s1", "content": [
-        {"type": "tool_reference", "tool_name": n} for n in answered.references]}]}
+    assert second[2] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "call_s1",
+                "content": [{"type": "tool_reference", "tool_name": n} for n in answered.references],
+            }
+        ],
+    }
     assert [e.name for e in of(events, "tool.completed")] == ["tasks.create"]
     # the injected client tool_search never changes
     assert provider.requests[0].tools[-1] == OPENAI_CLIENT_SEARCH_TOOL
@@ -135,11 +165,17 @@ async def test_a_client_executed_search_is_answered_with_tool_references_and_the
 
 
 async def test_a_search_beside_a_parked_call_is_answered_on_resume_after_a_restart(env):
-    provider = FakeProvider("openai", [
-        reply(client_search("call_s1", {"queries": ["list tasks"]}), call("call_t1", "tasks.create", {"title": "x"})),
-    ])
-    s, events = await open_chat(engine_for(env, provider, openai_tool_search="client"), "openai", "openai",
-                                Decision.PARK)
+    provider = FakeProvider(
+        "openai",
+        [
+            reply(
+                client_search("call_s1", {"queries": ["list tasks"]}), call("call_t1", "tasks.create", {"title": "x"})
+            ),
+        ],
+    )
+    s, events = await open_chat(
+        engine_for(env, provider, openai_tool_search="client"), "openai", "openai", Decision.PARK
+    )
     assert (await s.send("add x")).status == "parked"
     assert not of(events, "model.tool_search")[1:], "nothing is answered while the turn is parked"
     chat_id = s.chat_id
@@ -165,17 +201,34 @@ async def test_a_search_beside_a_parked_call_is_answered_on_resume_after_a_resta
 def deferred_case_first() -> list[Any]:
     """A client call and a server search in one response; the result will open the next one."""
     srv = ServerToolUse(id="srvtoolu_1", name="tool_search_tool_bm25", input={"query": "task list"})
-    return reply(call("toolu_1", "time.now", {}),
-                 (srv, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_bm25",
-                        "input": {"query": "task list"}}))
+    return reply(
+        call("toolu_1", "time.now", {}),
+        (
+            srv,
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_1",
+                "name": "tool_search_tool_bm25",
+                "input": {"query": "task list"},
+            },
+        ),
+    )
 
 
 def deferred_case_second() -> list[Any]:
-    result = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1",
-              "content": {"type": "tool_search_tool_search_result",
-                          "tool_references": [{"type": "tool_reference", "tool_name": "tasks.list"}]}}
-    return reply((ToolSearchResult(tool_use_id="srvtoolu_1", references=["tasks.list"]), result),
-                 (TextDelta(text="Listing."), {"type": "text", "text": "Listing."}), stop="end_turn")
+    result = {
+        "type": "tool_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": {
+            "type": "tool_search_tool_search_result",
+            "tool_references": [{"type": "tool_reference", "tool_name": "tasks.list"}],
+        },
+    }
+    return reply(
+        (ToolSearchResult(tool_use_id="srvtoolu_1", references=["tasks.list"]), result),
+        (TextDelta(text="Listing."), {"type": "text", "text": "Listing."}),
+        stop="end_turn",
+    )
 
 
 async def test_the_query_of_a_search_whose_result_opens_the_next_response_is_kept(env):
@@ -210,12 +263,15 @@ def specs_of(plan):
     return {n: plan.spec_of(n) for n in plan.pinned_names()}
 
 
-@pytest.mark.parametrize("strategy, flavour, search_type", [
-    ("anthropic", {"anthropic_search": "bm25"}, "tool_search_tool_bm25_20251119"),
-    ("anthropic", {"anthropic_search": "regex"}, "tool_search_tool_regex_20251119"),
-    ("openai", {"openai_search": "hosted"}, "tool_search"),
-    ("openai", {"openai_search": "client"}, "tool_search"),
-])
+@pytest.mark.parametrize(
+    "strategy, flavour, search_type",
+    [
+        ("anthropic", {"anthropic_search": "bm25"}, "tool_search_tool_bm25_20251119"),
+        ("anthropic", {"anthropic_search": "regex"}, "tool_search_tool_regex_20251119"),
+        ("openai", {"openai_search": "hosted"}, "tool_search"),
+        ("openai", {"openai_search": "client"}, "tool_search"),
+    ],
+)
 def test_every_native_flavour_keeps_the_tools_array_byte_identical(strategy, flavour, search_type):
     p = production_plan(strategy=strategy)
     s = make_strategy(strategy, p, "BASE", specs_of(p), **flavour)
@@ -225,24 +281,36 @@ def test_every_native_flavour_keeps_the_tools_array_byte_identical(strategy, fla
     assert ("execution" in tools[-1]) is (flavour.get("openai_search") == "client")
     assert [t["name"] for t in tools if t.get("defer_loading")] == p.deferred_tool_names
     tools[-1]["mutated"] = True  # a caller changing what it got changes nothing later
-    history = [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": p.deferred_tool_names[0],
-                                                  "input": {}}]}]
+    history = [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "a", "name": p.deferred_tool_names[0], "input": {}}],
+        }
+    ]
     for step in range(3):
-        s.discover(p.deferred_tool_names[step: step + 2])
+        s.discover(p.deferred_tool_names[step : step + 2])
         assert json.dumps(s.surface(history).tools) == first
         s.begin_turn()
         assert json.dumps(s.surface([]).tools) == first
 
 
 def test_the_client_search_tool_has_the_shape_openai_accepted():
-    [recorded] = [t for t in cassette("test_openai_client_tool_search_streaming.yaml")[0]["request"]["parsed_body"]
-                  ["tools"] if t["type"] == "tool_search"]
+    [recorded] = [
+        t
+        for t in cassette("test_openai_client_tool_search_streaming.yaml")[0]["request"]["parsed_body"]["tools"]
+        if t["type"] == "tool_search"
+    ]
     assert set(OPENAI_CLIENT_SEARCH_TOOL) == set(recorded)
     assert OPENAI_CLIENT_SEARCH_TOOL["execution"] == "client"
     ours, theirs = OPENAI_CLIENT_SEARCH_TOOL["parameters"], recorded["parameters"]
-    assert (ours["type"], ours["required"], ours["additionalProperties"]) == (theirs["type"], theirs["required"],
-                                                                            theirs["additionalProperties"])
-    assert {k: v["type"] for k, v in ours["properties"].items()} == {k: v["type"] for k, v in theirs["properties"].items()}
+    assert (ours["type"], ours["required"], ours["additionalProperties"]) == (
+        theirs["type"],
+        theirs["required"],
+        theirs["additionalProperties"],
+    )
+    assert {k: v["type"] for k, v in ours["properties"].items()} == {
+        k: v["type"] for k, v in theirs["properties"].items()
+    }
 
 
 def test_unknown_flavours_are_refused():
@@ -277,28 +345,35 @@ async def test_a_chat_opened_before_flavours_existed_keeps_the_old_defaults(env)
     s2 = await engine_for(env, provider, openai_tool_search="client").open_chat(s.chat_id)
     await s2.send("two")
     assert provider.requests[1].tools == provider.requests[0].tools and provider.requests[1].tools[-1] == {
-        "type": "tool_search"}
+        "type": "tool_search"
+    }
 
 
 # --- reading a search call's arguments ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("arguments, queries, label", [
-    ({"queries": ["a b", " ", "c"]}, ["a b", "c"], "a b | c"),
-    ({"paths": ["mcp__fx__rate"]}, ["mcp__fx__rate"], "mcp__fx__rate"),
-    ({"query": "weather", "limit": 5}, ["weather"], "weather"),
-    ({"pattern": "weather|forecast", "limit": 10}, ["weather|forecast"], "weather|forecast"),
-    ({"goal": "Find a weather tool."}, ["Find a weather tool."], "Find a weather tool."),
-    ({"limit": 3}, [], '{"limit": 3}'),
-    (None, [], ""),
-])
+@pytest.mark.parametrize(
+    "arguments, queries, label",
+    [
+        ({"queries": ["a b", " ", "c"]}, ["a b", "c"], "a b | c"),
+        ({"paths": ["mcp__fx__rate"]}, ["mcp__fx__rate"], "mcp__fx__rate"),
+        ({"query": "weather", "limit": 5}, ["weather"], "weather"),
+        ({"pattern": "weather|forecast", "limit": 10}, ["weather|forecast"], "weather|forecast"),
+        ({"goal": "Find a weather tool."}, ["Find a weather tool."], "Find a weather tool."),
+        ({"limit": 3}, [], '{"limit": 3}'),
+        (None, [], ""),
+    ],
+)
 def test_search_arguments_in_every_recorded_shape(arguments, queries, label):
     assert search_queries(arguments) == queries and search_label(arguments) == label
 
 
 def test_pending_client_searches_are_read_from_a_stored_response():
     _, block = client_search("call_9", {"queries": ["x"]})
-    hosted = {"type": "provider_item", "provider": "openai",
-              "item": {"type": "tool_search_call", "id": "tsc_2", "call_id": None, "execution": "server"}}
+    hosted = {
+        "type": "provider_item",
+        "provider": "openai",
+        "item": {"type": "tool_search_call", "id": "tsc_2", "call_id": None, "execution": "server"},
+    }
     [found] = pending_client_searches([{"type": "text", "text": "hm"}, hosted, block])
     assert (found.id, found.input, found.executor) == ("call_9", {"queries": ["x"]}, "client")

@@ -26,15 +26,22 @@ def ended(capsys: pytest.CaptureFixture[str], fail: BaseException) -> tuple[int,
 
 
 def test_a_usage_error_is_one_line_exit_2_even_when_its_message_has_several(capsys) -> None:
-    code, lines = ended(capsys, UsageError("mcp.json: invalid MCP server configuration\n  a.command: not a string\n"
-                                           "    For further information visit https://errors.pydantic.dev/x"))
+    code, lines = ended(
+        capsys,
+        UsageError(
+            "mcp.json: invalid MCP server configuration\n  a.command: not a string\n"
+            "    For further information visit https://errors.pydantic.dev/x"
+        ),
+    )
     assert code == EXIT_USAGE
     assert lines == ["deferchat: mcp.json: invalid MCP server configuration; a.command: not a string"]
 
 
 def test_a_failure_the_user_must_know_about_is_exit_1(capsys) -> None:
-    assert ended(capsys, UserFacingError("the store is read-only")) == (EXIT_FAILED,
-                                                                       ["deferchat: the store is read-only"])
+    assert ended(capsys, UserFacingError("the store is read-only")) == (
+        EXIT_FAILED,
+        ["deferchat: the store is read-only"],
+    )
 
 
 def test_an_environment_fault_is_one_line_exit_1(capsys) -> None:
@@ -78,11 +85,14 @@ def test_one_line() -> None:
     assert one_line("plain") == "plain"
 
 
-@pytest.mark.parametrize("make, says", [
-    (lambda p: p.write_bytes(b"\xff\xfe"), "not UTF-8 text (byte 0); save it as UTF-8"),
-    (lambda p: p.mkdir(), "is a directory, not a file"),
-    (lambda p: None, "no such file"),
-])
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda p: p.write_bytes(b"\xff\xfe"), "not UTF-8 text (byte 0); save it as UTF-8"),
+        (lambda p: p.mkdir(), "is a directory, not a file"),
+        (lambda p: None, "no such file"),
+    ],
+)
 def test_read_text_says_what_keeps_a_file_from_being_read(tmp_path: Path, make, says: str) -> None:
     path = tmp_path / "config.toml"
     make(path)

@@ -65,8 +65,9 @@ def slow_preparation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
 
 def provider(wire: str, base_url: str) -> Any:
     _clients.append(client := httpx2.AsyncClient())
-    return make_provider(wire, "test-model", base_url=base_url, env={}, http_client=client, max_retries=0,
-                         waits=Waits(first_byte=BOUND))
+    return make_provider(
+        wire, "test-model", base_url=base_url, env={}, http_client=client, max_retries=0, waits=Waits(first_byte=BOUND)
+    )
 
 
 def request() -> ModelRequest:
@@ -74,11 +75,15 @@ def request() -> ModelRequest:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 11: the first-byte deadline counts the SDK's own preparation of "
-                   "the request (core/providers/_common.py _open); remove this mark with the fix")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 11: the first-byte deadline counts the SDK's own preparation of "
+    "the request (core/providers/_common.py _open); remove this mark with the fix",
+)
 @pytest.mark.parametrize(("wire", "slow_preparation"), [(w, w) for w in WIRES], indirect=["slow_preparation"])
-async def test_a_request_the_sdk_is_slow_to_prepare_is_not_a_silent_server(wire: str,
-                                                                           slow_preparation: list[float]) -> None:
+async def test_a_request_the_sdk_is_slow_to_prepare_is_not_a_silent_server(
+    wire: str, slow_preparation: list[float]
+) -> None:
     with serve([{"parts": ["Here is the answer."]}]) as server:
         p = provider(wire, server.url_for(wire))
         texts = [e.text async for e in p.stream(request()) if isinstance(e, TextDelta)]
@@ -91,7 +96,8 @@ async def test_a_request_the_sdk_is_slow_to_prepare_is_not_a_silent_server(wire:
 @pytest.mark.slow
 @pytest.mark.parametrize(("wire", "slow_preparation"), [(w, w) for w in WIRES], indirect=["slow_preparation"])
 async def test_after_a_slow_preparation_a_silent_server_still_fails_at_the_bound(
-        wire: str, slow_preparation: list[float]) -> None:
+    wire: str, slow_preparation: list[float]
+) -> None:
     with serve([{"parts": ["never"], "first_byte_delay": "forever"}]) as server:
         p = provider(wire, server.url_for(wire))
         with pytest.raises(ProviderError) as caught:

@@ -32,12 +32,18 @@ from tests.helpers import discovered, plan
 W = SideEffect.NETWORK_WRITE
 
 TOOLS = [
-    discovered("bland_call", "start_call", W, params={"phone_number": {"type": "string"},
-                                                       "task": {"type": "string"}}),
-    discovered("gmail_personal", "send_message", SideEffect.COMMUNICATION,
-               params={"to": {"type": "array", "items": {"type": "string"}},
-                       "cc": {"type": "array", "items": {"type": "string"}},
-                       "subject": {"type": "string"}, "body": {"type": "string"}}),
+    discovered("bland_call", "start_call", W, params={"phone_number": {"type": "string"}, "task": {"type": "string"}}),
+    discovered(
+        "gmail_personal",
+        "send_message",
+        SideEffect.COMMUNICATION,
+        params={
+            "to": {"type": "array", "items": {"type": "string"}},
+            "cc": {"type": "array", "items": {"type": "string"}},
+            "subject": {"type": "string"},
+            "body": {"type": "string"},
+        },
+    ),
     discovered("loose", "start_call", W, params={}),  # a server whose schema says nothing about types
     discovered("mailer", "send_message", SideEffect.COMMUNICATION, params={"to": {"type": "string"}}),
     discovered("browser", "open", W, params={"url": {"type": "string"}}),
@@ -70,16 +76,22 @@ class Harness:
         self.chat_id = self.store.create_chat(title="t", provider="script", model="m", strategy="wrapper")
         self.events: list[Any] = []
         self.rec = Recorder()
-        self.ctx = RunContext(chat_id=self.chat_id, turn_id="turn_1", store=self.store, plan=plan((), TOOLS),
-                              policy=policy or default_policy(), approver=self.rec, tools=self.rec,
-                              emit=self.events.append)
+        self.ctx = RunContext(
+            chat_id=self.chat_id,
+            turn_id="turn_1",
+            store=self.store,
+            plan=plan((), TOOLS),
+            policy=policy or default_policy(),
+            approver=self.rec,
+            tools=self.rec,
+            emit=self.events.append,
+        )
         self.n = 0
 
     async def call(self, name: str, **arguments: Any):
         self.n += 1
         self.events.clear()
-        return await Pipeline(self.ctx).run({"type": "tool_use", "id": f"c{self.n}", "name": name,
-                                             "input": arguments})
+        return await Pipeline(self.ctx).run({"type": "tool_use", "id": f"c{self.n}", "name": name, "input": arguments})
 
     def denied_code(self) -> str | None:
         codes_ = [e.code for e in self.events if e.type in ("tool.denied", "tool.failed")]
@@ -88,9 +100,19 @@ class Harness:
 
 # --- the holes: formatted forbidden values used to pass -------------------------------------------------
 
-PREMIUM = ["+1 900 555 0100", "+1 (900) 555-0100", "+1-900-555-0100", "+1.900.555.0100", "001 900 555 0100",
-           "+1 900\u00a0555\u00a00100", "\uff0b\uff11\uff19\uff10\uff10\uff15\uff15\uff15\uff10\uff11\uff10\uff10",
-           "tel:+1-900-555-0100", " +19005550100 ", "+1\u200b9005550100", "+1\u2013900\u2013555\u20130100"]
+PREMIUM = [
+    "+1 900 555 0100",
+    "+1 (900) 555-0100",
+    "+1-900-555-0100",
+    "+1.900.555.0100",
+    "001 900 555 0100",
+    "+1 900\u00a0555\u00a00100",
+    "\uff0b\uff11\uff19\uff10\uff10\uff15\uff15\uff15\uff10\uff11\uff10\uff10",
+    "tel:+1-900-555-0100",
+    " +19005550100 ",
+    "+1\u200b9005550100",
+    "+1\u2013900\u2013555\u20130100",
+]
 
 
 @pytest.mark.parametrize("number", PREMIUM)
@@ -101,8 +123,18 @@ async def test_formatted_premium_numbers_are_denied(number):
     assert h.rec.calls == []
 
 
-@pytest.mark.parametrize("address", ["a@b.invalid.", "A@B.INVALID", "a@B.Invalid..", "a@b.\uff49nvalid",
-                                     "a@b.invalid\u3002", "mailto:a@b.invalid", " a@b.invalid "])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "a@b.invalid.",
+        "A@B.INVALID",
+        "a@B.Invalid..",
+        "a@b.\uff49nvalid",
+        "a@b.invalid\u3002",
+        "mailto:a@b.invalid",
+        " a@b.invalid ",
+    ],
+)
 async def test_invalid_domain_variants_are_denied_in_to_and_cc(address):
     h = Harness()
     await h.call("mcp.gmail_personal.send_message", to=[address], subject="s", body="b")
@@ -140,10 +172,19 @@ async def test_the_approval_and_the_tool_see_the_canonical_value():
     assert h.rec.calls == [("mcp.bland_call.start_call", {"phone_number": "+442079460958", "task": "Book a table"})]
     row = h.store.invocation(h.chat_id, "c1")
     assert row is not None and json.loads(row.arguments or "{}")["phone_number"] == "+442079460958"
-    await h.call("mcp.gmail_personal.send_message", to=["Friend@Example.COM."], cc=["X@M\u00fcnchen.DE"],
-                 subject="Hi There", body="Keep My Case")
-    assert h.rec.calls[-1][1] == {"to": ["friend@example.com"], "cc": ["x@xn--mnchen-3ya.de"],
-                                  "subject": "Hi There", "body": "Keep My Case"}
+    await h.call(
+        "mcp.gmail_personal.send_message",
+        to=["Friend@Example.COM."],
+        cc=["X@M\u00fcnchen.DE"],
+        subject="Hi There",
+        body="Keep My Case",
+    )
+    assert h.rec.calls[-1][1] == {
+        "to": ["friend@example.com"],
+        "cc": ["x@xn--mnchen-3ya.de"],
+        "subject": "Hi There",
+        "body": "Keep My Case",
+    }
 
 
 async def test_a_value_with_no_canonical_form_is_refused_not_passed_through():
@@ -172,12 +213,22 @@ reason = "no transfers"
 """
 
 
-@pytest.mark.parametrize("url", ["https://bank.example/transfer", "HTTPS://BANK.EXAMPLE/transfer?to=1",
-                                 "https://bank.example:443/transfer", "https://bank.example./transfer",
-                                 "https://bank.example/x/../transfer", "https://bank.example/./transfer",
-                                 "https://bank.example/%74ransfer",
-                                 "https:\\\\bank.example\\transfer", "https://user@bank.example/transfer",
-                                 " https://bank.example/trans\tfer", "https://bank.%65xample/transfer"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://bank.example/transfer",
+        "HTTPS://BANK.EXAMPLE/transfer?to=1",
+        "https://bank.example:443/transfer",
+        "https://bank.example./transfer",
+        "https://bank.example/x/../transfer",
+        "https://bank.example/./transfer",
+        "https://bank.example/%74ransfer",
+        "https:\\\\bank.example\\transfer",
+        "https://user@bank.example/transfer",
+        " https://bank.example/trans\tfer",
+        "https://bank.%65xample/transfer",
+    ],
+)
 async def test_url_variants_are_denied(url):
     h = Harness(parse_policy(URL_RULE, "t"))
     await h.call("mcp.browser.open", url=url)
@@ -199,8 +250,14 @@ async def test_path_variants_are_denied(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     rule = f'[[hardline]]\ntool = "mcp.files.write"\nargs = {{ path = "{secret}/*" }}\nreason = "no"\n'
     h = Harness(parse_policy(rule, "t"))
-    for path in (f"{secret}/a.txt", f"{tmp_path}/work/../secret/a.txt", f"{tmp_path}/work/link/a.txt",
-                 "~/secret/a.txt", "~/work/link/../secret/b", f"{tmp_path}//secret/./c"):
+    for path in (
+        f"{secret}/a.txt",
+        f"{tmp_path}/work/../secret/a.txt",
+        f"{tmp_path}/work/link/a.txt",
+        "~/secret/a.txt",
+        "~/work/link/../secret/b",
+        f"{tmp_path}//secret/./c",
+    ):
         await h.call("mcp.files.write", path=path, text="x")
         assert h.denied_code() == codes.DENIED_HARDLINE, path
     assert h.rec.calls == []
@@ -230,7 +287,7 @@ def test_canonical_forms():
             canonical_phone(bad)
     assert canonical_email("Sam.Rivera@Northwind.Example.") == "sam.rivera@northwind.example"
     assert canonical_email("a@m\u00fcnchen.de") == "a@xn--mnchen-3ya.de"
-    for bad in ("no-at-sign", "a@", "@b.c", "a b@c.d", "\"a@b\"@c.d", "a@[127.0.0.1]"):
+    for bad in ("no-at-sign", "a@", "@b.c", "a b@c.d", '"a@b"@c.d', "a@[127.0.0.1]"):
         with pytest.raises(CanonicalError):
             canonical_email(bad)
     assert canonical_url("HTTP://Example.COM:80/a/./b/../c?q=%7e%41#F") == "http://example.com/a/c?q=~A#F"
@@ -252,9 +309,17 @@ def test_patterns_are_canonical_too_and_kinds_are_inferred():
     assert canonical_pattern("email", "*@M\u00fcnchen.de") == "*@xn--mnchen-3ya.de"
     assert canonical_pattern("url", "HTTPS://Bank.Example:443/Transfer*") == "https://bank.example/Transfer*"
     assert [infer_kind(p) for p in ("+1900*", "00 44*", "*@*.invalid", "https://x/*", "/etc/*", "~/x", "*drop*")] == [
-        "phone", "phone", "email", "url", "path", "path", "text"]
-    pol = parse_policy('[[hardline]]\ntool = "*"\nargs = { target = "*.invalid" }\nkinds = { target = "email" }\n'
-                       'reason = "r"\n', "t")
+        "phone",
+        "phone",
+        "email",
+        "url",
+        "path",
+        "path",
+        "text",
+    ]
+    pol = parse_policy(
+        '[[hardline]]\ntool = "*"\nargs = { target = "*.invalid" }\nkinds = { target = "email" }\nreason = "r"\n', "t"
+    )
     assert pol.hardline[0].kind_of("target") == "email"
 
 

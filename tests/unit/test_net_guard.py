@@ -40,8 +40,14 @@ from core.tools import ToolResult
 class Service:
     """A tiny HTTP server on one loopback address: counts its hits; answers a body or a redirect."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, body: str = "internal secret",
-                 redirect: str | None = None, content_type: str = "text/plain") -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        body: str = "internal secret",
+        redirect: str | None = None,
+        content_type: str = "text/plain",
+    ) -> None:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -123,8 +129,13 @@ def names(monkeypatch) -> dict[str, list[list[str]]]:
 
 
 def tool_ctx(**settings: Any) -> ToolContext:
-    return ToolContext(db=None, chat_id="chat_net", call_id="call_1", workspace=None,  # type: ignore[arg-type]
-                       settings={"http_timeout": 5, **settings})
+    return ToolContext(
+        db=None,
+        chat_id="chat_net",
+        call_id="call_1",
+        workspace=None,  # type: ignore[arg-type]
+        settings={"http_timeout": 5, **settings},
+    )
 
 
 async def fetch(url: str, **settings: Any) -> ToolResult:
@@ -135,11 +146,22 @@ async def fetch(url: str, **settings: Any) -> ToolResult:
 
 # --- the hole: web.fetch reached loopback services ------------------------------------------------------
 
-SPELLINGS = ["http://127.1:{p}/admin", "http://0x7f000001:{p}/admin", "http://2130706433:{p}/admin",
-             "http://0:{p}/admin", "http://[::ffff:127.0.0.1]:{p}/admin", "http://[::ffff:7f00:1]:{p}/admin",
-             "http://localhost.:{p}/admin", "http://LOCALHOST:{p}/admin", "http://0x7f.1:{p}/admin",
-             "http://0177.0.0.1:{p}/admin", "http://127.0.0.1.:{p}/admin", "http://%31%32%37.0.0.1:{p}/admin",
-             "http://internal.corp:{p}/admin", "http://intranet.corp:{p}/admin"]
+SPELLINGS = [
+    "http://127.1:{p}/admin",
+    "http://0x7f000001:{p}/admin",
+    "http://2130706433:{p}/admin",
+    "http://0:{p}/admin",
+    "http://[::ffff:127.0.0.1]:{p}/admin",
+    "http://[::ffff:7f00:1]:{p}/admin",
+    "http://localhost.:{p}/admin",
+    "http://LOCALHOST:{p}/admin",
+    "http://0x7f.1:{p}/admin",
+    "http://0177.0.0.1:{p}/admin",
+    "http://127.0.0.1.:{p}/admin",
+    "http://%31%32%37.0.0.1:{p}/admin",
+    "http://internal.corp:{p}/admin",
+    "http://intranet.corp:{p}/admin",
+]
 
 
 @pytest.mark.parametrize("template", SPELLINGS)
@@ -313,15 +335,59 @@ async def test_an_unresolvable_name_is_a_plain_error():
 
 # --- the address rules ----------------------------------------------------------------------------------
 
-BLOCKED = ["127.0.0.1", "127.255.255.254", "0.0.0.0", "0.1.2.3", "10.0.0.1", "172.16.5.4", "192.168.1.1",
-           "169.254.169.254", "100.64.0.1", "100.127.255.254", "224.0.0.251", "239.255.255.250", "240.0.0.1",
-           "255.255.255.255", "192.0.2.1", "198.51.100.7", "203.0.113.9", "198.18.0.1", "192.0.0.8",
-           "192.88.99.1", "::", "::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::127.0.0.1", "fe80::1",
-           "fe80::1%eth0", "fc00::1", "fd12:3456::1", "fec0::1", "ff02::1", "2001:db8::1", "3fff::1",
-           "2002:7f00:1::", "2002:c0a8:101::1", "64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b:1::1",
-           "2001:0:4136:e378:8000:63bf:3fff:fdd2", "100::1", "5f00::1"]
-PUBLIC = ["93.184.215.14", "8.8.8.8", "1.1.1.1", "2606:4700::1111", "2a00:1450:4001:80b::200e",
-          "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]
+BLOCKED = [
+    "127.0.0.1",
+    "127.255.255.254",
+    "0.0.0.0",
+    "0.1.2.3",
+    "10.0.0.1",
+    "172.16.5.4",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "100.127.255.254",
+    "224.0.0.251",
+    "239.255.255.250",
+    "240.0.0.1",
+    "255.255.255.255",
+    "192.0.2.1",
+    "198.51.100.7",
+    "203.0.113.9",
+    "198.18.0.1",
+    "192.0.0.8",
+    "192.88.99.1",
+    "::",
+    "::1",
+    "::ffff:127.0.0.1",
+    "::ffff:10.0.0.1",
+    "::127.0.0.1",
+    "fe80::1",
+    "fe80::1%eth0",
+    "fc00::1",
+    "fd12:3456::1",
+    "fec0::1",
+    "ff02::1",
+    "2001:db8::1",
+    "3fff::1",
+    "2002:7f00:1::",
+    "2002:c0a8:101::1",
+    "64:ff9b::7f00:1",
+    "64:ff9b::a00:1",
+    "64:ff9b:1::1",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "100::1",
+    "5f00::1",
+]
+PUBLIC = [
+    "93.184.215.14",
+    "8.8.8.8",
+    "1.1.1.1",
+    "2606:4700::1111",
+    "2a00:1450:4001:80b::200e",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+]
 
 
 @pytest.mark.parametrize("address", BLOCKED)
@@ -341,11 +407,25 @@ def test_embedded_ipv4():
     assert embedded_ipv4(ip_address("2606:4700::1111")) == []
 
 
-@pytest.mark.parametrize(("host", "address"), [
-    ("127.1", "127.0.0.1"), ("127.0.1", "127.0.0.1"), ("0x7f000001", "127.0.0.1"), ("0x7F.1", "127.0.0.1"),
-    ("0177.0.0.1", "127.0.0.1"), ("0177.1", "127.0.0.1"), ("2130706433", "127.0.0.1"), ("0", "0.0.0.0"),
-    ("017700000001", "127.0.0.1"), ("127.0.0.1.", "127.0.0.1"), ("0x7f.0.0.0x1", "127.0.0.1"),
-    ("3232235777", "192.168.1.1"), ("0xa9.0xfe.0xa9.0xfe", "169.254.169.254"), ("1.2.3.4", "1.2.3.4")])
+@pytest.mark.parametrize(
+    ("host", "address"),
+    [
+        ("127.1", "127.0.0.1"),
+        ("127.0.1", "127.0.0.1"),
+        ("0x7f000001", "127.0.0.1"),
+        ("0x7F.1", "127.0.0.1"),
+        ("0177.0.0.1", "127.0.0.1"),
+        ("0177.1", "127.0.0.1"),
+        ("2130706433", "127.0.0.1"),
+        ("0", "0.0.0.0"),
+        ("017700000001", "127.0.0.1"),
+        ("127.0.0.1.", "127.0.0.1"),
+        ("0x7f.0.0.0x1", "127.0.0.1"),
+        ("3232235777", "192.168.1.1"),
+        ("0xa9.0xfe.0xa9.0xfe", "169.254.169.254"),
+        ("1.2.3.4", "1.2.3.4"),
+    ],
+)
 def test_ipv4_notations(host, address):
     assert parse_ipv4(host) == ip_address(address)
     assert canonical_host(host) == address

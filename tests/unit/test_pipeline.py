@@ -21,13 +21,16 @@ R, W = SideEffect.NETWORK_READ, SideEffect.NETWORK_WRITE
 
 CFG = [
     configured("notes.read", SideEffect.WORKSPACE_READ, params={"q": {"type": "string"}}),
-    configured("notes.write", SideEffect.WORKSPACE_WRITE,
-               params={"title": {"type": "string"}, "body": {"type": "string"}}, required=("title",)),
+    configured(
+        "notes.write",
+        SideEffect.WORKSPACE_WRITE,
+        params={"title": {"type": "string"}, "body": {"type": "string"}},
+        required=("title",),
+    ),
 ]
 DISC = [
     discovered("mail", "search", R, params={"query": {"type": "string"}}),
-    discovered("mail", "send", SideEffect.NETWORK_WRITE,
-               params={"to": {"type": "string"}, "body": {"type": "string"}}),
+    discovered("mail", "send", SideEffect.NETWORK_WRITE, params={"to": {"type": "string"}, "body": {"type": "string"}}),
 ]
 
 
@@ -55,10 +58,16 @@ class Harness:
         self.calls: list[tuple[str, dict]] = []
         self.approver = FixedApprover(decision)
         self.result = ToolResult.of_json({"ok": True})
-        self.ctx = RunContext(chat_id=self.chat_id, turn_id="turn_1", store=self.store, plan=self.plan,
-                              policy=policy or default_policy(), approver=self.approver,
-                              tools=Host(self.runner, live_pin or (lambda n: self.plan.placement_of(n).pin)),
-                              emit=self.events.append)
+        self.ctx = RunContext(
+            chat_id=self.chat_id,
+            turn_id="turn_1",
+            store=self.store,
+            plan=self.plan,
+            policy=policy or default_policy(),
+            approver=self.approver,
+            tools=Host(self.runner, live_pin or (lambda n: self.plan.placement_of(n).pin)),
+            emit=self.events.append,
+        )
 
     async def runner(self, spec, arguments, call_id):
         self.calls.append((spec.name, arguments))
@@ -85,8 +94,7 @@ async def test_unwrap_renames_to_the_deferred_tool_and_keeps_the_call_id():
     h = Harness()
     out = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "x"}}, call_id="toolu_42")
     assert h.calls == [("notes.write", {"title": "x"})]
-    assert h.types() == ["tool.requested", "tool.approval_required", "tool.approved", "tool.started",
-                         "tool.completed"]
+    assert h.types() == ["tool.requested", "tool.approval_required", "tool.approved", "tool.started", "tool.completed"]
     for e in h.events:
         assert e.call_id == "toolu_42" and e.name == "notes.write" and e.via == "tool.call"
     assert out.result_block["tool_use_id"] == "toolu_42" and "is_error" not in out.result_block
@@ -103,13 +111,16 @@ async def test_a_read_is_allowed_without_approval_and_a_direct_deferred_call_res
     assert h.last("tool.requested").via is None and h.calls[-1] == ("mcp.mail.search", {"query": "y"})
 
 
-@pytest.mark.parametrize("name, input, why", [
-    ("tool.call", {"name": "mail.nope", "arguments": {}}, "is not offered"),
-    ("tool.call", {"name": "tool.call", "arguments": {}}, "control tool"),
-    ("tool.call", {"name": "tool.search", "arguments": {"query": "x"}}, "control tool"),
-    ("unknown.tool", {}, "is not offered"),
-    ("tool.search", {"query": "x"}, "is not offered"),  # a control tool this plan does not define
-])
+@pytest.mark.parametrize(
+    "name, input, why",
+    [
+        ("tool.call", {"name": "mail.nope", "arguments": {}}, "is not offered"),
+        ("tool.call", {"name": "tool.call", "arguments": {}}, "control tool"),
+        ("tool.call", {"name": "tool.search", "arguments": {"query": "x"}}, "control tool"),
+        ("unknown.tool", {}, "is not offered"),
+        ("tool.search", {"query": "x"}, "is not offered"),  # a control tool this plan does not define
+    ],
+)
 async def test_not_offered(name, input, why):
     h = Harness()
     out = await h.run(name, input)
@@ -126,11 +137,18 @@ async def test_tool_call_is_not_offered_when_the_plan_defers_nothing():
     assert h.last("tool.denied").code == codes.NOT_OFFERED
 
 
-@pytest.mark.parametrize("input", [
-    "not an object", {"arguments": {}}, {"name": "", "arguments": {}}, {"name": "notes.write"},
-    {"name": "notes.write", "arguments": [1, 2]}, {"name": "notes.write", "arguments": {}, "extra": 1},
-    {"name": 7, "arguments": {}},
-])
+@pytest.mark.parametrize(
+    "input",
+    [
+        "not an object",
+        {"arguments": {}},
+        {"name": "", "arguments": {}},
+        {"name": "notes.write"},
+        {"name": "notes.write", "arguments": [1, 2]},
+        {"name": "notes.write", "arguments": {}, "extra": 1},
+        {"name": 7, "arguments": {}},
+    ],
+)
 async def test_a_malformed_wrapper_fails_with_arguments_invalid(input):
     h = Harness()
     out = await h.run("tool.call", input)
@@ -198,8 +216,13 @@ async def test_default_hardline_premium_numbers():
     h = Harness(Decision.ALLOW_ONCE)
     from core.tools import Origin, ToolSpec
 
-    spec = ToolSpec(name="mcp.bland_call.start_call", origin=Origin.DISCOVERED, server="bland_call",
-                    side_effect=W, input_schema={"type": "object"})
+    spec = ToolSpec(
+        name="mcp.bland_call.start_call",
+        origin=Origin.DISCOVERED,
+        server="bland_call",
+        side_effect=W,
+        input_schema={"type": "object"},
+    )
     h.ctx.specs[spec.name] = spec
     h.ctx.plan = plan(CFG, DISC + [spec], caps=Caps(max_definitions=2))
     await h.run("tool.call", {"name": spec.name, "arguments": {"phone_number": "+19005550100"}})
@@ -271,18 +294,40 @@ async def test_a_repeated_call_id_is_replayed_not_rerun():
 
 async def test_an_interrupted_write_is_never_rerun_and_an_interrupted_read_is():
     h = Harness(Decision.ALLOW_ONCE)
-    h.store.create_invocation(chat_id=h.chat_id, turn_id="t0", call_id="w1", name="notes.write", via="tool.call",
-                              arguments={"title": "x"}, status="running", side_effect="WORKSPACE_WRITE")
-    h.store.create_approval(chat_id=h.chat_id, turn_id="t0", call_id="w1", tool="notes.write", status="allowed",
-                            side_effect="WORKSPACE_WRITE", arguments={"title": "x"})
+    h.store.create_invocation(
+        chat_id=h.chat_id,
+        turn_id="t0",
+        call_id="w1",
+        name="notes.write",
+        via="tool.call",
+        arguments={"title": "x"},
+        status="running",
+        side_effect="WORKSPACE_WRITE",
+    )
+    h.store.create_approval(
+        chat_id=h.chat_id,
+        turn_id="t0",
+        call_id="w1",
+        tool="notes.write",
+        status="allowed",
+        side_effect="WORKSPACE_WRITE",
+        arguments={"title": "x"},
+    )
     out = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "x"}}, call_id="w1")
     assert h.calls == [] and h.last("tool.failed").code == codes.OUTCOME_UNKNOWN
     assert "not run again" in out.result_block["content"]
     assert h.store.invocation(h.chat_id, "w1").status == "unknown"
     again = await h.run("tool.call", {"name": "notes.write", "arguments": {"title": "x"}}, call_id="w1")
     assert h.calls == [] and again.result_block["is_error"]
-    h.store.create_invocation(chat_id=h.chat_id, turn_id="t0", call_id="r1", name="notes.read", arguments={},
-                              status="running", side_effect="WORKSPACE_READ")
+    h.store.create_invocation(
+        chat_id=h.chat_id,
+        turn_id="t0",
+        call_id="r1",
+        name="notes.read",
+        arguments={},
+        status="running",
+        side_effect="WORKSPACE_READ",
+    )
     await h.run("notes.read", {}, call_id="r1")
     assert h.calls == [("notes.read", {})]
 

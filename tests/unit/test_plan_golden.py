@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _plan(home: Path) -> bytes:
-    proc = subprocess.run([sys.executable, "-m", "tui.main", "plan", "--roster", "production", "--json"],
-                          env=subprocess_env(home), capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui.main", "plan", "--roster", "production", "--json"],
+        env=subprocess_env(home),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     return proc.stdout
 

@@ -20,22 +20,42 @@ DESC = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",))
 @st.composite
 def rosters(draw):
     n_cfg = draw(st.integers(0, 40))
-    cfg = [configured(f"c.{draw(NAMES)}", draw(SIDE), description=draw(DESC),
-                      params={p: {"type": "string"} for p in draw(st.lists(NAMES, max_size=4, unique=True))})
-           for _ in range(n_cfg)]
+    cfg = [
+        configured(
+            f"c.{draw(NAMES)}",
+            draw(SIDE),
+            description=draw(DESC),
+            params={p: {"type": "string"} for p in draw(st.lists(NAMES, max_size=4, unique=True))},
+        )
+        for _ in range(n_cfg)
+    ]
     servers = draw(st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta"]), max_size=4, unique=True))
     disc = []
     for s in servers:
         for tool in draw(st.lists(NAMES, max_size=15, unique=True)):
             disc.append(discovered(s, tool, draw(SIDE), description=draw(DESC)))
     deferred = draw(st.lists(st.sampled_from([t.name for t in cfg]), max_size=5)) if cfg else []
-    caps = Caps(max_definitions=draw(st.integers(0, 35)), max_definition_tokens=draw(st.integers(0, 4000)),
-                max_index_entries=draw(st.integers(0, 45)), max_index_tokens=draw(st.integers(0, 1500)))
-    policy = PolicyConfig(name=draw(st.sampled_from(["overflow", "threshold"])),
-                          per_server=draw(st.integers(0, 12)), aggregate=draw(st.integers(0, 40)))
+    caps = Caps(
+        max_definitions=draw(st.integers(0, 35)),
+        max_definition_tokens=draw(st.integers(0, 4000)),
+        max_index_entries=draw(st.integers(0, 45)),
+        max_index_tokens=draw(st.integers(0, 1500)),
+    )
+    policy = PolicyConfig(
+        name=draw(st.sampled_from(["overflow", "threshold"])),
+        per_server=draw(st.integers(0, 12)),
+        aggregate=draw(st.integers(0, 40)),
+    )
     strategy = draw(st.sampled_from(["wrapper", "active-tools", "anthropic", "openai"]))
-    return dict(configured_tools=cfg, discovered_tools=disc, deferred=deferred, caps=caps, policy=policy,
-                strategy=strategy, can_defer=draw(st.booleans()))
+    return dict(
+        configured_tools=cfg,
+        discovered_tools=disc,
+        deferred=deferred,
+        caps=caps,
+        policy=policy,
+        strategy=strategy,
+        can_defer=draw(st.booleans()),
+    )
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -52,7 +72,8 @@ def test_placements_partition_the_candidates(kw):
     n_candidates = len(kw["configured_tools"]) + len(kw["discovered_tools"])
     assert len([t for t in p.tools if t.origin != "control"]) == n_candidates == p.candidates
     assert len(set(p.defined_tool_names) | set(p.deferred_tool_names)) == len(p.defined_tool_names) + len(
-        p.deferred_tool_names)
+        p.deferred_tool_names
+    )
 
 
 @SETTINGS
@@ -75,8 +96,10 @@ def test_no_cap_is_ever_exceeded(kw):
 @given(rosters())
 def test_ranking_invariants(kw):
     p = plan(**kw)
-    ranked = sorted((t for t in p.tools if t.origin != "control" and "duplicate" not in t.reason
-                     and "reserved" not in t.reason), key=lambda t: t.rank)
+    ranked = sorted(
+        (t for t in p.tools if t.origin != "control" and "duplicate" not in t.reason and "reserved" not in t.reason),
+        key=lambda t: t.rank,
+    )
     origins = [t.origin for t in ranked]
     assert origins == sorted(origins, key=lambda o: o != "configured")  # configured first
     disc = [t for t in ranked if t.origin == "discovered"]
@@ -90,7 +113,7 @@ def test_ranking_invariants(kw):
     for i, a in enumerate(pool):
         if a.placement is Placement.DEFINED:
             continue
-        for b in pool[i + 1:]:
+        for b in pool[i + 1 :]:
             if b.placement is Placement.DEFINED:
                 assert a.definition_tokens > b.definition_tokens, (a.name, b.name)
     # Index order: policy deferrals first, then the overflow in rank order.

@@ -151,8 +151,9 @@ async def test_a_connection_that_is_never_accepted_fails_after_the_connect_bound
         listener.listen(0)
         port = listener.getsockname()[1]
         with socket.create_connection(("127.0.0.1", port)):  # fills the queue: the next SYN is dropped
-            p = provider("openai-chat", f"http://127.0.0.1:{port}/v1", max_retries=2,
-                         waits=Waits(connect=0.5, first_byte=30))
+            p = provider(
+                "openai-chat", f"http://127.0.0.1:{port}/v1", max_retries=2, waits=Waits(connect=0.5, first_byte=30)
+            )
             started = time.time()
             error, events, at = await failure(p)
     assert (error.code, error.retryable) == ("provider.timeout", True)
@@ -174,8 +175,14 @@ async def raw_server(handler: Handler) -> AsyncIterator[str]:
     async def serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError):
             head = await reader.readuntil(b"\r\n\r\n")
-            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
             await reader.readexactly(length)
             await handler(reader, writer)
         writer.close()
@@ -206,28 +213,49 @@ async def test_headers_that_trickle_in_cannot_stretch_the_first_byte() -> None:
 
 
 def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    chunk = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
 _ANTHROPIC_TAIL = [
-    {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
-                                          "content": [], "stop_reason": None, "stop_sequence": None,
-                                          "usage": {"input_tokens": 3, "output_tokens": 1}}},
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 3, "output_tokens": 1},
+        },
+    },
     {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
     {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "awake"}},
     {"type": "content_block_stop", "index": 0},
-    {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-     "usage": {"output_tokens": 2}},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 2},
+    },
     {"type": "message_stop"},
 ]
 
 
-@pytest.mark.parametrize("wire, alive", [
-    ("openai-chat", b": keep-alive\n\n"),  # an SSE comment: the SDK's parser drops it
-    ("anthropic", b'event: ping\ndata: {"type": "ping"}\n\n'),  # the SDK drops pings too
-])
+@pytest.mark.parametrize(
+    "wire, alive",
+    [
+        ("openai-chat", b": keep-alive\n\n"),  # an SSE comment: the SDK's parser drops it
+        ("anthropic", b'event: ping\ndata: {"type": "ping"}\n\n'),  # the SDK drops pings too
+    ],
+)
 async def test_keep_alives_are_life_though_the_sdk_never_shows_them(wire: str, alive: bytes) -> None:
     """1.5 s of nothing but keep-alives, with a 0.6 s idle bound: the provider is thinking, not stalled."""
 
@@ -245,8 +273,9 @@ async def test_keep_alives_are_life_though_the_sdk_never_shows_them(wire: str, a
         if wire == "anthropic":
             writer.write(events(*_ANTHROPIC_TAIL[2:]))
         else:
-            writer.write(_chat_chunk({"role": "assistant", "content": "awake"}) + _chat_chunk({}, "stop")
-                         + b"data: [DONE]\n\n")
+            writer.write(
+                _chat_chunk({"role": "assistant", "content": "awake"}) + _chat_chunk({}, "stop") + b"data: [DONE]\n\n"
+            )
         await writer.drain()
 
     async with raw_server(thinking) as url:
@@ -262,8 +291,15 @@ async def test_keep_alives_are_life_though_the_sdk_never_shows_them(wire: str, a
 @pytest.mark.parametrize("wire", WIRES)
 async def test_the_sdk_gets_the_bounds_and_no_retries_of_its_own(wire: str) -> None:
     replay = Replay([sse_response(b"")])  # an empty stream: what it was sent with is what counts
-    p = make_provider(wire, "m", base_url="http://127.0.0.1:9/v1", api_key="k", http_client=replay.client(),
-                      max_retries=4, waits=Waits(connect=3, first_byte=40, idle=20))
+    p = make_provider(
+        wire,
+        "m",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="k",
+        http_client=replay.client(),
+        max_retries=4,
+        waits=Waits(connect=3, first_byte=40, idle=20),
+    )
     with contextlib.suppress(ProviderError):
         await collect(p, request())
     timeout = replay.requests[0].extensions["timeout"]
@@ -284,8 +320,11 @@ def test_each_provider_has_waits_and_the_defaults_are_sane() -> None:
 
 
 def test_timeouts_in_the_config_file_layer_over_the_profiles() -> None:
-    settings = parse_toml_model("[timeouts]\nidle = 30\nmax_retry_after = 5\n[timeouts.openai-chat]\nfirst_byte = 900\n"
-                                "idle = 90\n", Settings, "config.toml")
+    settings = parse_toml_model(
+        "[timeouts]\nidle = 30\nmax_retry_after = 5\n[timeouts.openai-chat]\nfirst_byte = 900\nidle = 90\n",
+        Settings,
+        "config.toml",
+    )
     t = settings.timeouts
     assert t.waits_for("anthropic") == Waits(connect=10, first_byte=60, idle=30, max_retry_after=5)
     assert t.waits_for("openai-chat") == Waits(connect=10, first_byte=900, idle=90, max_retry_after=5)
@@ -295,13 +334,16 @@ def test_timeouts_in_the_config_file_layer_over_the_profiles() -> None:
     assert Settings().timeouts.waits_for("openai-chat") == OPENAI_CHAT.waits
 
 
-@pytest.mark.parametrize("text, where", [
-    ("[timeouts]\nidle = 0\n", "timeouts.idle"),
-    ("[timeouts]\nidel = 3\n", "timeouts.idel"),
-    ("[timeouts.nobody]\nidle = 3\n", "timeouts.nobody"),
-    ("[timeouts.anthropic]\nconnect = -1\n", "anthropic.connect"),
-    ('[timeouts]\nfirst_byte = "soon"\n', "timeouts.first_byte"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("[timeouts]\nidle = 0\n", "timeouts.idle"),
+        ("[timeouts]\nidel = 3\n", "timeouts.idel"),
+        ("[timeouts.nobody]\nidle = 3\n", "timeouts.nobody"),
+        ("[timeouts.anthropic]\nconnect = -1\n", "anthropic.connect"),
+        ('[timeouts]\nfirst_byte = "soon"\n', "timeouts.first_byte"),
+    ],
+)
 def test_a_bad_timeout_is_a_usage_error_naming_it(text: str, where: str) -> None:
     with pytest.raises(UsageError, match=where.replace(".", r"\.")):
         parse_toml_model(text, Settings, "config.toml")
@@ -317,8 +359,9 @@ def test_the_factory_builds_each_adapter_with_its_waits() -> None:
 
 
 def test_provider_retrying_is_an_engine_event() -> None:
-    event = parse_event({"type": "provider.retrying", "seconds": 1.5, "attempt": 1,
-                         "reason": "rate limited (HTTP 429)"})
+    event = parse_event(
+        {"type": "provider.retrying", "seconds": 1.5, "attempt": 1, "reason": "rate limited (HTTP 429)"}
+    )
     assert isinstance(event, ProviderRetrying) and event.seconds == 1.5
     from core.cli.printer import transcript_line
 
@@ -331,10 +374,30 @@ def test_provider_retrying_is_an_engine_event() -> None:
 def ask(home: Path, base_url: str, *flags: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     roster = home / "roster.json"
     roster.write_text(json.dumps({"agent": {"name": "t", "version": "1"}}))
-    return subprocess.run([sys.executable, "-m", "core.cli", "ask", "What is the weather in Oslo?", "--roster",
-                           str(roster), "--provider", "openai-chat", "--model", "test-model", "--base-url", base_url,
-                           "--json", *flags], capture_output=True, text=True, env=subprocess_env(home), cwd=ROOT,
-                          timeout=timeout)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core.cli",
+            "ask",
+            "What is the weather in Oslo?",
+            "--roster",
+            str(roster),
+            "--provider",
+            "openai-chat",
+            "--model",
+            "test-model",
+            "--base-url",
+            base_url,
+            "--json",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(home),
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
 def stored(home: Path) -> tuple[list[tuple[str, str | None]], list[tuple[str, str]], list[str]]:

@@ -20,11 +20,22 @@ OPENAI_OK = chunk_lines("openai-tool-search.1.chunks.txt")
 
 
 def _chat_chunk(delta: dict, finish: str | None = None) -> str:
-    return json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    return json.dumps(
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+    )
 
 
-CHAT_OK = [_chat_chunk({"role": "assistant", "content": "Hel"}), _chat_chunk({"content": "lo"}), _chat_chunk({}, "stop")]
+CHAT_OK = [
+    _chat_chunk({"role": "assistant", "content": "Hel"}),
+    _chat_chunk({"content": "lo"}),
+    _chat_chunk({}, "stop"),
+]
 
 
 def chat_sse(lines: list[str], done_marker: bool = True) -> bytes:
@@ -33,31 +44,66 @@ def chat_sse(lines: list[str], done_marker: bool = True) -> bytes:
 
 CASES = {
     "anthropic": dict(
-        make=lambda **kw: AnthropicProvider("claude-sonnet-4-6", **kw), env="ANTHROPIC_API_KEY",
-        ok=lambda: sse(ANTHROPIC_OK), cut=lambda: sse(ANTHROPIC_OK[:12]),
+        make=lambda **kw: AnthropicProvider("claude-sonnet-4-6", **kw),
+        env="ANTHROPIC_API_KEY",
+        ok=lambda: sse(ANTHROPIC_OK),
+        cut=lambda: sse(ANTHROPIC_OK[:12]),
         malformed=b"event: message_start\ndata: {nope\n\n",
         body=lambda msg: {"type": "error", "error": {"type": "invalid_request_error", "message": msg}},
-        stream_error=(sse(ANTHROPIC_OK[:3]) + b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
-                      b'"message":"Overloaded"}}\n\n', "provider.overloaded")),
+        stream_error=(
+            sse(ANTHROPIC_OK[:3]) + b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+            b'"message":"Overloaded"}}\n\n',
+            "provider.overloaded",
+        ),
+    ),
     "openai": dict(
-        make=lambda **kw: OpenAIResponsesProvider("gpt-5.4", **kw), env="OPENAI_API_KEY",
-        ok=lambda: sse(OPENAI_OK), cut=lambda: sse(OPENAI_OK[:-1]),
+        make=lambda **kw: OpenAIResponsesProvider("gpt-5.4", **kw),
+        env="OPENAI_API_KEY",
+        ok=lambda: sse(OPENAI_OK),
+        cut=lambda: sse(OPENAI_OK[:-1]),
         malformed=b"event: response.created\ndata: {nope\n\n",
         body=lambda msg: {"error": {"message": msg, "type": "invalid_request_error", "param": None, "code": None}},
-        stream_error=(sse([*OPENAI_OK[:3], json.dumps({"type": "response.failed", "sequence_number": 4, "response": {
-            **json.loads(OPENAI_OK[0])["response"], "status": "failed",
-            "error": {"code": "server_error", "message": "The server had an error"}}})]), "provider.server_error")),
+        stream_error=(
+            sse(
+                [
+                    *OPENAI_OK[:3],
+                    json.dumps(
+                        {
+                            "type": "response.failed",
+                            "sequence_number": 4,
+                            "response": {
+                                **json.loads(OPENAI_OK[0])["response"],
+                                "status": "failed",
+                                "error": {"code": "server_error", "message": "The server had an error"},
+                            },
+                        }
+                    ),
+                ]
+            ),
+            "provider.server_error",
+        ),
+    ),
     "openai-chat": dict(
-        make=lambda **kw: OpenAIChatProvider("gpt-5.4-mini", **kw), env="OPENAI_API_KEY",
-        ok=lambda: chat_sse(CHAT_OK), cut=lambda: chat_sse(CHAT_OK[:2], done_marker=False),
+        make=lambda **kw: OpenAIChatProvider("gpt-5.4-mini", **kw),
+        env="OPENAI_API_KEY",
+        ok=lambda: chat_sse(CHAT_OK),
+        cut=lambda: chat_sse(CHAT_OK[:2], done_marker=False),
         malformed=b"data: {nope\n\n",
         body=lambda msg: {"error": {"message": msg, "type": "invalid_request_error", "param": None, "code": None}},
-        stream_error=(chat_sse(CHAT_OK[:1]) .replace(b"data: [DONE]\n\n", b"")
-                      + b'data: {"error": {"message": "boom", "type": "server_error"}}\n\n', "provider.server_error")),
+        stream_error=(
+            chat_sse(CHAT_OK[:1]).replace(b"data: [DONE]\n\n", b"")
+            + b'data: {"error": {"message": "boom", "type": "server_error"}}\n\n',
+            "provider.server_error",
+        ),
+    ),
 }
 PROVIDERS = list(CASES)
-REQUEST = ModelRequest(model="", system="", messages=[{"role": "user", "content": "hi"}],
-                       tools=[{"name": "get_weather", "input_schema": {"type": "object"}}])
+REQUEST = ModelRequest(
+    model="",
+    system="",
+    messages=[{"role": "user", "content": "hi"}],
+    tools=[{"name": "get_weather", "input_schema": {"type": "object"}}],
+)
 
 
 def make(name: str, replay: Replay, **kw):
@@ -80,11 +126,20 @@ async def test_the_success_path_these_errors_are_measured_against(name):
     assert done(events).kind == "done"
 
 
-@pytest.mark.parametrize("status,code,retryable", [
-    (400, "provider.bad_request", False), (401, "provider.auth", False), (403, "provider.permission", False),
-    (404, "provider.not_found", False), (413, "provider.request_too_large", False),
-    (429, "provider.rate_limited", True), (500, "provider.server_error", True), (503, "provider.server_error", True),
-    (529, "provider.overloaded", True)])
+@pytest.mark.parametrize(
+    "status,code,retryable",
+    [
+        (400, "provider.bad_request", False),
+        (401, "provider.auth", False),
+        (403, "provider.permission", False),
+        (404, "provider.not_found", False),
+        (413, "provider.request_too_large", False),
+        (429, "provider.rate_limited", True),
+        (500, "provider.server_error", True),
+        (503, "provider.server_error", True),
+        (529, "provider.overloaded", True),
+    ],
+)
 @pytest.mark.parametrize("name", PROVIDERS)
 async def test_http_errors(name, status, code, retryable):
     body = CASES[name]["body"](f"Incorrect API key provided: {KEY} (masked sk-test-****1234)")
@@ -100,9 +155,11 @@ async def test_http_errors(name, status, code, retryable):
 @pytest.mark.parametrize("name", PROVIDERS)
 async def test_the_sdk_retries_before_giving_up(name):
     fast = {"retry-after-ms": "1"}
-    responses = [json_response(CASES[name]["body"]("busy"), 500, fast),
-                 json_response(CASES[name]["body"]("slow down"), 429, fast),
-                 sse_response(CASES[name]["ok"]())]
+    responses = [
+        json_response(CASES[name]["body"]("busy"), 500, fast),
+        json_response(CASES[name]["body"]("slow down"), 429, fast),
+        sse_response(CASES[name]["ok"]()),
+    ]
     replay = Replay(responses)
     events = await collect(make(name, replay, max_retries=2), REQUEST)
     assert done(events).kind == "done" and len(replay.requests) == 3

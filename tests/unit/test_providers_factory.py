@@ -19,8 +19,10 @@ from tests.provider_replay import FIXTURES, Replay, collect, json_response
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("name,cls", [("anthropic", AnthropicProvider), ("openai", OpenAIResponsesProvider),
-                                      ("openai-chat", OpenAIChatProvider)])
+@pytest.mark.parametrize(
+    "name,cls",
+    [("anthropic", AnthropicProvider), ("openai", OpenAIResponsesProvider), ("openai-chat", OpenAIChatProvider)],
+)
 def test_make_provider(name, cls):
     p = make_provider(name, "some-model", base_url="http://127.0.0.1:1/v1", api_key="k", max_retries=5)
     assert isinstance(p, cls) and isinstance(p, Provider)
@@ -33,25 +35,42 @@ def test_unknown_provider():
 
 
 def test_importing_providers_and_dispatch_loads_no_sdk():
-    code = ("import sys, core.providers, core.providers.anthropic, core.providers.openai_responses, "
-            "core.providers.openai_chat, core.providers.wirenames, core.deferral.dispatch\n"
-            "from core.providers import make_provider\n"
-            "make_provider('anthropic', 'm', api_key='k'); make_provider('openai', 'm', api_key='k')\n"
-            "print(__import__('json').dumps(sorted(m for m in ('anthropic', 'openai', 'httpx2', 'textual', 'mcp') "
-            "if m in sys.modules)))")
+    code = (
+        "import sys, core.providers, core.providers.anthropic, core.providers.openai_responses, "
+        "core.providers.openai_chat, core.providers.wirenames, core.deferral.dispatch\n"
+        "from core.providers import make_provider\n"
+        "make_provider('anthropic', 'm', api_key='k'); make_provider('openai', 'm', api_key='k')\n"
+        "print(__import__('json').dumps(sorted(m for m in ('anthropic', 'openai', 'httpx2', 'textual', 'mcp') "
+        "if m in sys.modules)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
 
 
 async def test_a_loopback_base_url_needs_no_key_and_gets_the_request():
     """What `deferchat ask --provider anthropic --base-url http://127.0.0.1:PORT` relies on."""
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-               "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn", "stop_sequence": None,
-               "usage": {"input_tokens": 3, "output_tokens": 1}}
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-6",
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    }
     replay = Replay([json_response(message)])
-    p = make_provider("anthropic", "claude-sonnet-4-6", base_url="http://127.0.0.1:8123", http_client=replay.client(),
-                      env={}, streaming=False)
-    events = await collect(p, ModelRequest(model="claude-sonnet-4-6", system="", messages=[{"role": "user", "content": "hi"}]))
+    p = make_provider(
+        "anthropic",
+        "claude-sonnet-4-6",
+        base_url="http://127.0.0.1:8123",
+        http_client=replay.client(),
+        env={},
+        streaming=False,
+    )
+    events = await collect(
+        p, ModelRequest(model="claude-sonnet-4-6", system="", messages=[{"role": "user", "content": "hi"}])
+    )
     assert str(replay.requests[0].url) == "http://127.0.0.1:8123/v1/messages"
     headers = replay.requests[0].headers  # this SDK sends the key as a bearer token; older ones as x-api-key
     assert "deferchat-no-key" in (headers.get("x-api-key", "") + headers.get("authorization", ""))

@@ -223,22 +223,25 @@ def test_the_model_support_table_is_the_profiles_rows():
     assert all(rule.provider == p.name for p in SDK for rule in p.model_support)
 
 
-@pytest.mark.parametrize("profile,model,native,reasoning,thinking", [
-    (ANTHROPIC, "claude-sonnet-4-6", True, False, True),
-    (ANTHROPIC, "claude-opus-4-1-20250805", True, False, True),
-    (ANTHROPIC, "claude-haiku-4-5", False, False, True),
-    (ANTHROPIC, "claude-3-7-sonnet-latest", False, False, True),
-    (ANTHROPIC, "claude-3-5-sonnet-latest", False, False, False),
-    (OPENAI, "gpt-5.4", True, True, False),
-    (OPENAI, "openai/gpt-5.4-mini", True, True, False),
-    (OPENAI, "gpt-5-mini", False, True, False),
-    (OPENAI, "o3", False, True, False),
-    (OPENAI, "gpt-4o", False, False, False),
-    (OPENAI_CHAT, "gpt-5.4", False, True, False),
-    (OPENAI_CHAT, "llama3", False, False, False),
-    (DEMO, "demo-1", False, False, False),
-    (SCRIPT, "script", False, False, False),
-])
+@pytest.mark.parametrize(
+    "profile,model,native,reasoning,thinking",
+    [
+        (ANTHROPIC, "claude-sonnet-4-6", True, False, True),
+        (ANTHROPIC, "claude-opus-4-1-20250805", True, False, True),
+        (ANTHROPIC, "claude-haiku-4-5", False, False, True),
+        (ANTHROPIC, "claude-3-7-sonnet-latest", False, False, True),
+        (ANTHROPIC, "claude-3-5-sonnet-latest", False, False, False),
+        (OPENAI, "gpt-5.4", True, True, False),
+        (OPENAI, "openai/gpt-5.4-mini", True, True, False),
+        (OPENAI, "gpt-5-mini", False, True, False),
+        (OPENAI, "o3", False, True, False),
+        (OPENAI, "gpt-4o", False, False, False),
+        (OPENAI_CHAT, "gpt-5.4", False, True, False),
+        (OPENAI_CHAT, "llama3", False, False, False),
+        (DEMO, "demo-1", False, False, False),
+        (SCRIPT, "script", False, False, False),
+    ],
+)
 def test_model_abilities(profile, model, native, reasoning, thinking):
     a = profile.abilities(model)
     assert (a.native_tool_search, a.tool_reference, a.reasoning, a.thinking) == (native, native, reasoning, thinking)
@@ -252,7 +255,8 @@ def test_abilities_decide_auto_and_the_responses_adapter_s_reasoning(monkeypatch
     assert resolve_strategy("openai", "gpt-4o", env={}).strategy == "openai"
     request = ModelRequest(model="gpt-4o", system="", messages=[{"role": "user", "content": "hi"}])
     assert adapter_with(allow_4o)("gpt-4o", api_key="k").build_params(request)[0]["include"] == [
-        "reasoning.encrypted_content"]
+        "reasoning.encrypted_content"
+    ]
     assert "include" not in make_provider("openai", "gpt-4o", api_key="k").build_params(request)[0]
 
 
@@ -262,11 +266,19 @@ def test_abilities_decide_auto_and_the_responses_adapter_s_reasoning(monkeypatch
 def _code_strings(path: Path) -> list[str]:
     """Every string constant of a module that is not a docstring."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
-    return [node.value for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
 
 
 def test_no_host_or_environment_variable_is_spelled_outside_the_profiles():
@@ -279,6 +291,7 @@ def test_no_host_or_environment_variable_is_spelled_outside_the_profiles():
                 if fact in text:
                     found.setdefault(fact, []).append(str(path.relative_to(ROOT)))
     assert set(found) == facts  # each one is spelled...
-    assert {fact: places for fact, places in found.items() if any(not (ROOT / p).is_relative_to(home)
-                                                                  for p in places)} == {}  # ...only in a profile
+    assert {
+        fact: places for fact, places in found.items() if any(not (ROOT / p).is_relative_to(home) for p in places)
+    } == {}  # ...only in a profile
     assert all(len(places) == 1 for places in found.values()), found  # ...and only once

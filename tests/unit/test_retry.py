@@ -24,8 +24,12 @@ from tests.streaming_server import StreamingServer, serve
 ROSTER = {
     "agent": {"name": "retrier", "version": "1", "deferred": []},
     "configured": [
-        {"name": "notes.read", "description": "Read a note.", "side_effect": "WORKSPACE_READ",
-         "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]}},
+        {
+            "name": "notes.read",
+            "description": "Read a note.",
+            "side_effect": "WORKSPACE_READ",
+            "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]},
+        },
     ],
     "servers": [],
 }
@@ -44,14 +48,22 @@ def roster(home: Path, tmp_path: Path) -> str:
     return str(path)
 
 
-async def open_chat(server: StreamingServer, roster: str,
-                    events: list[ev.Event] | None = None) -> tuple[Engine, ChatSession]:
+async def open_chat(
+    server: StreamingServer, roster: str, events: list[ev.Event] | None = None
+) -> tuple[Engine, ChatSession]:
     engine = Engine(Store())
-    session = await engine.open_chat(None, ChatOptions(provider="anthropic", model="m",
-                                                       base_url=server.url_for("anthropic"), roster=roster,
-                                                       start_demo_servers=False),
-                                     approver=FixedApprover(Decision.ALLOW_ONCE),
-                                     subscribers=[events.append] if events is not None else [])
+    session = await engine.open_chat(
+        None,
+        ChatOptions(
+            provider="anthropic",
+            model="m",
+            base_url=server.url_for("anthropic"),
+            roster=roster,
+            start_demo_servers=False,
+        ),
+        approver=FixedApprover(Decision.ALLOW_ONCE),
+        subscribers=[events.append] if events is not None else [],
+    )
     return engine, session
 
 
@@ -76,7 +88,9 @@ async def test_retry_after_a_provider_error_asks_again_in_the_same_turn(roster: 
             assert result.status == "done" and result.text == "It works now." and result.turn_id == failed.turn_id
             store = engine.store
             assert [(m.role, m.blocks[0].get("text")) for m in store.messages(session.chat_id)] == [
-                ("user", "hello?"), ("assistant", "It works now.")]
+                ("user", "hello?"),
+                ("assistant", "It works now."),
+            ]
             first, second = server.requests[0]["body"], server.requests[1]["body"]
             assert first["messages"] == second["messages"]  # the same question, not a second copy of it
             assert store.turn(failed.turn_id).status == "done"
@@ -96,8 +110,13 @@ async def test_retry_after_a_tool_ran_does_not_run_it_again(roster: str) -> None
             assert [i.call_id for i in engine.store.invocations(session.chat_id)] == ["call_1"]
             # the retried request carries the tool's result, answered once
             sent = server.requests[2]["body"]["messages"]
-            results = [b for m in sent if isinstance(m["content"], list) for b in m["content"]
-                       if b.get("type") == "tool_result"]
+            results = [
+                b
+                for m in sent
+                if isinstance(m["content"], list)
+                for b in m["content"]
+                if b.get("type") == "tool_result"
+            ]
             assert [r["tool_use_id"] for r in results] == ["call_1"]
         finally:
             await session.close()
@@ -125,12 +144,15 @@ async def test_retry_after_a_stop_sends_the_message_again_in_the_stopped_turns_p
             assert result.status == "done" and result.turn_id != stopped.turn_id
             branch_now = store.messages(session.chat_id)
             assert [(m.role, m.blocks[0]["text"]) for m in branch_now] == [
-                ("user", "write me something long"), ("assistant", "A short answer.")]
+                ("user", "write me something long"),
+                ("assistant", "A short answer."),
+            ]
             # the model was not sent the stopped attempt; the store still has it
             assert partial not in json.dumps(server.requests[1]["body"])
             assert texts(server.requests[1]["body"]) == ["write me something long"]
-            everything = store.db.execute("select count(*) from messages where chat_id = ?",
-                                          [session.chat_id]).fetchone()[0]
+            everything = store.db.execute(
+                "select count(*) from messages where chat_id = ?", [session.chat_id]
+            ).fetchone()[0]
             assert everything == 4 and store.turn(stopped.turn_id).status == "stopped"
             assert [e["status"] for e in store.events(session.chat_id, ("turn.completed",))] == ["stopped", "done"]
         finally:
@@ -150,7 +172,11 @@ async def test_editing_the_last_message_replaces_its_turn_and_keeps_what_ran(ros
             assert result.status == "done"
             store = engine.store
             assert [m.blocks[0].get("text") for m in store.messages(session.chat_id)] == [
-                "first question", "First answer.", "actually, just say hi", "Second answer."]
+                "first question",
+                "First answer.",
+                "actually, just say hi",
+                "Second answer.",
+            ]
             assert texts(server.requests[3]["body"]) == ["first question", "First answer.", "actually, just say hi"]
             assert "call_n1" not in json.dumps(server.requests[3]["body"])
             # what the replaced turn ran stays in the audit and the invocation rows

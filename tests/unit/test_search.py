@@ -72,7 +72,13 @@ def top(index: ToolSearchIndex, query: str, k: int = 3) -> list[str]:
 
 def test_identifier_words_split_separators_and_camel_case() -> None:
     assert identifier_words("mcp.gmail_work.sendHTTPRequest2") == [
-        "mcp", "gmail", "work", "send", "HTTP", "Request", "2",
+        "mcp",
+        "gmail",
+        "work",
+        "send",
+        "HTTP",
+        "Request",
+        "2",
     ]
     assert identifier_words("fs-read_file") == ["fs", "read", "file"]
     assert identifier_words("Buses_3_FindBus") == ["Buses", "3", "Find", "Bus"]
@@ -81,7 +87,9 @@ def test_identifier_words_split_separators_and_camel_case() -> None:
 
 def test_query_words_drop_stop_words_numbers_and_repeats() -> None:
     assert query_words("Can you please help me send THE message to 3 people, send it!") == [
-        "send", "message", "people",
+        "send",
+        "message",
+        "people",
     ]
 
 
@@ -261,9 +269,7 @@ def test_import_is_light() -> None:
         "heavy = {'textual', 'anthropic', 'openai', 'mcp', 'sqlite_utils', 'pydantic'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
@@ -302,15 +308,26 @@ def test_evaluate_recall_and_mrr_by_hand() -> None:
     # overall: recall@1 (1 + 0 + 0) / 3; recall@5 (1 + 1/2 + 0) / 3; MRR (1 + 1/3 + 0) / 3;
     # unranked: q3 alone has no relevant tool anywhere in its ranking
     assert r["overall"] == {
-        "queries": 3, "recall@1": round(1 / 3, 4), "recall@5": 0.5, "mrr": round(4 / 9, 4),
+        "queries": 3,
+        "recall@1": round(1 / 3, 4),
+        "recall@5": 0.5,
+        "mrr": round(4 / 9, 4),
         "unranked": round(1 / 3, 4),
     }
     # live: q2 and q3 only
     assert r["live"] == {
-        "queries": 2, "recall@1": 0.0, "recall@5": 0.25, "mrr": round(1 / 6, 4), "unranked": 0.5,
+        "queries": 2,
+        "recall@1": 0.0,
+        "recall@5": 0.25,
+        "mrr": round(1 / 6, 4),
+        "unranked": 0.5,
     }
     assert r["synthetic"] == {
-        "queries": 1, "recall@1": 1.0, "recall@5": 1.0, "mrr": 1.0, "unranked": 0.0,
+        "queries": 1,
+        "recall@1": 1.0,
+        "recall@5": 1.0,
+        "mrr": 1.0,
+        "unranked": 0.0,
     }
 
 

@@ -69,7 +69,8 @@ def in_a_sentence(form: str) -> list[str]:
 def test_production_roster_has_the_cases_this_file_is_about() -> None:
     # A bare name two servers share, and MCP and built-in deferred tools.
     assert sharing_bare(DEFERRED, "mcp.gmail_work.send_message") == [
-        "mcp.gmail_personal.send_message", "mcp.gmail_work.send_message",
+        "mcp.gmail_personal.send_message",
+        "mcp.gmail_work.send_message",
     ]
     assert "schedule.pause" in DEFERRED and "mcp.bland_call.start_call" in DEFERRED
     assert all(is_legal(WIRE.wire(n)) for n in DEFERRED)
@@ -151,8 +152,10 @@ LONG = [
     "mcp.observability_platform_with_a_very_long_name.query_metrics_over_a_time_window",
 ]
 LONG_INDEX = ToolSearchIndex(
-    [SearchDoc(n, f"Tool number {i} of the long-name roster: purchase orders, records and metrics.")
-     for i, n in enumerate(LONG)]
+    [
+        SearchDoc(n, f"Tool number {i} of the long-name roster: purchase orders, records and metrics.")
+        for i, n in enumerate(LONG)
+    ]
     + [SearchDoc("mcp.other.synchronise_purchase_order_line_items", "Another server's tool of the same name.")]
 )
 
@@ -172,25 +175,36 @@ def test_hashed_wire_names_come_first(name: str) -> None:
 
 
 def test_a_long_bare_name_two_servers_share() -> None:
-    expected = ["mcp.acme_enterprise_resource_planning_connector.synchronise_purchase_order_line_items",
-                "mcp.other.synchronise_purchase_order_line_items"]
+    expected = [
+        "mcp.acme_enterprise_resource_planning_connector.synchronise_purchase_order_line_items",
+        "mcp.other.synchronise_purchase_order_line_items",
+    ]
     assert top(LONG_INDEX, "synchronise_purchase_order_line_items", 2) == expected
     assert top(LONG_INDEX, "other:synchronise_purchase_order_line_items", 1) == [expected[1]]
 
 
 def test_name_forms_are_the_documented_ones() -> None:
     assert name_forms("mcp.gmail_work.send_message") == [
-        (0, "mcp.gmail_work.send_message"), (0, "mcp__gmail_work__send_message"),
-        (1, "gmail_work.send_message"), (2, "send_message"),
+        (0, "mcp.gmail_work.send_message"),
+        (0, "mcp__gmail_work__send_message"),
+        (1, "gmail_work.send_message"),
+        (2, "send_message"),
     ]
     assert name_key("Gmail-Work/sendMessage") == name_key("gmail_work.send_message") == "gmailworksendmessage"
 
 
 def test_spelling_decides_between_names_that_differ_only_in_separators() -> None:
-    ix = ToolSearchIndex([SearchDoc("calculateFinalVelocity"), SearchDoc("calculate_final_velocity"),
-                          SearchDoc("mcp.physics.calculate_final_velocity")])
+    ix = ToolSearchIndex(
+        [
+            SearchDoc("calculateFinalVelocity"),
+            SearchDoc("calculate_final_velocity"),
+            SearchDoc("mcp.physics.calculate_final_velocity"),
+        ]
+    )
     assert top(ix, "calculate_final_velocity", 3) == [
-        "calculate_final_velocity", "mcp.physics.calculate_final_velocity", "calculateFinalVelocity",
+        "calculate_final_velocity",
+        "mcp.physics.calculate_final_velocity",
+        "calculateFinalVelocity",
     ]
     assert top(ix, "calculateFinalVelocity", 1) == ["calculateFinalVelocity"]
 
@@ -204,8 +218,15 @@ def _deferred_search() -> tuple[DeferredSearch, list[object]]:
     return DeferredSearch(PLAN, SPECS, strategy, emitted.append), emitted
 
 
-@pytest.mark.parametrize("query", ["gmail-work send_message", "mcp__gmail_work__send_message",
-                                   "select:mcp.gmail_work.send_message", "GMAIL_WORK:SEND_MESSAGE"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "gmail-work send_message",
+        "mcp__gmail_work__send_message",
+        "select:mcp.gmail_work.send_message",
+        "GMAIL_WORK:SEND_MESSAGE",
+    ],
+)
 def test_tool_search_loads_the_named_tool_first(query: str) -> None:
     search, _ = _deferred_search()
     result = run_tool_search({"query": query, "limit": 3}, SimpleNamespace(search=search, specs=SPECS))
@@ -224,9 +245,14 @@ def test_client_executed_native_search_answers_the_named_tool_first() -> None:
 
 
 @pytest.mark.usefixtures("home")
-@pytest.mark.parametrize(("query", "first"), [("gmail-work send_message", "mcp.gmail_work.send_message"),
-                                               ("send_message", "mcp.gmail_personal.send_message"),
-                                               ("mcp__bland_call__start_call", "mcp.bland_call.start_call")])
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("gmail-work send_message", "mcp.gmail_work.send_message"),
+        ("send_message", "mcp.gmail_personal.send_message"),
+        ("mcp__bland_call__start_call", "mcp.bland_call.start_call"),
+    ],
+)
 def test_deferchat_search_shows_the_same(capsys, query: str, first: str) -> None:
     assert main(["search", query, "--json", "-k", "3"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -247,8 +273,14 @@ def rosters(draw: st.DrawFn) -> list[SearchDoc]:
     that repeat other tools' name words, so BM25 alone would often put another tool first."""
     servers = draw(st.lists(_PART, min_size=1, max_size=4, unique_by=tuple))
     tools = draw(st.lists(_PART, min_size=1, max_size=5, unique_by=tuple))
-    pairs = draw(st.lists(st.tuples(st.sampled_from(servers), st.sampled_from(tools)),
-                          min_size=1, max_size=12, unique_by=lambda p: (tuple(p[0]), tuple(p[1]))))
+    pairs = draw(
+        st.lists(
+            st.tuples(st.sampled_from(servers), st.sampled_from(tools)),
+            min_size=1,
+            max_size=12,
+            unique_by=lambda p: (tuple(p[0]), tuple(p[1])),
+        )
+    )
     words = sorted({w for s, t in pairs for w in (*s, *t)} | set(_VOCAB))
     docs = []
     for server, tool in pairs:

@@ -25,10 +25,18 @@ from tests.streaming_server import WIRES, StreamingServer, markdown_answer, serv
 ROSTER = {
     "agent": {"name": "stopper", "version": "1", "deferred": []},
     "configured": [
-        {"name": "notes.erase", "description": "Erase a note for good.", "side_effect": "WORKSPACE_WRITE",
-         "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]}},
-        {"name": "notes.read", "description": "Read a note.", "side_effect": "WORKSPACE_READ",
-         "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]}},
+        {
+            "name": "notes.erase",
+            "description": "Erase a note for good.",
+            "side_effect": "WORKSPACE_WRITE",
+            "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]},
+        },
+        {
+            "name": "notes.read",
+            "description": "Read a note.",
+            "side_effect": "WORKSPACE_READ",
+            "input_schema": {"type": "object", "properties": {"note_id": {"type": "string"}}, "required": ["note_id"]},
+        },
     ],
     "servers": [],
 }
@@ -62,14 +70,17 @@ def roster(home: Path, tmp_path: Path) -> str:
     return str(path)
 
 
-async def open_chat(server: StreamingServer, wire: str, roster: str | None = None,
-                    approver: Any = None) -> tuple[Engine, ChatSession, list[ev.Event]]:
+async def open_chat(
+    server: StreamingServer, wire: str, roster: str | None = None, approver: Any = None
+) -> tuple[Engine, ChatSession, list[ev.Event]]:
     events: list[ev.Event] = []
     engine = Engine(Store())
-    session = await engine.open_chat(None, ChatOptions(provider=wire, model="m", base_url=server.url_for(wire),
-                                                       roster=roster, start_demo_servers=False),
-                                     approver=approver or FixedApprover(Decision.ALLOW_ONCE),
-                                     subscribers=[events.append])
+    session = await engine.open_chat(
+        None,
+        ChatOptions(provider=wire, model="m", base_url=server.url_for(wire), roster=roster, start_demo_servers=False),
+        approver=approver or FixedApprover(Decision.ALLOW_ONCE),
+        subscribers=[events.append],
+    )
     return engine, session, events
 
 
@@ -97,7 +108,8 @@ def tool_results_answer_every_use(messages: list[dict[str, Any]]) -> None:
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_stop_mid_stream_closes_the_stream_keeps_the_partial_answer_and_the_chat_goes_on(
-        home: Path, wire: str) -> None:
+    home: Path, wire: str
+) -> None:
     with serve([LONG, NEXT]) as server:
         engine, session, events = await open_chat(server, wire)
         try:
@@ -135,9 +147,14 @@ async def test_stop_mid_stream_closes_the_stream_keeps_the_partial_answer_and_th
 
 
 async def test_stop_while_a_write_runs_makes_its_outcome_unknown_and_it_never_runs_again(
-        home: Path, roster: str) -> None:
-    erase = {"parts": [{"text": "Erasing it."}, {"tool": encode("notes.erase"), "id": "call_erase",
-                                                  "input": {"note_id": "n1"}}]}
+    home: Path, roster: str
+) -> None:
+    erase = {
+        "parts": [
+            {"text": "Erasing it."},
+            {"tool": encode("notes.erase"), "id": "call_erase", "input": {"note_id": "n1"}},
+        ]
+    }
     with serve([erase, NEXT]) as server:
         engine, session, events = await open_chat(server, "anthropic", roster)
         slow = SlowTools(session.turns.tools)
@@ -163,17 +180,26 @@ async def test_stop_while_a_write_runs_makes_its_outcome_unknown_and_it_never_ru
             nxt = await session.send("did it work?")
             assert nxt.status == "done" and slow.runs == ["notes.erase"]
             sent = server.requests[1]["body"]["messages"]
-            results = [b for m in sent for b in (m["content"] if isinstance(m["content"], list) else [])
-                       if b.get("type") == "tool_result"]
+            results = [
+                b
+                for m in sent
+                for b in (m["content"] if isinstance(m["content"], list) else [])
+                if b.get("type") == "tool_result"
+            ]
             assert [r["tool_use_id"] for r in results] == ["call_erase"]
         finally:
             await session.close()
 
 
 async def test_stop_while_a_read_runs_fails_it_as_stopped_and_answers_the_calls_not_yet_run(
-        home: Path, roster: str) -> None:
-    both = {"parts": [{"tool": encode("notes.read"), "id": "call_read", "input": {"note_id": "n1"}},
-                      {"tool": encode("notes.erase"), "id": "call_later", "input": {"note_id": "n2"}}]}
+    home: Path, roster: str
+) -> None:
+    both = {
+        "parts": [
+            {"tool": encode("notes.read"), "id": "call_read", "input": {"note_id": "n1"}},
+            {"tool": encode("notes.erase"), "id": "call_later", "input": {"note_id": "n2"}},
+        ]
+    }
     with serve([both, NEXT]) as server:
         engine, session, _ = await open_chat(server, "openai-chat", roster)
         slow = SlowTools(session.turns.tools)
@@ -232,7 +258,8 @@ async def test_a_cancellation_that_is_not_a_stop_leaves_the_turn_open(home: Path
 
 
 def test_ask_stops_on_sigint_with_exit_130_and_keeps_the_message_and_the_partial_answer(
-        home: Path, tmp_path: Path) -> None:
+    home: Path, tmp_path: Path
+) -> None:
     import os
     import signal
     import subprocess
@@ -243,9 +270,26 @@ def test_ask_stops_on_sigint_with_exit_130_and_keeps_the_message_and_the_partial
 
     with serve([LONG]) as server:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "ask", "--provider", "openai-chat", "--model", "m",
-             "--base-url", server.url_for("openai-chat"), "--roster", "production", "write me a long answer"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env(home), cwd=str(tmp_path))
+            [
+                sys.executable,
+                "-m",
+                "core.cli",
+                "ask",
+                "--provider",
+                "openai-chat",
+                "--model",
+                "m",
+                "--base-url",
+                server.url_for("openai-chat"),
+                "--roster",
+                "production",
+                "write me a long answer",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=subprocess_env(home),
+            cwd=str(tmp_path),
+        )
         try:
             assert proc.stdout is not None
             os.set_blocking(proc.stdout.fileno(), False)

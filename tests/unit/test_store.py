@@ -58,10 +58,12 @@ def test_reads_return_typed_rows(tmp_path: Path) -> None:
     msg = store.add_message(chat_id, "user", [{"type": "text", "text": "hi"}], turn_id=None, parent_id=None)
     turn = store.start_turn(chat_id, msg)
     store.set_message_turn(msg, turn)
-    inv = store.create_invocation(chat_id=chat_id, turn_id=turn, call_id="c1", name="notes.create",
-                                  arguments={"title": "x"})
-    store.create_approval(chat_id=chat_id, turn_id=turn, invocation_id=inv, call_id="c1", tool="notes.create",
-                          arguments={"title": "x"})
+    inv = store.create_invocation(
+        chat_id=chat_id, turn_id=turn, call_id="c1", name="notes.create", arguments={"title": "x"}
+    )
+    store.create_approval(
+        chat_id=chat_id, turn_id=turn, invocation_id=inv, call_id="c1", tool="notes.create", arguments={"title": "x"}
+    )
 
     chat = store.chat(chat_id)
     assert isinstance(chat, ChatRow) and (chat.title, chat.status, chat.provider) == ("t", "running", "demo")
@@ -92,7 +94,9 @@ def test_a_column_a_newer_version_added_is_ignored_by_the_rows(tmp_path: Path) -
 
 
 def test_importing_the_store_package_loads_no_sqlite_library() -> None:
-    code = ("import sys, core.store; from core.store import data_dir; data_dir(); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlite_utils', 'sqlite3')))")
+    code = (
+        "import sys, core.store; from core.store import data_dir; data_dir(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlite_utils', 'sqlite3')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"

@@ -49,11 +49,17 @@ def test_the_input_history_migration_fills_in_what_was_typed_before(tmp_path: Pa
     store = Store(old)
     chat = store.create_chat()
     for text in ("earlier question", "later question"):
-        msg = store.add_message(chat, "user", [{"type": "text", "text": text}], turn_id=None,
-                                parent_id=store.last_message_id(chat))
+        msg = store.add_message(
+            chat, "user", [{"type": "text", "text": text}], turn_id=None, parent_id=store.last_message_id(chat)
+        )
         store.set_message_turn(msg, store.start_turn(chat, msg))
-        store.add_message(chat, "user", [{"type": "tool_result", "tool_use_id": "x", "content": "r"}],
-                          turn_id=None, parent_id=store.last_message_id(chat))
+        store.add_message(
+            chat,
+            "user",
+            [{"type": "tool_result", "tool_use_id": "x", "content": "r"}],
+            turn_id=None,
+            parent_id=store.last_message_id(chat),
+        )
     old.close()
     migrated = Store(open_db(tmp_path / "old.db"))
     assert migrated.input_history(chat) == ["later question", "earlier question"]
@@ -64,8 +70,9 @@ def test_a_replacing_message_takes_the_replaced_ones_place_in_what_the_store_rea
     chat = store.create_chat()
 
     def add(role: str, text: str, parent: str | None, replaces: str | None = None) -> str:
-        return store.add_message(chat, role, [{"type": "text", "text": text}], turn_id=None, parent_id=parent,
-                                 replaces=replaces)
+        return store.add_message(
+            chat, role, [{"type": "text", "text": text}], turn_id=None, parent_id=parent, replaces=replaces
+        )
 
     a = add("user", "first", None)
     b = add("assistant", "answer", a)

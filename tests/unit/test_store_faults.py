@@ -71,8 +71,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 # --- the file is not usable at all ----------------------------------------------------------------
 
 
-def test_a_directory_in_the_databases_place_is_one_line_for_every_command(home: Path, tiny: str,
-                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_directory_in_the_databases_place_is_one_line_for_every_command(
+    home: Path, tiny: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     (home / "deferchat.db").mkdir()
     for argv in (["chats", "list"], [*ASK, tiny], ["plan", "--roster", tiny, "--json"]):
         code, out, err = run(capsys, *argv)
@@ -84,7 +85,8 @@ def test_a_directory_in_the_databases_place_is_one_line_for_every_command(home: 
 
 @pytest.mark.parametrize("damage", ["truncated", "header", "not_sqlite"])
 def test_a_damaged_file_is_one_line_for_every_command_and_is_left_as_it_was(
-        damage: str, db: Path, tiny: str, capsys: pytest.CaptureFixture[str]) -> None:
+    damage: str, db: Path, tiny: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     size = db.stat().st_size
     with db.open("r+b") as f:
         if damage == "truncated":
@@ -113,8 +115,9 @@ def corrupt_pages(path: Path) -> None:
             f.write(noise.randbytes(512))
 
 
-def test_corrupted_pages_stop_every_write_and_ask_exits_non_zero(home: Path, tiny: str,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupted_pages_stop_every_write_and_ask_exits_non_zero(
+    home: Path, tiny: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     store = Store()
     for i in range(60):  # enough rows that the chats and their messages span many pages
         chat = store.create_chat(title=f"chat {i}", provider="demo", model="m", strategy="wrapper")
@@ -157,8 +160,14 @@ def _drop_file_capabilities() -> None:
 def deferchat(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """The real program, as a user whom file permissions bind."""
     preexec: Callable[[], None] | None = _drop_file_capabilities if os.geteuid() == 0 else None
-    return subprocess.run([sys.executable, "-m", "tui.main", *argv], capture_output=True, text=True, timeout=120,
-                          env=subprocess_env(home), preexec_fn=preexec)
+    return subprocess.run(
+        [sys.executable, "-m", "tui.main", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=subprocess_env(home),
+        preexec_fn=preexec,
+    )
 
 
 @pytest.fixture
@@ -166,8 +175,11 @@ def permissions_bind(home: Path) -> None:
     probe = home / "probe"
     probe.write_text("x")
     probe.chmod(0o400)
-    r = subprocess.run([sys.executable, "-c", f"open({str(probe)!r}, 'a')"], capture_output=True,
-                       preexec_fn=_drop_file_capabilities if os.geteuid() == 0 else None)
+    r = subprocess.run(
+        [sys.executable, "-c", f"open({str(probe)!r}, 'a')"],
+        capture_output=True,
+        preexec_fn=_drop_file_capabilities if os.geteuid() == 0 else None,
+    )
     probe.chmod(0o600)
     probe.unlink()
     if r.returncode == 0:
@@ -175,8 +187,9 @@ def permissions_bind(home: Path) -> None:
 
 
 @pytest.mark.parametrize("what", ["home", "file"])
-def test_a_read_only_database_is_read_and_refuses_to_write(what: str, db: Path, tiny: str,
-                                                           permissions_bind: None) -> None:
+def test_a_read_only_database_is_read_and_refuses_to_write(
+    what: str, db: Path, tiny: str, permissions_bind: None
+) -> None:
     home = db.parent
     before = digest(db)
     target = home if what == "home" else db
@@ -197,8 +210,9 @@ def test_a_read_only_database_is_read_and_refuses_to_write(what: str, db: Path, 
     assert doctor.returncode == 1 and not report["writable"] and report["integrity"] == "ok"
 
 
-def test_an_unreadable_database_and_an_uncreatable_home_are_one_line(db: Path, tiny: str, tmp_path: Path,
-                                                                      permissions_bind: None) -> None:
+def test_an_unreadable_database_and_an_uncreatable_home_are_one_line(
+    db: Path, tiny: str, tmp_path: Path, permissions_bind: None
+) -> None:
     db.chmod(0o000)
     try:
         r = deferchat(db.parent, "chats", "list")
@@ -220,8 +234,10 @@ def test_an_unreadable_database_and_an_uncreatable_home_are_one_line(db: Path, t
 
 def record_newer(db: Path, *, not_null_column: bool = False) -> None:
     conn = sqlite3.connect(db)
-    conn.execute("insert into _sqlite_migrations (migration_set, name, applied_at) values ('deferchat', "
-                 "'0999_from_the_future', '2030-01-01 00:00:00+00:00')")
+    conn.execute(
+        "insert into _sqlite_migrations (migration_set, name, applied_at) values ('deferchat', "
+        "'0999_from_the_future', '2030-01-01 00:00:00+00:00')"
+    )
     if not_null_column:  # what the newer version's migration did: old writers would fail mid-turn
         conn.execute("alter table messages add column tokens integer not null default 0")
         conn.execute("create table future (x text not null)")
@@ -237,8 +253,13 @@ def test_a_newer_database_is_read_with_a_warning_and_refused_for_writing(db: Pat
     assert listed.returncode == 0 and "hello" in listed.stdout
     one_line(listed.stderr, "warning", str(db), "newer deferchat", "0999_from_the_future")
     chat_id = listed.stdout.split()[0]
-    for argv in ([*ASK, tiny], ["ask", "again", "--chat", chat_id], ["resume", chat_id],
-                 ["chats", "rename", chat_id, "--title", "x"], ["chats", "delete", chat_id]):
+    for argv in (
+        [*ASK, tiny],
+        ["ask", "again", "--chat", chat_id],
+        ["resume", chat_id],
+        ["chats", "rename", chat_id, "--title", "x"],
+        ["chats", "delete", chat_id],
+    ):
         r = deferchat(home, *argv)
         assert r.returncode == 1 and r.stdout == "", argv
         one_line(r.stderr, str(db), "newer deferchat", "deferchat/0999_from_the_future", "Upgrade")
@@ -252,8 +273,10 @@ def test_a_newer_database_is_read_with_a_warning_and_refused_for_writing(db: Pat
 
 def test_a_retired_migration_is_known_not_newer(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     conn = sqlite3.connect(db)  # databases that ran the old demo seed keep its record (core.builtins.data)
-    conn.execute("insert into _sqlite_migrations (migration_set, name, applied_at) values "
-                 "('deferchat-builtins', '0002_demo_seed', '2026-01-05 09:00:00+00:00')")
+    conn.execute(
+        "insert into _sqlite_migrations (migration_set, name, applied_at) values "
+        "('deferchat-builtins', '0002_demo_seed', '2026-01-05 09:00:00+00:00')"
+    )
     conn.commit()
     conn.close()
     assert open_file(db).writable

@@ -31,8 +31,11 @@ def chat(store: Store) -> str:
 def plant(store: Store, chat: str, owner: str, expires_in: float) -> None:
     """A lease as another holder left it."""
     t = time.time()
-    store.db.execute("insert or replace into turn_leases (chat_id, owner, acquired_at, heartbeat_at, expires_at) "
-                     "values (?, ?, ?, ?, ?)", [chat, owner, t, t, t + expires_in])
+    store.db.execute(
+        "insert or replace into turn_leases (chat_id, owner, acquired_at, heartbeat_at, expires_at) "
+        "values (?, ?, ?, ?, ?)",
+        [chat, owner, t, t, t + expires_in],
+    )
 
 
 ELSEWHERE = "another-host/4026531836/4242/cafe0001"  # a holder on another machine

@@ -30,8 +30,9 @@ def test_wrapper_surface_is_definitions_plus_the_index_in_the_system_prompt():
     assert p.index_text.rstrip() in surf.system and surf.cache_prefix_tools == 29
 
 
-@pytest.mark.parametrize("strategy, search", [("anthropic", "tool_search_tool_bm25_20251119"),
-                                              ("openai", "tool_search")])
+@pytest.mark.parametrize(
+    "strategy, search", [("anthropic", "tool_search_tool_bm25_20251119"), ("openai", "tool_search")]
+)
 def test_native_surfaces_declare_every_deferred_tool_with_defer_loading_and_inject_the_search(strategy, search):
     p = production_plan(strategy=strategy)
     s = make_strategy(strategy, p, "BASE", specs_of(p))
@@ -41,8 +42,9 @@ def test_native_surfaces_declare_every_deferred_tool_with_defer_loading_and_inje
     assert surf.tools[-1]["type"] == search and "tool.call" not in names(surf.tools)
     assert "Deferred tools" not in surf.system
     # byte-identical across steps whatever the history holds
-    later = s.surface([{"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": deferred[0]["name"],
-                                                          "input": {}}]}])
+    later = s.surface(
+        [{"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": deferred[0]["name"], "input": {}}]}]
+    )
     assert json.dumps(later.tools) == json.dumps(surf.tools)
 
 
@@ -56,8 +58,15 @@ def test_active_tools_pool_is_per_turn_monotonic_and_seeded_from_sent_history():
     assert names(s.surface([]).tools) == base + ["schedule.update"]
     s.begin_turn()
     assert names(s.surface([]).tools) == base  # a fresh, empty pool
-    history = [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "schedule.pause", "input": {}},
-                                                 {"type": "tool_use", "id": "b", "name": "time.now", "input": {}}]}]
+    history = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "a", "name": "schedule.pause", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "time.now", "input": {}},
+            ],
+        }
+    ]
     assert referenced_deferred_tool_names(history, set(p.deferred_tool_names)) == ["schedule.pause"]
     assert names(s.surface(history).tools) == base + ["schedule.pause"]
 
@@ -74,9 +83,12 @@ def every_history_reference_is_declared(requests):
 async def run_two_turns(tmp_path):
     rec = tmp_path / "rec.jsonl"
     engine = Engine(Store(tmp_path / "db.sqlite"))
-    s = await engine.open_chat(None, ChatOptions(roster="production", provider="demo", strategy="active-tools",
-                                                 start_demo_servers=False),
-                               approver=FixedApprover(Decision.ALLOW_ONCE), record=str(rec))
+    s = await engine.open_chat(
+        None,
+        ChatOptions(roster="production", provider="demo", strategy="active-tools", start_demo_servers=False),
+        approver=FixedApprover(Decision.ALLOW_ONCE),
+        record=str(rec),
+    )
     await s.send("move my 9am standup to 10am")  # discovers schedule.update through tool.search
     await s.send("list my open tasks")  # a new turn: the pool starts empty
     await s.close()

@@ -42,14 +42,23 @@ from tests.streaming_server import (
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = "weather.get"
 WIRE_TOOL = encode(TOOL)
-TOOLS = [{"name": TOOL, "description": "The weather in a city.",
-          "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+TOOLS = [
+    {
+        "name": TOOL,
+        "description": "The weather in a city.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+]
 SENTENCE = "The quick brown fox jumps over the lazy dog and keeps on running past the old red barn"
 
 
 def request(text: str = "hello", tools: list[dict[str, Any]] | None = None) -> ModelRequest:
-    return ModelRequest(model="test-model", system="You are terse.", tools=TOOLS if tools is None else tools,
-                        messages=[{"role": "user", "content": [{"type": "text", "text": text}]}])
+    return ModelRequest(
+        model="test-model",
+        system="You are terse.",
+        tools=TOOLS if tools is None else tools,
+        messages=[{"role": "user", "content": [{"type": "text", "text": text}]}],
+    )
 
 
 _clients: list[httpx2.AsyncClient] = []
@@ -118,16 +127,19 @@ def test_markdown_answer_is_long_varied_and_deterministic() -> None:
     assert len(tokens(markdown_answer(300))) < 500
 
 
-@pytest.mark.parametrize("bad, why", [
-    ([{"parts": ["x"], "stall_after_chunk": 3}], "unknown key"),  # a misspelt fault must not silently vanish
-    ([{"parts": [{"text": "x", "chunk": 3}]}], "unknown key"),
-    ([{"parts": [{"tool": ""}]}], "non-empty"),
-    ([{"chunk_delay": -1}], "seconds"),
-    ([{"chunk_delay": "forever"}], "forever"),
-    ([{"malformed": "weird"}], "malformed"),
-    ([{"usage": {"tokens": 3}}], "unknown key"),
-    ({"responses": [], "loop": True}, "unknown key"),
-])
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ([{"parts": ["x"], "stall_after_chunk": 3}], "unknown key"),  # a misspelt fault must not silently vanish
+        ([{"parts": [{"text": "x", "chunk": 3}]}], "unknown key"),
+        ([{"parts": [{"tool": ""}]}], "non-empty"),
+        ([{"chunk_delay": -1}], "seconds"),
+        ([{"chunk_delay": "forever"}], "forever"),
+        ([{"malformed": "weird"}], "malformed"),
+        ([{"usage": {"tokens": 3}}], "unknown key"),
+        ({"responses": [], "loop": True}, "unknown key"),
+    ],
+)
 def test_script_mistakes_are_refused(bad: Any, why: str) -> None:
     with pytest.raises(ValueError, match=why):
         parse_script(bad)
@@ -150,13 +162,27 @@ def _sse_payloads(frames: list[Any]) -> list[str]:
 def test_anthropic_events_follow_the_recorded_stream() -> None:
     recorded_body = cassette("test_anthropic_native_tool_search_streaming.yaml")[0]["response"]["body"]["string"]
     recorded = [line[6:] for line in recorded_body.splitlines() if line.startswith("data: ")]
-    ours = _sse_payloads(render("anthropic", parse_script([{"parts": ["Let me look.", {"tool": "get_exchange_rate",
-                                                                                      "input": {"a": "USD"}}]}])
-                                .responses[0]))
+    ours = _sse_payloads(
+        render(
+            "anthropic",
+            parse_script([{"parts": ["Let me look.", {"tool": "get_exchange_rate", "input": {"a": "USD"}}]}]).responses[
+                0
+            ],
+        )
+    )
     # the recording: text, server search, its result, text, tool_use; ours: text, tool_use
-    assert _types(ours) == ["message_start", "content_block_start", "ping", "content_block_delta",
-                            "content_block_stop", "content_block_start", "content_block_delta", "content_block_stop",
-                            "message_delta", "message_stop"]
+    assert _types(ours) == [
+        "message_start",
+        "content_block_start",
+        "ping",
+        "content_block_delta",
+        "content_block_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
     assert set(_types(ours)) == set(_types(recorded))
     by_type: dict[str, dict[str, Any]] = {}
     for line in recorded:
@@ -175,11 +201,21 @@ def test_responses_events_follow_the_recorded_streams() -> None:
     recorded += (VERCEL / "openai-tool-search.1.chunks.txt").read_text().splitlines()
     script = parse_script([{"parts": ["1 USD = 0.92 EUR", {"tool": "get_weather", "input": {"location": "SF"}}]}])
     ours = _sse_payloads(render("openai", script.responses[0]))
-    assert _types(ours) == ["response.created", "response.in_progress", "response.output_item.added",
-                            "response.content_part.added", "response.output_text.delta", "response.output_text.done",
-                            "response.content_part.done", "response.output_item.done", "response.output_item.added",
-                            "response.function_call_arguments.delta", "response.function_call_arguments.done",
-                            "response.output_item.done", "response.completed"]
+    assert _types(ours) == [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
     by_type: dict[str, dict[str, Any]] = {}
     for line in recorded:
         if line.strip():
@@ -191,8 +227,11 @@ def test_responses_events_follow_the_recorded_streams() -> None:
         assert set(event) == set(by_type[event["type"]]) - optional, event["type"]
     done_items = [json.loads(line)["item"] for line in ours if json.loads(line)["type"] == "response.output_item.done"]
     assert [i["type"] for i in done_items] == ["message", "function_call"]
-    recorded_items = {e["item"]["type"]: e["item"] for e in (json.loads(x) for x in recorded if x.strip())
-                      if e["type"] == "response.output_item.done"}
+    recorded_items = {
+        e["item"]["type"]: e["item"]
+        for e in (json.loads(x) for x in recorded if x.strip())
+        if e["type"] == "response.output_item.done"
+    }
     for item in done_items:
         assert set(item) <= set(recorded_items[item["type"]]), item["type"]
     assert set(json.loads(ours[-1])["response"]) <= set(by_type["response.completed"]["response"])
@@ -222,15 +261,18 @@ async def _sdk_text(wire: str, server: StreamingServer) -> tuple[list[tuple[floa
     out: list[tuple[float, str]] = []
     messages: Any = [{"role": "user", "content": "hi"}]
     if wire == "anthropic":
-        async with (anthropic.AsyncAnthropic(base_url=server.url_for(wire), api_key="x", max_retries=0) as a,
-                    a.messages.stream(model="claude-test", max_tokens=64, messages=messages) as stream):
+        async with (
+            anthropic.AsyncAnthropic(base_url=server.url_for(wire), api_key="x", max_retries=0) as a,
+            a.messages.stream(model="claude-test", max_tokens=64, messages=messages) as stream,
+        ):
             async for text in stream.text_stream:
                 out.append((time.time(), text))
             return out, await stream.get_final_message()
     async with openai.AsyncOpenAI(base_url=server.url_for(wire), api_key="x", max_retries=0) as o:
         if wire == "openai-chat":
-            async with o.chat.completions.stream(model="gpt-test", messages=messages,
-                                                 stream_options={"include_usage": True}) as chat:
+            async with o.chat.completions.stream(
+                model="gpt-test", messages=messages, stream_options={"include_usage": True}
+            ) as chat:
                 async for event in chat:
                     if event.type == "content.delta" and event.delta:
                         out.append((time.time(), event.delta))
@@ -266,19 +308,26 @@ def _final_tool_and_usage(wire: str, final: Any) -> tuple[str, Any, tuple[int, i
     if wire == "openai-chat":
         call = final.choices[0].message.tool_calls[0]
         u = final.usage
-        return call.function.name, json.loads(call.function.arguments), (
-            u.prompt_tokens, u.completion_tokens, u.prompt_tokens_details.cached_tokens)
+        return (
+            call.function.name,
+            json.loads(call.function.arguments),
+            (u.prompt_tokens, u.completion_tokens, u.prompt_tokens_details.cached_tokens),
+        )
     item = final.output[-1]
     u = final.usage
-    return item.name, json.loads(item.arguments), (u.input_tokens, u.output_tokens,
-                                                   u.input_tokens_details.cached_tokens)
+    return (
+        item.name,
+        json.loads(item.arguments),
+        (u.input_tokens, u.output_tokens, u.input_tokens_details.cached_tokens),
+    )
 
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_sdk_accumulates_tool_call_and_usage(wire: str) -> None:
-    tool_input = {"city": "Oslo", "days": [1, 2], "note": "ünïcode \"quoted\""}
-    with serve([{"parts": ["Checking.", {"tool": "get_weather", "input": tool_input}], "usage": USAGE,
-                 "args_chunk_chars": 3}]) as server:
+    tool_input = {"city": "Oslo", "days": [1, 2], "note": 'ünïcode "quoted"'}
+    with serve(
+        [{"parts": ["Checking.", {"tool": "get_weather", "input": tool_input}], "usage": USAGE, "args_chunk_chars": 3}]
+    ) as server:
         _, final = await _sdk_text(wire, server)
     name, args, usage = _final_tool_and_usage(wire, final)
     assert (name, args) == ("get_weather", tool_input)
@@ -312,8 +361,10 @@ async def test_sdk_reads_non_streamed_answers(wire: str) -> None:
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_sdk_gets_the_scripted_429_and_its_retry_after(wire: str) -> None:
-    with (serve([{"status": 429, "retry_after": 7, "headers": {"x-extra": "yes"}}]) as server,
-          pytest.raises((anthropic.RateLimitError, openai.RateLimitError)) as caught):
+    with (
+        serve([{"status": 429, "retry_after": 7, "headers": {"x-extra": "yes"}}]) as server,
+        pytest.raises((anthropic.RateLimitError, openai.RateLimitError)) as caught,
+    ):
         await _sdk_text(wire, server)
     response = caught.value.response  # type: ignore[attr-defined]  # both SDKs' errors carry it
     assert response.status_code == 429
@@ -340,9 +391,17 @@ async def test_sdk_waits_the_retry_after_it_was_sent(wire: str) -> None:
 @pytest.mark.parametrize("wire", WIRES)
 async def test_adapter_streams_deltas_over_time_then_the_tool_call(wire: str) -> None:
     answer = markdown_answer(60)
-    with serve([{"parts": ["warm-up"]}, {"parts": [answer, {"tool": WIRE_TOOL, "input": {"city": "Oslo"}}],
-                                         "chunk_delay": 0.01, "chunk_tokens": 2,
-                                         "usage": {"input_tokens": 50, "output_tokens": 70}}]) as server:
+    with serve(
+        [
+            {"parts": ["warm-up"]},
+            {
+                "parts": [answer, {"tool": WIRE_TOOL, "input": {"city": "Oslo"}}],
+                "chunk_delay": 0.01,
+                "chunk_tokens": 2,
+                "usage": {"input_tokens": 50, "output_tokens": 70},
+            },
+        ]
+    ) as server:
         p = provider(server, wire)
         await timed(p, request("warm-up"))  # the first use of an SDK in a process pays for its imports
         events, error = await timed(p, request("What is the weather in Oslo?"))
@@ -431,8 +490,9 @@ async def test_a_stream_that_ends_without_its_closing_events_is_incomplete(wire:
 
 
 @pytest.mark.parametrize("wire", WIRES)
-@pytest.mark.parametrize("status, code", [(429, "provider.rate_limited"), (500, "provider.server_error"),
-                                          (529, "provider.overloaded")])
+@pytest.mark.parametrize(
+    "status, code", [(429, "provider.rate_limited"), (500, "provider.server_error"), (529, "provider.overloaded")]
+)
 async def test_http_errors_become_provider_errors(wire: str, status: int, code: str) -> None:
     with serve([{"status": status, "retry_after": 1}]) as server:
         _, error = await timed(provider(server, wire), request())
@@ -440,8 +500,14 @@ async def test_http_errors_become_provider_errors(wire: str, status: int, code: 
     assert server.requests[0]["outcome"] == "status"
 
 
-@pytest.mark.parametrize("wire, code", [("anthropic", "provider.overloaded"), ("openai-chat", "provider.server_error"),
-                                        ("openai", "provider.server_error")])
+@pytest.mark.parametrize(
+    "wire, code",
+    [
+        ("anthropic", "provider.overloaded"),
+        ("openai-chat", "provider.server_error"),
+        ("openai", "provider.server_error"),
+    ],
+)
 async def test_an_error_event_inside_the_stream_is_a_provider_error(wire: str, code: str) -> None:
     with serve([{"parts": [SENTENCE], "error_after_chunks": 2, "error_status": 529}]) as server:
         events, error = await timed(provider(server, wire), request())
@@ -457,17 +523,21 @@ async def test_invalid_json_in_a_chunk_is_a_malformed_stream(wire: str) -> None:
     assert len(deltas(events)) == 2
 
 
-@pytest.mark.parametrize("wire, kind, why", [
-    ("openai-chat", "no_choices", "a chunk without `choices`"),  # was TypeError inside provider.failed
-    ("anthropic", "missing_field", "AttributeError"),  # a content_block_delta without `delta`
-    ("openai", "missing_field", "delta"),  # an output_text.delta without its `delta`
-])
+@pytest.mark.parametrize(
+    "wire, kind, why",
+    [
+        ("openai-chat", "no_choices", "a chunk without `choices`"),  # was TypeError inside provider.failed
+        ("anthropic", "missing_field", "AttributeError"),  # a content_block_delta without `delta`
+        ("openai", "missing_field", "delta"),  # an output_text.delta without its `delta`
+    ],
+)
 async def test_a_chunk_missing_a_field_is_a_malformed_stream(wire: str, kind: str, why: str) -> None:
     with serve([{"parts": [SENTENCE], "malformed": kind, "malformed_after_chunks": 2}]) as server:
         events, error = await timed(provider(server, wire), request())
     assert len(deltas(events)) == 2
-    assert isinstance(error, ProviderError) and (error.code, error.retryable) == ("provider.stream_malformed", True), \
+    assert isinstance(error, ProviderError) and (error.code, error.retryable) == ("provider.stream_malformed", True), (
         error
+    )
     assert "sent a response deferchat could not read" in error.message and why in error.message
 
 
@@ -541,12 +611,16 @@ async def test_a_retry_is_never_made_once_the_answer_has_begun() -> None:
 
 
 @pytest.mark.parametrize("wire", WIRES)
-@pytest.mark.parametrize("fault, code, outcome", [
-    ({"cut_after_chunks": 0}, "provider.connection", "cut"),
-    ({"malformed": "invalid_json"}, "provider.stream_malformed", "completed"),
-])
-async def test_non_streamed_answers_can_be_cut_or_malformed(wire: str, fault: dict[str, Any], code: str,
-                                                           outcome: str) -> None:
+@pytest.mark.parametrize(
+    "fault, code, outcome",
+    [
+        ({"cut_after_chunks": 0}, "provider.connection", "cut"),
+        ({"malformed": "invalid_json"}, "provider.stream_malformed", "completed"),
+    ],
+)
+async def test_non_streamed_answers_can_be_cut_or_malformed(
+    wire: str, fault: dict[str, Any], code: str, outcome: str
+) -> None:
     with serve([{"parts": [SENTENCE], **fault}]) as server:
         events, error = await timed(provider(server, wire, streaming=False), request())
     assert isinstance(error, ProviderError) and error.code == code and events == []
@@ -593,8 +667,10 @@ async def test_repeat_and_push() -> None:
 
 async def test_the_server_sees_a_client_that_closes_the_stream() -> None:
     with serve([{"parts": [SENTENCE], "chunk_delay": 0.03}]) as server:
-        async with (anthropic.AsyncAnthropic(base_url=server.url_for("anthropic"), api_key="x", max_retries=0) as a,
-                    a.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as s):
+        async with (
+            anthropic.AsyncAnthropic(base_url=server.url_for("anthropic"), api_key="x", max_retries=0) as a,
+            a.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as s,
+        ):
             seen = 0
             async for _ in s.text_stream:
                 seen += 1
@@ -620,8 +696,7 @@ def test_unknown_routes_get_a_404_and_the_server_stops_by_itself() -> None:
 @pytest.mark.slow
 async def test_subprocess_mode_prints_its_port_and_logs_every_request(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"parts": [{"markdown": 200}], "chunk_tokens": 5},
-                                  {"status": 529}]))
+    script.write_text(json.dumps([{"parts": [{"markdown": 200}], "chunk_tokens": 5}, {"status": 529}]))
     log = tmp_path / "requests.jsonl"
     with serve_process(script, log=log, timeout=30) as child:
         p = provider(child, "openai")
@@ -639,6 +714,11 @@ async def test_subprocess_mode_prints_its_port_and_logs_every_request(tmp_path: 
 def test_subprocess_mode_refuses_a_bad_script(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"parts": ["x"], "stall_afterchunks": 1}]))
-    done = subprocess.run([sys.executable, "-m", "tests.streaming_server", "--port", "0", "--script", str(bad)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.streaming_server", "--port", "0", "--script", str(bad)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 2 and "stall_afterchunks" in done.stderr and done.stdout == ""

@@ -96,18 +96,39 @@ def test_unknown_wire_names_decode_to_a_name_that_encodes_back(wire):
 
 
 def test_names_a_request_mentions():
-    tools = [{"name": "tool.call"}, {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
-             {"type": "namespace", "name": "mail", "tools": [{"type": "function", "name": "mcp.mail.send"}]},
-             {"type": "tool_search"}]
+    tools = [
+        {"name": "tool.call"},
+        {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+        {"type": "namespace", "name": "mail", "tools": [{"type": "function", "name": "mcp.mail.send"}]},
+        {"type": "tool_search"},
+    ]
     assert list(function_tool_names(tools)) == ["tool.call", "mcp.mail.send"]
     messages = [
         {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "1", "name": "mcp.old.tool", "input": {}},
-                                          {"type": "tool_search_tool_result", "tool_use_id": "s", "content": {
-                                              "type": "tool_search_tool_search_result",
-                                              "tool_references": [{"type": "tool_reference", "tool_name": "a.b"}]}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "1", "content": [
-            {"type": "tool_reference", "tool_name": "c.d"}, {"type": "text", "text": "x"}]}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "1", "name": "mcp.old.tool", "input": {}},
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "s",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [{"type": "tool_reference", "tool_name": "a.b"}],
+                    },
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "1",
+                    "content": [{"type": "tool_reference", "tool_name": "c.d"}, {"type": "text", "text": "x"}],
+                }
+            ],
+        },
     ]
     assert list(history_tool_names(messages)) == ["mcp.old.tool", "a.b", "c.d"]
     table = WireNames.for_request(tools, messages)

@@ -61,8 +61,13 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
         with Vertical(classes="panel"):
             yield Static(Content("Chats"), classes="panel-title")
             yield DataTable(id="chats-table", cursor_type="row", zebra_stripes=True)
-            yield Static(Content("Enter open \u00b7 n new \u00b7 r rename \u00b7 d delete \u00b7 e export Markdown "
-                                 "\u00b7 Escape close"), classes="panel-help")
+            yield Static(
+                Content(
+                    "Enter open \u00b7 n new \u00b7 r rename \u00b7 d delete \u00b7 e export Markdown "
+                    "\u00b7 Escape close"
+                ),
+                classes="panel-help",
+            )
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -74,9 +79,15 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
         table = self.query_one(DataTable)
         table.clear()
         for row in self.chats.list_chats():
-            table.add_row("\u25cf" if row.id == self.current else "", Text(safe(row.title or "New chat")),
-                          row.status, f"{row.provider}/{row.model}", row.strategy,
-                          when(row.updated_at), key=row.id)
+            table.add_row(
+                "\u25cf" if row.id == self.current else "",
+                Text(safe(row.title or "New chat")),
+                row.status,
+                f"{row.provider}/{row.model}",
+                row.strategy,
+                when(row.updated_at),
+                key=row.id,
+            )
         if table.row_count and self.current is not None:
             with contextlib.suppress(Exception):  # the current chat is not stored (yet)
                 table.move_cursor(row=table.get_row_index(self.current))

@@ -31,14 +31,20 @@ class PlanScreen(ModalScreen[None]):
         p = self.plan
         state = "pinned" if self.pinned else "new"
         with Vertical(classes="panel"):
-            yield Static(Content(f"Plan ({state}) \u00b7 {p.builder} \u00b7 {p.candidates} candidates \u00b7 "
-                                 f"render {p.render_sha256[:12] or '?'}"), classes="panel-title")
+            yield Static(
+                Content(
+                    f"Plan ({state}) \u00b7 {p.builder} \u00b7 {p.candidates} candidates \u00b7 "
+                    f"render {p.render_sha256[:12] or '?'}"
+                ),
+                classes="panel-title",
+            )
             with TabbedContent(id="plan-tabs"):
                 with TabPane("Plan", id="tab-plan"):
                     yield _read_only(plan_table(p), id="plan-table")
                 with TabPane("Index as sent", id="tab-index"):
-                    text = p.index_text or (f"(strategy {p.strategy} sends no index region: deferred tools are "
-                                            "reached by tool search)\n")
+                    text = p.index_text or (
+                        f"(strategy {p.strategy} sends no index region: deferred tools are reached by tool search)\n"
+                    )
                     yield _read_only(safe(text, multiline=True), id="plan-index")
                 with TabPane("JSON", id="tab-json"):
                     yield _read_only(safe(p.to_json(), multiline=True), "json", id="plan-json")

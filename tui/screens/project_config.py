@@ -43,9 +43,11 @@ EXPLANATION = (
     "Whoever wrote this project wrote this file, not you. It would run these commands as you and read the "
     "environment variables it names (they may hold your API keys). Nothing in it has run yet.\n"
     "Approve: this chat starts its servers, and so do later ones while the file stays as shown (an edit "
-    "asks again). Not now: the chat opens without them (? in the roster).")
-CHANGED = ("\u26a0 The file changed since it was shown, so nothing was approved. This is what it holds now: "
-           "review it again.")
+    "asks again). Not now: the chat opens without them (? in the roster)."
+)
+CHANGED = (
+    "\u26a0 The file changed since it was shown, so nothing was approved. This is what it holds now: review it again."
+)
 
 
 class ProjectConfigDialog(ModalScreen[Answer]):

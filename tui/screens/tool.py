@@ -51,8 +51,12 @@ class ToolScreen(ModalScreen[None]):
                     f"placement  {_PLACEMENT[t.placement]} \u00b7 {t.tokens:,} tok "
                     f"(definition {t.definition_tokens:,} tok) \u00b7 rank {t.rank}",
                     f"why        {t.reason}",
-                    f"origin     {where}" + (" \u00b7 \u26a0 untrusted (its text is sent inside an "
-                                             f"{OPEN_TAG} envelope)" if t.untrusted else ""),
+                    f"origin     {where}"
+                    + (
+                        f" \u00b7 \u26a0 untrusted (its text is sent inside an {OPEN_TAG} envelope)"
+                        if t.untrusted
+                        else ""
+                    ),
                     f"effect     {t.side_effect} [{SIDE_EFFECT_BADGE.get(t.side_effect, '')}] "
                     f"{SIDE_EFFECT_MEANING.get(t.side_effect, '')}",
                     "this chat  " + (", ".join(MARK_HELP[m] for m in sorted(self.marks)) or "not used yet"),
@@ -63,9 +67,14 @@ class ToolScreen(ModalScreen[None]):
                 if block is not None:
                     yield _read_only(safe(block, multiline=True), classes="index-entry")
                 elif t.placement is Placement.DEFERRED:
-                    yield Static(Content(f"Strategy {self.plan.strategy} sends no index region; the model finds "
-                                         "this tool by tool search. Its entry text: "
-                                         f"{safe(t.index_entry or '(none)')}"), classes="note")
+                    yield Static(
+                        Content(
+                            f"Strategy {self.plan.strategy} sends no index region; the model finds "
+                            "this tool by tool search. Its entry text: "
+                            f"{safe(t.index_entry or '(none)')}"
+                        ),
+                        classes="note",
+                    )
                 else:
                     yield Static(Content("Not indexed: it is " + _PLACEMENT[t.placement] + "."), classes="note")
                 yield Static(Content("Description"), classes="section")

@@ -23,15 +23,25 @@ from core.roster.whatif import ABSENT, compare, what_if
 PINNED = "Pinned plan"  # this chat's plan: the roster panel's title calls it the same
 _CAP_FIELDS = ("max_definitions", "max_definition_tokens", "max_index_entries", "max_index_tokens")
 _POLICY_FIELDS = ("per_server", "aggregate")
-_LABELS = {"max_definitions": "definitions", "max_definition_tokens": "definition tok",
-           "max_index_entries": "index entries", "max_index_tokens": "index tok",
-           "per_server": "per server >", "aggregate": "aggregate >"}
+_LABELS = {
+    "max_definitions": "definitions",
+    "max_definition_tokens": "definition tok",
+    "max_index_entries": "index entries",
+    "max_index_tokens": "index tok",
+    "per_server": "per server >",
+    "aggregate": "aggregate >",
+}
 
 
 def summary(plan: RosterPlan, heading: str) -> str:
     b = budget_lines(plan)
-    lines = [heading, f"strategy {plan.strategy} \u00b7 policy {plan.policy}",
-             b["defined"], b["deferred"], b["skipped"]]
+    lines = [
+        heading,
+        f"strategy {plan.strategy} \u00b7 policy {plan.policy}",
+        b["defined"],
+        b["deferred"],
+        b["skipped"],
+    ]
     lines += [f"\u26a0 {safe(w)}" for w in plan.warnings]
     return "\n".join(lines)
 
@@ -61,13 +71,25 @@ class WhatIfScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="panel"):
-            yield Static(Content("What-if \u00b7 the same candidates, planned again without touching this chat"),
-                         classes="panel-title")
+            yield Static(
+                Content("What-if \u00b7 the same candidates, planned again without touching this chat"),
+                classes="panel-title",
+            )
             with Horizontal(id="whatif-choices"):
-                yield Select([(s, s) for s in STRATEGY_NAMES], value=self.plan.strategy, allow_blank=False,
-                             id="whatif-strategy", prompt="strategy")
-                yield Select([(p, p) for p in POLICIES], value=self.plan.policy, allow_blank=False,
-                             id="whatif-policy", prompt="policy")
+                yield Select(
+                    [(s, s) for s in STRATEGY_NAMES],
+                    value=self.plan.strategy,
+                    allow_blank=False,
+                    id="whatif-strategy",
+                    prompt="strategy",
+                )
+                yield Select(
+                    [(p, p) for p in POLICIES],
+                    value=self.plan.policy,
+                    allow_blank=False,
+                    id="whatif-policy",
+                    prompt="policy",
+                )
             with Grid(id="whatif-numbers"):
                 for f in (*_CAP_FIELDS, *_POLICY_FIELDS):
                     yield Label(_LABELS[f])
@@ -76,8 +98,9 @@ class WhatIfScreen(ModalScreen[None]):
                 yield Static(Content(summary(self.plan, PINNED)), id="whatif-pinned")
                 yield Static("", id="whatif-other")
             yield DataTable(id="whatif-table", zebra_stripes=True, cursor_type="row")
-            yield Static(Content("ctrl+t: only the tools that join, leave or move \u00b7 Escape closes"),
-                         classes="panel-help")
+            yield Static(
+                Content("ctrl+t: only the tools that join, leave or move \u00b7 Escape closes"), classes="panel-help"
+            )
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -99,8 +122,9 @@ class WhatIfScreen(ModalScreen[None]):
 
     def choices(self) -> tuple[str, PolicyConfig, Caps]:
         strategy = str(self.query_one("#whatif-strategy", Select).value)
-        policy = PolicyConfig.model_validate({"name": str(self.query_one("#whatif-policy", Select).value),
-                                              **{f: self.values[f] for f in _POLICY_FIELDS}})
+        policy = PolicyConfig.model_validate(
+            {"name": str(self.query_one("#whatif-policy", Select).value), **{f: self.values[f] for f in _POLICY_FIELDS}}
+        )
         caps = Caps.model_validate({f: self.values[f] for f in _CAP_FIELDS})
         return strategy, policy, caps
 

@@ -54,8 +54,10 @@ class ApprovalView:
 CHOICES = ("allow_once", "allow_chat", "deny")
 CONFIRM_CHOICES = ("confirm_chat", "cancel_chat")
 HINT_AWAY = "Tab: answer this approval \u00b7 what you type stays in the message box"
-HINT_HERE = ("y allow once \u00b7 n deny \u00b7 ! allow for this chat\u2026 \u00b7 \u2190/\u2192 and Enter "
-             "\u00b7 Tab: back to the message box")
+HINT_HERE = (
+    "y allow once \u00b7 n deny \u00b7 ! allow for this chat\u2026 \u00b7 \u2190/\u2192 and Enter "
+    "\u00b7 Tab: back to the message box"
+)
 HINT_CONFIRM = "Enter confirms \u00b7 Back (\u2192 Enter) or Tab: nothing granted"
 
 
@@ -120,8 +122,10 @@ class ApprovalBar(Vertical):
             yield Button("Allow for this chat\u2026 (!)", id="allow_chat", variant="primary", compact=True)
             yield Button("Deny (n)", id="deny", variant="error", compact=True)
         with Vertical(id="confirm"):
-            yield Static(Content(f"Allow {name} for the rest of this chat, without asking again, also after a "
-                                 "restart?"), classes="question")
+            yield Static(
+                Content(f"Allow {name} for the rest of this chat, without asking again, also after a restart?"),
+                classes="question",
+            )
             with Horizontal(classes="choices"):
                 yield Button("Confirm: allow for this chat", id="confirm_chat", variant="warning", compact=True)
                 yield Button("Back", id="cancel_chat", compact=True)
@@ -175,8 +179,12 @@ class ApprovalBar(Vertical):
         self.ignored += 1
         notice = self.query_one("#approval-notice", Static)
         what = "confirmation" if self.confirming else "approval"
-        notice.update(Content(f"ignored {self.ignored} key{'s' if self.ignored != 1 else ''}: the {what} had just "
-                              "appeared \u2014 press again"))
+        notice.update(
+            Content(
+                f"ignored {self.ignored} key{'s' if self.ignored != 1 else ''}: the {what} had just "
+                "appeared \u2014 press again"
+            )
+        )
         notice.display = True
 
     def _set_confirming(self, confirming: bool) -> None:

@@ -26,8 +26,8 @@ from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserIte
 
 STREAM_INTERVAL = 1 / 15  # seconds between two renders of a streamed answer, at least
 STREAM_MOST = 1500  # characters one render of a streamed answer takes in, at most
-FOLD_BLOCKS = 16  # an answer showing more blocks than this, its reader at its end, folds the early ones
-FOLD_SCREENS = 1.5  # ... keeping at least this many screens of its end shown
+FOLD_BLOCKS = 10  # an answer showing more blocks than this, its reader at its end, folds the early ones
+FOLD_SCREENS = 1.2  # ... keeping at least this many screens of its end shown
 
 COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
 
@@ -71,8 +71,9 @@ class PacedMarkdownStream(MarkdownStream):
     the new blocks, the next frame) grows with what it brings, so a burst (a fast provider, or
     an app that fell behind) is shown in pieces a frame can carry, not in one long pause."""
 
-    def __init__(self, markdown_widget: Markdown, interval: float, most: int,
-                 appended: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, markdown_widget: Markdown, interval: float, most: int, appended: Callable[[], None] | None = None
+    ) -> None:
         super().__init__(markdown_widget)
         self.interval = interval
         self.most = most
@@ -82,8 +83,8 @@ class PacedMarkdownStream(MarkdownStream):
         pending = "".join(self._pending)
         self._pending.clear()
         if len(pending) > self.most:
-            self._pending.append(pending[self.most:])
-            return pending[:self.most]
+            self._pending.append(pending[self.most :])
+            return pending[: self.most]
         self._new_markup.clear()
         return pending
 
@@ -195,7 +196,7 @@ class AssistantMessage(CopyMixin, Markdown):
             lines += blocks[keep_from].outer_size.height + 1  # a block and the blank line below it
         if keep_from - self.folded < FOLD_BLOCKS // 4:
             return  # not worth a change yet
-        for block in blocks[self.folded:keep_from]:
+        for block in blocks[self.folded : keep_from]:
             block.display = False
         self.folded = keep_from
         self.border_title = f"Assistant \u00b7 \u25b2 {self.folded:,} earlier blocks folded (scroll up to show them)"
@@ -205,7 +206,7 @@ class AssistantMessage(CopyMixin, Markdown):
         """Show the folded blocks again."""
         if not self.folded:
             return
-        for block in list(self.children)[:self.folded]:
+        for block in list(self.children)[: self.folded]:
             block.display = True
         self.folded = 0
         self.border_title = "Assistant"
@@ -264,16 +265,18 @@ class ToolCallRow(Collapsible):
         lines.append(pretty_json(item.arguments))
         if item.result is not None:
             lines.append("result:")
-            lines.append(clip_lines(item.result if isinstance(item.result, str) else pretty_json(item.result),
-                                    RESULT_LINES))
+            lines.append(
+                clip_lines(item.result if isinstance(item.result, str) else pretty_json(item.result), RESULT_LINES)
+            )
         if item.code or item.message:  # the raw code is here; the title says it in words
             lines.append(f"{item.code or 'error'}: {item.message}" if item.message else str(item.code))
         return "\n".join(lines)
 
     def full_text(self) -> str:
         item = self.item
-        result = "" if item.result is None else (
-            item.result if isinstance(item.result, str) else pretty_json(item.result))
+        result = (
+            "" if item.result is None else (item.result if isinstance(item.result, str) else pretty_json(item.result))
+        )
         return f"{item.shown_name}\narguments:\n{pretty_json(item.arguments)}\nresult:\n{result}"
 
     def action_copy_entry(self) -> None:
@@ -305,9 +308,11 @@ def widget_for(item: Item) -> Widget:
     return w
 
 
-HINT = ("No messages yet. Ask for something the roster can do, e.g. \u201cstart a call to +1 555 0100 about the "
-        "invoice\u201d or \u201cmove my 9am standup to 10am\u201d. The roster on the right shows which tools are "
-        "defined, indexed (deferred) or skipped; ctrl+p lists every command.")
+HINT = (
+    "No messages yet. Ask for something the roster can do, e.g. \u201cstart a call to +1 555 0100 about the "
+    "invoice\u201d or \u201cmove my 9am standup to 10am\u201d. The roster on the right shows which tools are "
+    "defined, indexed (deferred) or skipped; ctrl+p lists every command."
+)
 
 
 class ChatLog(VerticalScroll):
@@ -371,8 +376,11 @@ class ChatLog(VerticalScroll):
         if not widgets:
             return widgets
         await self.mount_all(widgets, **where)
-        texts = [w.show(safe(w.item.text, multiline=True))
-                 for w in widgets if isinstance(w, AssistantMessage) and w.item.text]
+        texts = [
+            w.show(safe(w.item.text, multiline=True))
+            for w in widgets
+            if isinstance(w, AssistantMessage) and w.item.text
+        ]
         if texts:
             await asyncio.gather(*texts)
         return widgets
@@ -380,7 +388,7 @@ class ChatLog(VerticalScroll):
     async def load(self, items: list[Item]) -> None:
         """Show a chat: every record kept, the last ``WINDOW`` mounted."""
         async with self._lock:
-            await self._unmount(self.items[self.start:self.end])
+            await self._unmount(self.items[self.start : self.end])
             self.items = list(items)
             self.start = self.end = 0
             await self._mount_tail()
@@ -388,11 +396,11 @@ class ChatLog(VerticalScroll):
 
     async def _mount_tail(self) -> None:
         """Mount the last ``WINDOW`` records in place of the window (under the lock)."""
-        old = self.items[self.start:self.end]
+        old = self.items[self.start : self.end]
         self.end = len(self.items)
         self.start = max(0, self.end - self.WINDOW)
         await self._unmount(old)
-        await self._mount(self.items[self.start:self.end], before=self._later)
+        await self._mount(self.items[self.start : self.end], before=self._later)
         self._update_markers()
 
     async def clear(self) -> None:
@@ -410,7 +418,7 @@ class ChatLog(VerticalScroll):
             (widget,) = await self._mount([item], before=self._later)
             if self.mounted > self.MAX_MOUNTED and not self._anchor_released:
                 cut = self.mounted - self.MAX_MOUNTED
-                gone = self.items[self.start:self.start + cut]
+                gone = self.items[self.start : self.start + cut]
                 self.start += cut
                 await self._unmount(gone)
             self._update_markers()
@@ -440,17 +448,17 @@ class ChatLog(VerticalScroll):
             edge = self.items[self.start if earlier else self.end - 1].widget if self.mounted else None
             offset = self._position_of(edge)
             if earlier:
-                added = self.items[max(0, self.start - self.PAGE):self.start]
+                added = self.items[max(0, self.start - self.PAGE) : self.start]
                 self.start -= len(added)
             else:
-                added = self.items[self.end:self.end + self.PAGE]
+                added = self.items[self.end : self.end + self.PAGE]
                 self.end += len(added)
             cut = max(0, self.mounted - self.MAX_MOUNTED)
             if earlier:
-                gone = self.items[self.end - cut:self.end]
+                gone = self.items[self.end - cut : self.end]
                 self.end -= cut
             else:
-                gone = self.items[self.start:self.start + cut]
+                gone = self.items[self.start : self.start + cut]
                 self.start += cut
             with self.app.batch_update():
                 await self._mount(added, **({"after": self._earlier} if earlier else {"before": self._later}))

@@ -29,8 +29,12 @@ def shift_enter_works(env: Mapping[str, str] | None = None) -> bool:
     env = os.environ if env is None else env
     program = (env.get("TERM_PROGRAM") or "").lower()
     term = (env.get("TERM") or "").lower()
-    return program in _SHIFT_ENTER_PROGRAMS or "kitty" in term or term.startswith("foot") or bool(
-        env.get("KITTY_WINDOW_ID"))
+    return (
+        program in _SHIFT_ENTER_PROGRAMS
+        or "kitty" in term
+        or term.startswith("foot")
+        or bool(env.get("KITTY_WINDOW_ID"))
+    )
 
 
 def newline_hint(shift_enter: bool) -> str:
@@ -39,8 +43,10 @@ def newline_hint(shift_enter: bool) -> str:
 
 
 def placeholder(shift_enter: bool) -> str:
-    return (f"Message (Enter sends \u00b7 {newline_hint(shift_enter)}: new line \u00b7 \u2191 earlier messages "
-            "\u00b7 ctrl+p: commands)")
+    return (
+        f"Message (Enter sends \u00b7 {newline_hint(shift_enter)}: new line \u00b7 \u2191 earlier messages "
+        "\u00b7 ctrl+p: commands)"
+    )
 
 
 class Composer(TextArea):
@@ -190,13 +196,16 @@ class QueuedNote(Static):
         """The queue (and whether the box holds the last message being edited)."""
         lines: list[str] = []
         if editing:
-            lines.append("\u270e editing your last message: sending it replaces that turn \u00b7 f4 again: stop "
-                         "editing")
+            lines.append(
+                "\u270e editing your last message: sending it replaces that turn \u00b7 f4 again: stop editing"
+            )
         if queued:
             first = " ".join(queued[0].split())
             first = first if len(first) <= 60 else first[:59] + "\u2026"
             more = f" and {len(queued) - 1} more" if len(queued) > 1 else ""
-            lines.append(f"\u23f3 queued: \u201c{first}\u201d{more} \u2014 sent when this turn ends \u00b7 "
-                         "\u2191 in the empty box takes it back")
+            lines.append(
+                f"\u23f3 queued: \u201c{first}\u201d{more} \u2014 sent when this turn ends \u00b7 "
+                "\u2191 in the empty box takes it back"
+            )
         self.display = bool(lines)
         self.update(Content("\n".join(lines)))

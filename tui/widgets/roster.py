@@ -26,8 +26,13 @@ from core.tools import SideEffect
 from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, SIDE_EFFECT_BADGE, is_read
 
 SECTIONS = ((Placement.DEFINED, "defined"), (Placement.DEFERRED, "deferred"), (Placement.SKIPPED, "skipped"))
-_STATUS_GLYPH = {"starting": "\u2026", "ready": "\u2713", "restarted": "\u21bb", "failed": "\u2717",
-                 "stopped": "\u2013"}
+_STATUS_GLYPH = {
+    "starting": "\u2026",
+    "ready": "\u2713",
+    "restarted": "\u21bb",
+    "failed": "\u2717",
+    "stopped": "\u2013",
+}
 
 
 def badge_style(side_effect: str) -> str:
@@ -42,8 +47,18 @@ def tool_words(t: ToolPlacement, marks: set[str]) -> str:
     """What the filter matches: name, origin, server, side effect, placement, marks."""
     label = {Placement.DEFERRED: "indexed deferred"}.get(t.placement, t.placement.value)
     untrusted = "untrusted" if t.untrusted else ""
-    return " ".join([t.name, t.origin, t.server or "", t.side_effect, SIDE_EFFECT_BADGE.get(t.side_effect, ""),
-                     label, untrusted, *marks]).lower()
+    return " ".join(
+        [
+            t.name,
+            t.origin,
+            t.server or "",
+            t.side_effect,
+            SIDE_EFFECT_BADGE.get(t.side_effect, ""),
+            label,
+            untrusted,
+            *marks,
+        ]
+    ).lower()
 
 
 def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
@@ -51,9 +66,12 @@ def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
     short = safe(t.remote_name if (t.server and t.remote_name) else t.name)
     where = safe(t.origin + (f":{t.server}" if t.server else ""))
     # the tokens before the origin: a long server name is what a narrow panel cuts, not the count
-    line2: list[tuple[str, str] | str] = ["    ", (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect),
-                                                   badge_style(t.side_effect)), (f" {t.tokens:,} tok ", "dim"),
-                                          (where, "dim")]
+    line2: list[tuple[str, str] | str] = [
+        "    ",
+        (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect), badge_style(t.side_effect)),
+        (f" {t.tokens:,} tok ", "dim"),
+        (where, "dim"),
+    ]
     if t.untrusted:
         line2.append((" \u26a0untrusted", "red"))
     return Content.assemble((glyphs, "bold cyan"), " ", (short, "bold"), "\n", *line2)
@@ -65,10 +83,18 @@ PINNED = "pinned plan"  # the chat's plan; the what-if screen calls it the same
 def summary_parts(plan: RosterPlan) -> list[tuple[str, str] | str]:
     """Defined, deferred and skipped counts in the section headings' words: "indexed" where the
     index carries the deferred tools (wrapper), else "deferred" and how the model reaches them."""
-    deferred = (f"{len(plan.deferred_tool_names)} indexed" if plan.strategy == "wrapper" else
-                f"{len(plan.deferred_tool_names)} deferred, reached by {deferred_reach(plan)}")
-    return [(f"{len(plan.defined_tool_names)} defined", "bold"), " \u00b7 ", (deferred, "bold"), " \u00b7 ",
-            (f"{len(plan.skipped_tool_names)} skipped", "bold")]
+    deferred = (
+        f"{len(plan.deferred_tool_names)} indexed"
+        if plan.strategy == "wrapper"
+        else f"{len(plan.deferred_tool_names)} deferred, reached by {deferred_reach(plan)}"
+    )
+    return [
+        (f"{len(plan.defined_tool_names)} defined", "bold"),
+        " \u00b7 ",
+        (deferred, "bold"),
+        " \u00b7 ",
+        (f"{len(plan.skipped_tool_names)} skipped", "bold"),
+    ]
 
 
 class RosterStrip(Static):
@@ -123,9 +149,12 @@ class RosterPanel(Vertical):
         self.options = OptionList(id="roster-list")
         self.servers_line = Static("", id="roster-servers")
         self.changed_line = Static("", id="roster-changed")
-        self.legend = Static(Content.assemble(
-            (f"{MARK_GLYPH[CALLED]} called {MARK_GLYPH[DISCOVERED]} discovered {MARK_GLYPH[LOADED]} loaded", "dim")),
-            id="roster-legend")
+        self.legend = Static(
+            Content.assemble(
+                (f"{MARK_GLYPH[CALLED]} called {MARK_GLYPH[DISCOVERED]} discovered {MARK_GLYPH[LOADED]} loaded", "dim")
+            ),
+            id="roster-legend",
+        )
 
     def compose(self) -> ComposeResult:
         yield self.title
@@ -158,8 +187,9 @@ class RosterPanel(Vertical):
         self.pinned = pinned
         self.marks = {k: set(v) for k, v in (marks or {}).items()}
         state = PINNED if pinned else f"{PINNED} (new)"  # a new chat pins its plan as it opens
-        self.title.update(Content.assemble(("Roster", "bold"), f" \u00b7 {state} \u00b7 {plan.policy} \u00b7 "
-                                           f"{plan.builder}"))
+        self.title.update(
+            Content.assemble(("Roster", "bold"), f" \u00b7 {state} \u00b7 {plan.policy} \u00b7 {plan.builder}")
+        )
         parts = summary_parts(plan)
         self.summary.update(Content.assemble(*parts))
         self.strip.show(parts, self.servers)
@@ -189,8 +219,9 @@ class RosterPanel(Vertical):
             tools = [t for t in self.plan.tools if t.placement is placement]
             tools.sort(key=lambda t: (order.get(t.name, 0), t.rank))
             if needle:
-                tools = [t for t in tools if all(w in tool_words(t, self.marks.get(t.name, set()))
-                                                 for w in needle.split())]
+                tools = [
+                    t for t in tools if all(w in tool_words(t, self.marks.get(t.name, set())) for w in needle.split())
+                ]
             out[placement] = tools
         return out
 
@@ -247,9 +278,12 @@ class RosterPanel(Vertical):
             self.changed_line.display = False
             return
         servers = safe(", ".join(self.changed))
-        self.changed_line.update(Content.styled(
-            f"\u26a0 {servers} changed its tools: this chat keeps its pinned plan; a new chat will pick it up",
-            "yellow"))
+        self.changed_line.update(
+            Content.styled(
+                f"\u26a0 {servers} changed its tools: this chat keeps its pinned plan; a new chat will pick it up",
+                "yellow",
+            )
+        )
         self.changed_line.display = True
 
     # -- interaction -----------------------------------------------------------------------------

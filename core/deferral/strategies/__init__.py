@@ -11,12 +11,20 @@ from collections.abc import Iterable
 
 from core.deferral.names import StrategyName
 from core.deferral.strategies.active_tools import (
-    ActiveToolsStrategy, DiscoveryPool, referenced_deferred_tool_names,
+    ActiveToolsStrategy,
+    DiscoveryPool,
+    referenced_deferred_tool_names,
 )
 from core.deferral.strategies.base import BaseStrategy, Strategy, Surface, SystemBuilder
 from core.deferral.strategies.native import (
-    ANTHROPIC_SEARCH_TOOLS, OPENAI_CLIENT_SEARCH_TOOL, OPENAI_SEARCH_TOOL, OPENAI_SEARCH_TOOLS,
-    AnthropicNativeStrategy, AnthropicSearch, OpenAINativeStrategy, OpenAISearch,
+    ANTHROPIC_SEARCH_TOOLS,
+    OPENAI_CLIENT_SEARCH_TOOL,
+    OPENAI_SEARCH_TOOL,
+    OPENAI_SEARCH_TOOLS,
+    AnthropicNativeStrategy,
+    AnthropicSearch,
+    OpenAINativeStrategy,
+    OpenAISearch,
 )
 from core.deferral.strategies.wrapper import WrapperStrategy
 from core.roster.models import RosterPlan
@@ -27,9 +35,16 @@ STRATEGY_CLASSES: dict[StrategyName, type[BaseStrategy]] = {
 }
 
 
-def make_strategy(name: str, plan: RosterPlan, system: str | SystemBuilder, specs: dict[str, ToolSpec], *,
-                  anthropic_search: AnthropicSearch = "bm25", openai_search: OpenAISearch = "hosted",
-                  loaded: Iterable[str] = ()) -> BaseStrategy:
+def make_strategy(
+    name: str,
+    plan: RosterPlan,
+    system: str | SystemBuilder,
+    specs: dict[str, ToolSpec],
+    *,
+    anthropic_search: str = "bm25",
+    openai_search: str = "hosted",
+    loaded: Iterable[str] = (),
+) -> BaseStrategy:
     """The strategy ``name`` for a pinned plan, built whole. ``system`` is the system prompt, or a
     function that builds it around the strategy's note; ``loaded`` names the tools surfaced in
     earlier sessions of the chat."""
@@ -38,14 +53,30 @@ def make_strategy(name: str, plan: RosterPlan, system: str | SystemBuilder, spec
         raise ValueError(f"unknown strategy {name!r}")
     text = system if isinstance(system, str) else ""
     build: SystemBuilder = system if callable(system) else (lambda note: text)
-    flavours: dict[type[BaseStrategy], dict[str, str]] = {AnthropicNativeStrategy: {"search": anthropic_search},
-                                                          OpenAINativeStrategy: {"search": openai_search}}
+    flavours: dict[type[BaseStrategy], dict[str, str]] = {
+        AnthropicNativeStrategy: {"search": anthropic_search},
+        OpenAINativeStrategy: {"search": openai_search},
+    }
     return cls(plan, specs, build, loaded, **flavours.get(cls, {}))
 
 
 __all__ = [
-    "ANTHROPIC_SEARCH_TOOLS", "OPENAI_CLIENT_SEARCH_TOOL", "OPENAI_SEARCH_TOOL", "OPENAI_SEARCH_TOOLS",
-    "ActiveToolsStrategy", "AnthropicNativeStrategy", "BaseStrategy", "DiscoveryPool", "OpenAINativeStrategy",
-    "STRATEGY_CLASSES", "Strategy", "Surface", "SystemBuilder", "WrapperStrategy", "make_strategy",
+    "ANTHROPIC_SEARCH_TOOLS",
+    "OPENAI_CLIENT_SEARCH_TOOL",
+    "OPENAI_SEARCH_TOOL",
+    "OPENAI_SEARCH_TOOLS",
+    "STRATEGY_CLASSES",
+    "ActiveToolsStrategy",
+    "AnthropicNativeStrategy",
+    "AnthropicSearch",
+    "BaseStrategy",
+    "DiscoveryPool",
+    "OpenAINativeStrategy",
+    "OpenAISearch",
+    "Strategy",
+    "Surface",
+    "SystemBuilder",
+    "WrapperStrategy",
+    "make_strategy",
     "referenced_deferred_tool_names",
 ]

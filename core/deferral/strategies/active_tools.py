@@ -46,8 +46,7 @@ class DiscoveryPool:
 class ActiveToolsStrategy(BaseStrategy):
     name: ClassVar[StrategyName] = ACTIVE_TOOLS
 
-    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
-                 loaded: Iterable[str] = ()):
+    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder, loaded: Iterable[str] = ()):
         super().__init__(plan, specs, system, loaded)
         self.pool = DiscoveryPool(set(self._deferred))
 
@@ -72,5 +71,7 @@ class ActiveToolsStrategy(BaseStrategy):
     def note(self) -> str:
         if not self._deferred:
             return ""
-        return (f"{len(self._deferred)} more tools are available but not loaded. Use tool.search to find and load "
-                "the ones you need; they can be called directly from the next step.")
+        return (
+            f"{len(self._deferred)} more tools are available but not loaded. Use tool.search to find and load "
+            "the ones you need; they can be called directly from the next step."
+        )

@@ -61,8 +61,7 @@ class BaseStrategy:
 
     name: ClassVar[StrategyName]
 
-    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
-                 loaded: Iterable[str] = ()):
+    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder, loaded: Iterable[str] = ()):
         self.plan = plan
         self.specs = specs
         self._defined = [specs[n].definition() for n in plan.defined_tool_names if n in specs]

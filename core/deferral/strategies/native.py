@@ -30,9 +30,11 @@ OPENAI_SEARCH_TOOL: dict[str, Any] = {"type": "tool_search"}
 OPENAI_CLIENT_SEARCH_TOOL: dict[str, Any] = {
     "type": "tool_search",
     "execution": "client",
-    "description": ("Search the tools that are available but not loaded yet. Give one or more short queries "
-                    "naming the capability you need; the matching tools are loaded and can be called next. "
-                    "If nothing matches, no such tool exists here: do not search again for the same thing."),
+    "description": (
+        "Search the tools that are available but not loaded yet. Give one or more short queries "
+        "naming the capability you need; the matching tools are loaded and can be called next. "
+        "If nothing matches, no such tool exists here: do not search again for the same thing."
+    ),
     "parameters": {
         "type": "object",
         "properties": {
@@ -52,8 +54,15 @@ OPENAI_SEARCH_TOOLS: dict[str, dict[str, Any]] = {"hosted": OPENAI_SEARCH_TOOL, 
 class NativeStrategy(BaseStrategy):
     """Shared by both native strategies: the array is built once and copied out per request."""
 
-    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
-                 loaded: Iterable[str] = (), *, search_tool: dict[str, Any]):
+    def __init__(
+        self,
+        plan: RosterPlan,
+        specs: dict[str, ToolSpec],
+        system: SystemBuilder,
+        loaded: Iterable[str] = (),
+        *,
+        search_tool: dict[str, Any],
+    ):
         super().__init__(plan, specs, system, loaded)
         deferred = [dict(specs[n].definition(), defer_loading=True) for n in self._deferred]
         self._tools = list(self._defined) + deferred + ([copy.deepcopy(search_tool)] if deferred else [])
@@ -65,15 +74,24 @@ class NativeStrategy(BaseStrategy):
     def note(self) -> str:
         if not self._deferred:
             return ""
-        return (f"{len(self._deferred)} more tools are available through tool search; search for a capability "
-                "before saying you cannot do something.")
+        return (
+            f"{len(self._deferred)} more tools are available through tool search; search for a capability "
+            "before saying you cannot do something."
+        )
 
 
 class AnthropicNativeStrategy(NativeStrategy):
     name: ClassVar[StrategyName] = ANTHROPIC
 
-    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
-                 loaded: Iterable[str] = (), *, search: AnthropicSearch = "bm25"):
+    def __init__(
+        self,
+        plan: RosterPlan,
+        specs: dict[str, ToolSpec],
+        system: SystemBuilder,
+        loaded: Iterable[str] = (),
+        *,
+        search: AnthropicSearch | str = "bm25",
+    ):
         if search not in ANTHROPIC_SEARCH_TOOLS:
             raise ValueError(f"unknown Anthropic tool search {search!r}: bm25 or regex")
         super().__init__(plan, specs, system, loaded, search_tool=ANTHROPIC_SEARCH_TOOLS[search])
@@ -82,8 +100,15 @@ class AnthropicNativeStrategy(NativeStrategy):
 class OpenAINativeStrategy(NativeStrategy):
     name: ClassVar[StrategyName] = OPENAI
 
-    def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder,
-                 loaded: Iterable[str] = (), *, search: OpenAISearch = "hosted"):
+    def __init__(
+        self,
+        plan: RosterPlan,
+        specs: dict[str, ToolSpec],
+        system: SystemBuilder,
+        loaded: Iterable[str] = (),
+        *,
+        search: OpenAISearch | str = "hosted",
+    ):
         if search not in OPENAI_SEARCH_TOOLS:
             raise ValueError(f"unknown OpenAI tool search {search!r}: hosted or client")
         super().__init__(plan, specs, system, loaded, search_tool=OPENAI_SEARCH_TOOLS[search])

@@ -17,11 +17,23 @@ from core.demo.intents.base import REGISTRY, Action, Call, Context, Done, Intent
 from core.demo.text import normalise
 
 ORDER: tuple[str, ...] = (
-    "calendar.create", "calendar.read",  # an event to add before the calendar read
+    "calendar.create",
+    "calendar.read",  # an event to add before the calendar read
     "people.search",  # "Lena's email address" is a contact, not mail
-    "mail.send", "mail.unsubscribe", "mail.subscriptions", "mail.read",  # an email to send before the inbox
-    "tasks.complete", "tasks.create", "tasks.list",  # a task done or added before the list
-    "schedule.list", "time.now", "memory.save", "memory.search", "notes.create", "notes.search", "calls.list",
+    "mail.send",
+    "mail.unsubscribe",
+    "mail.subscriptions",
+    "mail.read",  # an email to send before the inbox
+    "tasks.complete",
+    "tasks.create",
+    "tasks.list",  # a task done or added before the list
+    "schedule.list",
+    "time.now",
+    "memory.save",
+    "memory.search",
+    "notes.create",
+    "notes.search",
+    "calls.list",
 )
 """The order the intents are tried in: the more specific first."""
 INTENTS: tuple[Intent, ...] = tuple(REGISTRY[name] for name in ORDER)

@@ -22,8 +22,11 @@ _CREATE = r"\b(add|put|create|book|schedule|set up|arrange|plan|make)\b"
 _EVENT_WORDS = r"\b(meeting|lunch|dinner|breakfast|coffee|appointment|event|drinks|interview|review|call with)\b"
 
 
-@intent("calendar.create", rf"{_CREATE}.*({_EVENT_WORDS}|\bcalendar\b)",
-        unless=r"\b(every|each|daily|weekly|weekdays|recurring)\b|\bwhat\b|\?$")
+@intent(
+    "calendar.create",
+    rf"{_CREATE}.*({_EVENT_WORDS}|\bcalendar\b)",
+    unless=r"\b(every|each|daily|weekly|weekdays|recurring)\b|\bwhat\b|\?$",
+)
 def calendar_create(ctx: Context) -> Action | None:
     at = times(ctx.text)
     if not at:
@@ -58,10 +61,20 @@ def event_title(text: str) -> str:
     t = re.sub(rf"^{_CREATE}\s+(?:a|an|the|my)?\s*", "", t, flags=re.I)
     t = re.sub(r"\s*\b(?:to|on|in|into)\s+(?:my|the)\s+calendar\b", "", t, flags=re.I)
     t = re.sub(r"\s*\b(?:for|lasting)\s+(?:an?|one|half an|\d+)\s*(?:hours?|minutes?|mins?|h)\b", "", t, flags=re.I)
-    t = re.sub(r"\s*\b(?:at|from)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|\s*\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b"
-               r"|\s*\bat noon\b", "", t, flags=re.I)
-    t = re.sub(r"\s*\b(?:on\s+|this\s+|next\s+)?(?:today|tonight|tomorrow|monday|tuesday|wednesday|thursday|friday|"
-               r"saturday|sunday|\d{4}-\d{2}-\d{2})\b", "", t, flags=re.I)
+    t = re.sub(
+        r"\s*\b(?:at|from)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|\s*\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b"
+        r"|\s*\bat noon\b",
+        "",
+        t,
+        flags=re.I,
+    )
+    t = re.sub(
+        r"\s*\b(?:on\s+|this\s+|next\s+)?(?:today|tonight|tomorrow|monday|tuesday|wednesday|thursday|friday|"
+        r"saturday|sunday|\d{4}-\d{2}-\d{2})\b",
+        "",
+        t,
+        flags=re.I,
+    )
     t = re.sub(r"\s*\bwith\s+(\w)", lambda m: " with " + m.group(1).upper(), t)
     t = " ".join(t.strip(" .,!?").split())
     return (t[:1].upper() + t[1:]) if t else "New event"
@@ -79,9 +92,12 @@ def duration(said: str) -> int | None:
     return None
 
 
-@intent("calendar.read", r"\b(calendar|agenda|meetings?|events?|appointments?|what do i have(?! to do)|"
-        r"am i (?:free|busy)|what'?s happening|on my schedule|my day look|plans? for)\b",
-        unless=r"\bunsubscribe\b|\bnewsletters?\b")
+@intent(
+    "calendar.read",
+    r"\b(calendar|agenda|meetings?|events?|appointments?|what do i have(?! to do)|"
+    r"am i (?:free|busy)|what'?s happening|on my schedule|my day look|plans? for)\b",
+    unless=r"\bunsubscribe\b|\bnewsletters?\b",
+)
 def calendar_read(ctx: Context) -> Action | None:
     days, first = days_asked(ctx, default_days=7)
     if first is not None:

@@ -127,8 +127,10 @@ def significant(text: str, noise: set[str]) -> set[str]:
 def best_row(rows: list[dict[str, Any]], wanted: set[str], fields: tuple[str, ...]) -> dict[str, Any] | None:
     """The one row whose ``fields`` share the most words with ``wanted``; None if none shares
     any or two share the most."""
-    scored = sorted(((len(wanted & set(words(" ".join(str(r.get(f) or "") for f in fields)))), i)
-                     for i, r in enumerate(rows)), reverse=True)
+    scored = sorted(
+        ((len(wanted & set(words(" ".join(str(r.get(f) or "") for f in fields)))), i) for i, r in enumerate(rows)),
+        reverse=True,
+    )
     if not scored or scored[0][0] == 0 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
         return None
     return rows[scored[0][1]]

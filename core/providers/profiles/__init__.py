@@ -32,13 +32,13 @@ from core.providers.profiles.openai_responses import OPENAI
 from core.providers.profiles.script import SCRIPT
 
 PROFILES: Mapping[str, ProviderProfile] = MappingProxyType(
-    {p.name: p for p in (DEMO, SCRIPT, ANTHROPIC, OPENAI, OPENAI_CHAT)})
+    {p.name: p for p in (DEMO, SCRIPT, ANTHROPIC, OPENAI, OPENAI_CHAT)}
+)
 """Every provider by name, in the order messages list them."""
 
 PROVIDER_NAMES: tuple[str, ...] = tuple(PROFILES)
 SDK_PROVIDERS: tuple[str, ...] = tuple(name for name, p in PROFILES.items() if not p.offline)
 """The providers built on an official SDK (``make_provider`` builds them)."""
-
 
 
 def profile_for(name: str) -> ProviderProfile | None:

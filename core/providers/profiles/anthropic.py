@@ -26,10 +26,12 @@ ANTHROPIC = ProviderProfile(
     native_strategy=ANTHROPIC_STRATEGY,
     native_search="defer_loading + server tool search",
     model_support=(
-        ModelSupportRule(provider="anthropic", model="*haiku*", native=False,
-                         note="Haiku does not support tool_reference expansion"),
-        ModelSupportRule(provider="anthropic", model="*claude-3*", native=False,
-                         note="Claude 3 models predate the tool search tool"),
+        ModelSupportRule(
+            provider="anthropic", model="*haiku*", native=False, note="Haiku does not support tool_reference expansion"
+        ),
+        ModelSupportRule(
+            provider="anthropic", model="*claude-3*", native=False, note="Claude 3 models predate the tool search tool"
+        ),
     ),
     # Extended thinking: Claude 3.7 Sonnet and the Claude 4 family on.
     thinking_models=r"claude-(3-7-sonnet|(opus|sonnet|haiku)-[4-9])",

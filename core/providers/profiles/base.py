@@ -169,6 +169,10 @@ class ProviderProfile:
         native = self.native_strategy is not None and (rule is None or rule.native)
         # Both native searches load a deferred tool by expanding a tool_reference into its
         # definition (Anthropic's server does it; the OpenAI adapter does it for client searches).
-        return ModelAbilities(native_tool_search=native, tool_reference=native,
-                              reasoning=self._matches("reasoning_models", model),
-                              thinking=self._matches("thinking_models", model), rule=rule)
+        return ModelAbilities(
+            native_tool_search=native,
+            tool_reference=native,
+            reasoning=self._matches("reasoning_models", model),
+            thinking=self._matches("thinking_models", model),
+            rule=rule,
+        )

@@ -25,7 +25,9 @@ OPENAI = ProviderProfile(
     genuine_hosts=(HOST,),
     native_strategy=OPENAI_STRATEGY,
     native_search="defer_loading + hosted tool_search",
-    model_support=tuple(ModelSupportRule(provider="openai", model=pattern, native=False, note=_GPT_5_4)
-                        for pattern in ("gpt-3*", "gpt-4*", "o[0-9]*", "gpt-5", "gpt-5-*", "gpt-5.[0-3]*")),
+    model_support=tuple(
+        ModelSupportRule(provider="openai", model=pattern, native=False, note=_GPT_5_4)
+        for pattern in ("gpt-3*", "gpt-4*", "o[0-9]*", "gpt-5", "gpt-5-*", "gpt-5.[0-3]*")
+    ),
     reasoning_models=r"^(o\d|gpt-5|codex)",
 )
