@@ -25,6 +25,7 @@ from textual.content import Content
 from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
 
 from core.chat.retry import RetryPlan
@@ -62,6 +63,8 @@ from tui.widgets.header import ChatHeader
 from tui.widgets.roster import RosterPanel
 
 log = logging.getLogger("deferchat.tui")
+
+COLLECT_AFTER = 0.5  # seconds after a turn ends (or stops for an approval) before the collector runs again
 
 
 class EngineEvent(Message):
@@ -198,6 +201,7 @@ class DeferchatApp(App[int]):
         self.generation = 0
         self.turn_running = False
         self.collector = Collector()
+        self._collect_timer: Timer | None = None
         self.approval_queue: list[ApprovalView] = []
         self.status_text = ""
         self.terminal = TerminalSignals(self)
@@ -493,9 +497,9 @@ class DeferchatApp(App[int]):
             return
         await self.router.handle(message.event)
         if isinstance(message.event, (TurnCompleted, ToolApprovalRequired)):
-            self.collector.release()  # the turn is over, or waits for a person: nothing streams
+            self._resume_collector()  # the turn is over, or waits for a person: nothing streams
         elif isinstance(message.event, (ToolApproved, ToolDenied)) and self.turn_running:
-            self.collector.hold()
+            self._hold_collector()
         if isinstance(message.event, (TurnStarted, TurnCompleted)) and self.session is not None:
             # the engine titles a chat from its first message (and the model may retitle it)
             self.header_bar.set_title(self.session.chat().title)
@@ -645,7 +649,7 @@ class DeferchatApp(App[int]):
 
     def _run_turn(self, work: Callable[[], Awaitable[Any]]) -> None:
         self.turn_running = True
-        self.collector.hold()  # no collector pause while the answer streams (tui/collector.py)
+        self._hold_collector()  # no collector pause while the answer streams (tui/collector.py)
         self.refresh_bindings()  # the footer shows Stop
         self.set_status("Working\u2026 (Esc stops)")
         self.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)  # type: ignore[arg-type]  # Textual cannot infer a worker type from a partial
@@ -667,8 +671,27 @@ class DeferchatApp(App[int]):
             self.refresh_bindings()
             self.set_status("")
             if status is None:  # no turn.completed is coming to resume the collector
-                self.collector.release()
+                self._resume_collector()
             self._after_turn(status)
+
+    def _hold_collector(self) -> None:
+        if self._collect_timer is not None:
+            self._collect_timer.stop()
+            self._collect_timer = None
+        self.collector.hold()
+
+    def _resume_collector(self) -> None:
+        """Let the collector run again once the answer's last frames are drawn: the turn's objects
+        are walked then, in one pass (tui/collector.py), not in the middle of the last render."""
+        if self._collect_timer is not None:
+            self._collect_timer.stop()
+
+        def resume() -> None:
+            self._collect_timer = None
+            if not self.turn_running or self.approval_bar is not None:
+                self.collector.release()
+
+        self._collect_timer = self.set_timer(COLLECT_AFTER, resume)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_approval":

@@ -5,13 +5,18 @@ Completions wire, one token per chunk, with no delay between chunks; the app (``
 headless) reaches it through the real adapter, the engine and the event router, exactly as a
 user's chat would. Prints one JSON object:
 
-* ``tokens_per_s``: tokens rendered per second, from the message sent to the final render;
+* ``tokens_per_s``: tokens rendered per second, from the message sent to the final render
+  (for a naive run stopped at its limit: of what it had rendered by then, ``chars_rendered``);
 * ``final_render_s``: from the message sent until the log shows the whole answer, rendered;
 * ``first_text_s``: until the first words are on screen;
 * ``server_send_s``: how long the server took to send the whole answer (the app's pace sets it);
 * ``worst_lag_ms``: the worst event-loop lag during the stream (a probe task measures how
   late ``asyncio.sleep(0.005)`` wakes up);
 * ``idle_cpu_pct``: the process's CPU time over 2 s idle after the stream, as a percentage;
+* ``after_stream_collection_ms``: the collector's pause once the turn is over (it waits while a
+  turn streams, then walks the turn's objects once; tui/collector.py);
+* ``worst_lag_cpu_ms``: the CPU time the loop's thread spent during the worst lag (the rest of
+  it is the machine's other work), and ``--explain`` lists the slowest loop callbacks;
 
 for the app as it is (``streamed``) and, in the same run, for the naive way (``naive``:
 re-rendering the whole Markdown on every chunk, ``markdown.update(full_text)``), and the
@@ -88,10 +93,14 @@ class LagProbe:
             return round(lags[min(len(lags) - 1, int(len(lags) * q))] * 1000, 1)
 
         worst = max(range(len(self.lags)), key=self.lags.__getitem__) if self.lags else 0
-        return {"worst_lag_ms": round(lags[-1] * 1000, 1), "lag_p50_ms": ms(0.5), "lag_p99_ms": ms(0.99),
-                "worst_lag_cpu_ms": round(self.cpu[worst] * 1000, 1) if self.cpu else 0.0,
-                "worst_lag_at_s": round(self.at[worst], 2) if self.at else 0.0,
-                "probe_samples": len(self.lags)}
+        return {
+            "worst_lag_ms": round(lags[-1] * 1000, 1),
+            "lag_p50_ms": ms(0.5),
+            "lag_p99_ms": ms(0.99),
+            "worst_lag_cpu_ms": round(self.cpu[worst] * 1000, 1) if self.cpu else 0.0,
+            "worst_lag_at_s": round(self.at[worst], 2) if self.at else 0.0,
+            "probe_samples": len(self.lags),
+        }
 
 
 class SlowCallbacks:
@@ -131,8 +140,30 @@ class SlowCallbacks:
 
     def figures(self) -> list[dict[str, Any]]:
         self.on = False
-        worst = sorted(self.found, reverse=True)[:self.keep]
+        worst = sorted(self.found, reverse=True)[: self.keep]
         return [{"cpu_ms": round(c * 1000, 1), "at_s": round(at, 2), "what": what} for c, at, what in worst]
+
+
+class CollectorPauses:
+    """The longest pause of Python's cyclic collector while it is installed."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.longest = 0.0
+        self._started = 0.0
+        self._gc = gc
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.longest = max(self.longest, time.perf_counter() - self._started)
+
+    def stop(self) -> float:
+        self._gc.callbacks.remove(self._callback)
+        return round(self.longest * 1000, 1)
 
 
 def cpu_seconds() -> float:
@@ -140,38 +171,47 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def one_run(server: Any, home: Path, answer: str, limit: float, naive: bool,
-                  explain: SlowCallbacks | None = None) -> dict[str, Any]:
+async def one_run(
+    server: Any, home: Path, answer: str, limit: float, naive: bool, explain: SlowCallbacks | None = None
+) -> dict[str, Any]:
     """One app: a short warm-up turn (the SDK's import and the first connection are not what is
     measured), then the long answer, measured; then 2 s idle."""
     from core.config import Settings
     from core.engine import ChatOptions, Engine
     from core.store import Store
     from tests.streaming_server import tokens as split_tokens
-    from tui.app import DeferchatApp
+    from tui.app import DeferchatApp, EngineEvent
     from tui.state import AssistantItem
     from tui.widgets.chat_log import AssistantMessage
 
     mode = "naive" if naive else "streamed"
     engine = Engine(store=Store(home / f"bench-{mode}.db"), settings=Settings(), demo_delay=0)
-    options = ChatOptions(provider="openai-chat", model="bench", base_url=server.url_for("openai-chat"),
-                          start_demo_servers=False)
+    options = ChatOptions(
+        provider="openai-chat", model="bench", base_url=server.url_for("openai-chat"), start_demo_servers=False
+    )
     app = DeferchatApp(engine, options=options)
-    original_write = AssistantMessage.write
+    original_write, original_absorb = AssistantMessage.write, EngineEvent.absorb
 
     async def naive_write(self: AssistantMessage, fragment: str) -> None:
         await self.update(self.item.text)  # the whole document, again, on every chunk
+
+    def naive_absorb(self: EngineEvent, delta: Any) -> bool:
+        return False  # every chunk a message of its own, as it came
 
     probe = LagProbe()
     out: dict[str, Any] = {"mode": mode}
 
     def answers() -> list[AssistantMessage]:
-        return [i.widget for i in app.log_view.items
-                if isinstance(i, AssistantItem) and isinstance(i.widget, AssistantMessage)]
+        return [
+            i.widget
+            for i in app.log_view.items
+            if isinstance(i, AssistantItem) and isinstance(i.widget, AssistantMessage)
+        ]
 
     def rendered(widget: AssistantMessage, text: str) -> bool:
-        return (not app.turn_running and widget.source == text and not widget.item.streaming
-                and not widget.lock.is_locked)
+        return (
+            not app.turn_running and widget.source == text and not widget.item.streaming and not widget.lock.is_locked
+        )
 
     try:
         async with app.run_test(size=(120, 40)) as pilot:
@@ -188,6 +228,7 @@ async def one_run(server: Any, home: Path, answer: str, limit: float, naive: boo
 
             if naive:
                 AssistantMessage.write = naive_write  # type: ignore[method-assign]
+                EngineEvent.absorb = naive_absorb  # type: ignore[method-assign]
             requests_before = len(server.requests)
             probe.start()
             if explain is not None:
@@ -217,17 +258,32 @@ async def one_run(server: Any, home: Path, answer: str, limit: float, naive: boo
             await probe.stop()
             if explain is not None:
                 out["slowest_callbacks"] = explain.figures()
-            AssistantMessage.write = original_write  # type: ignore[method-assign]
+            AssistantMessage.write, EngineEvent.absorb = original_write, original_absorb  # type: ignore[method-assign]
             count = len(split_tokens(answer))
-            out.update(finished=finished, tokens=count, chars=len(answer),
-                       first_text_s=round(first_text, 3) if first_text is not None else None,
-                       final_render_s=round(final, 3), tokens_per_s=round(count / final, 1),
-                       cpu_during_s=round(cpu, 2), **probe.figures())
+            shown = len(widget.source) if widget is not None else 0  # a naive run may not get there
+            out.update(
+                finished=finished,
+                tokens=count,
+                chars=len(answer),
+                chars_rendered=shown,
+                first_text_s=round(first_text, 3) if first_text is not None else None,
+                final_render_s=round(final, 3),
+                tokens_per_s=round(count * shown / len(answer) / final, 1),
+                cpu_during_s=round(cpu, 2),
+                **probe.figures(),
+            )
             if finished:
                 [*_, record] = server.wait_for(requests_before + 1, outcome=True, timeout=10)
                 out["server_send_s"] = round(record["finished"] - record["received"], 3)
                 out["markdown_widgets"] = len(list(widget.walk_children())) if widget is not None else 0
-                await pilot.pause(0.3)  # let the last refreshes land
+                # The collector resumes once the turn is over (tui/collector.py) and walks the
+                # turn's objects once: that pause is after the stream, and reported on its own.
+                pauses = CollectorPauses()
+                deadline = time.perf_counter() + 10
+                while app.collector.held and time.perf_counter() < deadline:  # noqa: ASYNC110 (polling the app)
+                    await asyncio.sleep(0.01)
+                await pilot.pause(0.3)  # let the last refreshes and that collection land
+                out["after_stream_collection_ms"] = pauses.stop()
                 wall, cpu0, rusage = time.perf_counter(), time.process_time(), cpu_seconds()
                 await asyncio.sleep(IDLE_SECONDS)
                 wall = time.perf_counter() - wall
@@ -235,7 +291,7 @@ async def one_run(server: Any, home: Path, answer: str, limit: float, naive: boo
                 out["idle_cpu_rusage_pct"] = round((cpu_seconds() - rusage) / wall * 100, 2)
             await app.action_quit()
     finally:
-        AssistantMessage.write = original_write  # type: ignore[method-assign]
+        AssistantMessage.write, EngineEvent.absorb = original_write, original_absorb  # type: ignore[method-assign]
     return out
 
 
@@ -267,8 +323,12 @@ async def run(tokens: int, limit: float, skip_naive: bool, explain: bool = False
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=4000)
-    parser.add_argument("--naive-limit", type=float, default=300.0,
-                        help="seconds after which the naive run is stopped (its ratio is then a lower bound)")
+    parser.add_argument(
+        "--naive-limit",
+        type=float,
+        default=300.0,
+        help="seconds after which the naive run is stopped (its ratio is then a lower bound)",
+    )
     parser.add_argument("--skip-naive", action="store_true")
     parser.add_argument("--explain", action="store_true", help="also list the loop callbacks that took longest")
     args = parser.parse_args()

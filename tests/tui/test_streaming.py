@@ -185,3 +185,24 @@ async def test_a_long_answer_folds_its_start_while_streaming_and_unfolds_where_t
             assert widget.folded == 0 and all(b.display for b in widget.children)
             assert str(widget.border_title) == "Assistant"
             assert abs(first_shown.region.y - (before + 3)) <= 1  # the same block, 3 rows lower
+
+
+async def test_the_collector_waits_while_a_turn_streams_and_the_app_leaves_it_as_it_was(engine: Any) -> None:
+    import gc
+
+    from tui.app import COLLECT_AFTER
+
+    assert gc.isenabled()
+    with serve([SLOW]) as server:
+        app = make_app(engine, provider="openai-chat", model="m", base_url=server.url_for("openai-chat"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await opened(pilot)
+            assert gc.get_freeze_count() > 0  # what startup built is frozen
+            await send(pilot, "write the long answer")
+            await until(pilot, lambda: len(shown(app)) > 100, timeout=20)
+            assert not gc.isenabled() and app.collector.held  # no collection mid-stream
+            await pilot.press("escape")
+            await until(pilot, lambda: not app.turn_running, timeout=5)
+            await until(pilot, lambda: gc.isenabled(), timeout=COLLECT_AFTER + 5)
+            assert not app.collector.held
+    assert gc.isenabled() and gc.get_freeze_count() == 0
