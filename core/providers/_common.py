@@ -209,13 +209,14 @@ class SdkAdapter(ProviderBase):
             raise self._failure(exc) from None
 
     async def _open(self, send: Callable[[], Awaitable[Any]]) -> Any:
-        """Run one attempt of ``send`` with its first byte due ``waits.first_byte`` from now: the
-        deadline here covers the request until the SDK returns (the headers, or a whole answer);
+        """Run one attempt of ``send`` with its first byte due ``waits.first_byte`` after the request
+        goes out (the request hook moves the deadline there, so the SDK's preparation of a long
+        history is not counted): it covers the request until the SDK returns (headers, or an answer);
         :data:`~core.providers._pacing.PACE` carries it to the body's bytes."""
         from core.providers._pacing import PACE, Pace
 
-        token = PACE.set(Pace(self.waits, asyncio.get_running_loop().time()))
         scope = asyncio.timeout(self.waits.first_byte)
+        token = PACE.set(Pace(self.waits, asyncio.get_running_loop().time(), scope))
         try:
             async with scope:
                 return await send()

@@ -34,12 +34,20 @@ BACKSTOP = 5.0
 bounds see first, so each stall is reported by the bound it broke."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Pace:
-    """The bounds for one request, and when it was sent (``loop.time()``)."""
+    """The bounds for one request, and when it went out (``loop.time()``). ``deadline`` is the
+    adapter's first-byte scope: the request hook moves it to the moment the request is sent, so
+    the SDK's own preparation of a long history never counts as the server's silence."""
 
     waits: Waits
     started: float
+    deadline: asyncio.Timeout | None = None
+
+    def sent(self, now: float) -> None:
+        self.started = now
+        if self.deadline is not None and not self.deadline.expired():
+            self.deadline.reschedule(now + self.waits.first_byte)
 
 
 PACE: ContextVar[Pace | None] = ContextVar("deferchat_provider_pace", default=None)
@@ -89,6 +97,13 @@ class PacedStream(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+async def mark_sent(request: httpx2.Request) -> None:
+    """The request hook: the first byte is due ``first_byte`` after the request goes out."""
+    pace = PACE.get()
+    if pace is not None:
+        pace.sent(asyncio.get_running_loop().time())
+
+
 async def pace_response(response: httpx2.Response) -> None:
     """The response hook: pace the body of an answer an adapter asked for."""
     pace = PACE.get()
@@ -99,6 +114,8 @@ async def pace_response(response: httpx2.Response) -> None:
 
 def install(client: httpx2.AsyncClient) -> None:
     """Pace the answers ``client`` receives for an adapter (once, however often it is called)."""
-    hooks = client.event_hooks["response"]
-    if pace_response not in hooks:
-        hooks.append(pace_response)
+    hooks = client.event_hooks
+    if mark_sent not in hooks["request"]:
+        hooks["request"].append(mark_sent)
+    if pace_response not in hooks["response"]:
+        hooks["response"].append(pace_response)

@@ -4,11 +4,12 @@ Before a request goes out, the SDK prepares it in pure Python, in proportion to 
 OpenAI SDK's ``async_maybe_transform`` walks every message against the params' TypedDicts
 (about 0.2-0.5 ms a message on a 2-core machine: ~0.4 s for a 2,000-message Chat Completions
 request, ~0.9 s for Responses), the Anthropic SDK copies the tree (``_prepare.copy_tree``). The
-adapter's first-byte deadline (``core/providers/_common.py``, ``_open``) is armed before that
-work starts, so it counts it: a long chat with a first-byte bound below its preparation time
+adapter's first-byte deadline (``core/providers/_common.py``, ``_open``) was armed before that
+work started, so it counted it: a long chat with a first-byte bound below its preparation time
 fails every request with ``provider.timeout`` ("sent nothing within N s of the request")
-although the server answers at once, and every retry and re-send fails the same way: the chat
-cannot go on until the owner raises the bound. The blocking work also makes the timeout fire
+although the server answers at once, and every retry and re-send failed the same way: the chat
+could not go on until the owner raised the bound. The request hook of ``core/providers/_pacing.py``
+now moves the deadline to the moment the request goes out. The blocking work also makes the timeout fire
 late (a 1 s bound fired after 2 s in the soak's probe).
 
 Here the preparation is made slow on purpose, in the place both SDKs pass through before the
@@ -75,11 +76,6 @@ def request() -> ModelRequest:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11: the first-byte deadline counts the SDK's own preparation of "
-    "the request (core/providers/_common.py _open); remove this mark with the fix",
-)
 @pytest.mark.parametrize(("wire", "slow_preparation"), [(w, w) for w in WIRES], indirect=["slow_preparation"])
 async def test_a_request_the_sdk_is_slow_to_prepare_is_not_a_silent_server(
     wire: str, slow_preparation: list[float]
