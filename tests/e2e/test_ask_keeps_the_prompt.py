@@ -65,11 +65,6 @@ def user_texts(home: Path) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11 (messages lost): ask drops its prompt when the chat's unfinished "
-    "turn fails on resume (core/cli/ask.py _ask); remove this mark with the fix",
-)
 def test_a_prompt_after_an_unfinished_turn_that_fails_is_kept_or_said_to_be_not_sent(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
