@@ -77,7 +77,7 @@ def _resolved_path(value: str | None) -> str | None:
 
 async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, servers: ChatServers) -> OpenedChat:
     """Plan a new chat now and pin it."""
-    from core.session import resolve_strategy_for
+    from core.roster.inputs import resolve_strategy_for
 
     settings = env.settings
     provider, model, base_url = env.resolve_provider(opts)

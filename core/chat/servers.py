@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from core import events as ev
 from core.events import EventSink
+from core.roster.inputs import merge_discovered
 from core.roster.loader import Roster
 from core.roster.models import RejectedTool
-from core.session import merge_discovered
 from core.tools import Origin, ToolResult, ToolSpec
 
 if TYPE_CHECKING:

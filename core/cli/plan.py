@@ -17,8 +17,8 @@ from core.deferral.names import AUTO, WRAPPER
 
 def run(args: argparse.Namespace) -> int:
     from core.config import Settings, load_settings
+    from core.roster.inputs import build_plan_input, resolve_strategy_for, token_estimator
     from core.roster.planner import plan_roster
-    from core.session import build_plan_input, resolve_strategy_for, token_estimator
 
     requested = args.strategy or WRAPPER
     settings = load_settings() if requested == AUTO else Settings()  # only auto reads the settings

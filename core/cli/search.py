@@ -71,8 +71,8 @@ def _docs_and_scope(args: argparse.Namespace) -> tuple[list[SearchDoc | ToolSpec
         except (OSError, ValueError) as exc:
             raise UsageError(f"--tools {args.tools}: {exc}") from exc
         return docs, f"{len(docs)} tools in {args.tools}"
+    from core.roster.inputs import build_plan_input, token_estimator
     from core.roster.planner import plan_roster
-    from core.session import build_plan_input, token_estimator
 
     inp = build_plan_input(
         roster=args.roster, mcp_config=args.mcp_config, strategy=ACTIVE_TOOLS, on_event=server_failures_to_stderr

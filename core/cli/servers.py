@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "approve_project", None):
         return approve(args.approve_project)
     from core.mcp.discovery import discover_servers
-    from core.session import token_estimator
+    from core.roster.inputs import token_estimator
 
     if args.demo:
         from core.demo import demo_config

@@ -192,7 +192,7 @@ def test_resolve_strategy_for_uses_the_settings_passed_not_the_disk(tmp_path, mo
     import core.config
     from core.config import Settings
     from core.errors import UsageError
-    from core.session import resolve_strategy_for
+    from core.roster.inputs import resolve_strategy_for
 
     gw = "https://llm-gateway.corp.example/anthropic"
     for var in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"):

@@ -1,5 +1,6 @@
-"""Session-open inputs shared by the CLI and the TUI: the roster, live MCP discovery, the
-resolved strategy and the token estimator. Everything here is cheap to import."""
+"""What a plan is built from, for ``deferchat plan``/``search`` and for opening a chat: the roster,
+live MCP discovery merged over its static tools, the resolved strategy and the token estimator.
+Everything here is cheap to import."""
 
 from __future__ import annotations
 
