@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from core.deferral.names import ACTIVE_TOOLS, ANTHROPIC, OPENAI, WRAPPER
 from core.tools import Origin, SideEffect, ToolSpec
 
 TOOL_CALL = "tool.call"
@@ -122,10 +123,10 @@ OPTIONAL_CONTROLS: frozenset[str] = frozenset({TOOL_DESCRIBE, TOOL_RESULT, CHAT_
 # own server-side tool search does it).
 STRATEGY_CONTROL: MappingProxyType[str, str | None] = MappingProxyType(
     {
-        "wrapper": TOOL_CALL,
-        "active-tools": TOOL_SEARCH,
-        "anthropic": None,
-        "openai": None,
+        WRAPPER: TOOL_CALL,
+        ACTIVE_TOOLS: TOOL_SEARCH,
+        ANTHROPIC: None,
+        OPENAI: None,
     }
 )
 

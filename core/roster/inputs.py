@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.deferral.names import AUTO, STRATEGY_NAMES
+from core.deferral.names import AUTO, STRATEGY_NAMES, WRAPPER
 from core.errors import UsageError
 from core.roster.loader import Roster, load_roster
 from core.roster.models import Caps, PlanInput, PolicyConfig, RejectedTool
@@ -62,7 +62,7 @@ def build_plan_input(
     mcp_config: str | None,
     caps: Caps | None = None,
     policy: PolicyConfig | None = None,
-    strategy: str = "wrapper",
+    strategy: str = WRAPPER,
     strategy_reason: str = "",
     on_event: Callable[[Any], None] | None = None,
 ) -> PlanInput:

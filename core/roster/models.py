@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from core.context.regions import DEFERRED_INDEX, TOOL_DEFINITIONS
-from core.deferral.names import STRATEGY_NAMES
+from core.deferral.names import STRATEGY_NAMES, WRAPPER
 from core.tools import Origin, SideEffect, ToolSpec
 
 BUILDER = "context-builder@12"
@@ -91,7 +91,7 @@ class PlanInput(BaseModel):
     rejected: tuple[RejectedTool, ...] = ()
     caps: Caps = Field(default_factory=Caps)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
-    strategy: str = "wrapper"
+    strategy: str = WRAPPER
     strategy_reason: str = ""
 
     @model_validator(mode="after")

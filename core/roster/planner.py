@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from core.context.regions import PREFIX_CEILING
+from core.deferral.names import WRAPPER
 from core.roster import index as idx
 from core.roster.controls import CONTROL_NAMES, CONTROL_TOOLS, OPTIONAL_CONTROLS, STRATEGY_CONTROL
 from core.roster.models import (
@@ -48,7 +49,7 @@ from core.roster.models import (
 from core.tokens import TokenEstimator
 from core.tools import Origin, ToolSpec, canonical_json
 
-INDEX_STRATEGIES = frozenset({"wrapper"})
+INDEX_STRATEGIES = frozenset({WRAPPER})
 
 
 @dataclass

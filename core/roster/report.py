@@ -6,6 +6,7 @@ Names, reasons and warnings can come from an MCP server or a roster file: every 
 
 from __future__ import annotations
 
+from core.deferral.names import ACTIVE_TOOLS, WRAPPER
 from core.display import safe
 from core.roster.models import Placement, RosterPlan
 
@@ -14,14 +15,14 @@ _PLACEMENT_LABEL = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed",
 
 def deferred_reach(plan: RosterPlan) -> str:
     """How the model reaches the plan's deferred tools, in the words the budget lines use."""
-    if plan.strategy == "wrapper":
+    if plan.strategy == WRAPPER:
         return "the index and tool.call"
-    return "tool.search" if plan.strategy == "active-tools" else "native tool search"
+    return "tool.search" if plan.strategy == ACTIVE_TOOLS else "native tool search"
 
 
 def budget_lines(plan: RosterPlan) -> dict[str, str]:
     caps = plan.caps
-    if plan.strategy == "wrapper":
+    if plan.strategy == WRAPPER:
         indexed = (
             f"Indexed {len(plan.deferred_tool_names)}/{caps['max_index_entries']} \u00b7 "
             f"{plan.index_tokens:,}/{caps['max_index_tokens']:,} tok"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.deferral.names import WRAPPER
 from core.roster.models import AgentConfig, Caps, Placement, PlanInput, PolicyConfig, RosterPlan
 from core.roster.planner import plan_roster
 from core.tokens import TokenEstimator
@@ -69,7 +70,7 @@ def placement_word(plan: RosterPlan, placement: Placement) -> str:
     """The word a plan's sections use for a placement: a deferred tool is "indexed" where the
     index carries it (wrapper), "deferred" where a search reaches it."""
     if placement is Placement.DEFERRED:
-        return "indexed" if plan.strategy == "wrapper" else "deferred"
+        return "indexed" if plan.strategy == WRAPPER else "deferred"
     return placement.value
 
 
