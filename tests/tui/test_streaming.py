@@ -1,8 +1,9 @@
 """The real app against the loopback streaming server (tests/streaming_server.py): the answer is
-on screen while the server is still sending it, on the Chat Completions and the Anthropic
-wires; Esc and ctrl+c stop a turn at once (the server sees the connection close, the partial
-answer stays, the next message is answered); ctrl+c with no turn running keeps the quit hint;
-paragraphs of an answer are apart."""
+on screen while the server is still sending it, on every wire (Chat Completions, Anthropic,
+Responses); Esc and ctrl+c stop a turn at once (the server sees the connection close, the
+partial answer stays, the next message is answered); ctrl+c with no turn running keeps the quit
+hint; paragraphs of an answer are apart; a long answer folds its start while it streams; the
+collector waits while a turn streams."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def mid_stream(server: Any, n: int = 0) -> bool:
     return len(server.requests) > n and "outcome" not in server.requests[n]
 
 
-@pytest.mark.parametrize("wire", ["openai-chat", "anthropic"])
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic", "openai"])
 async def test_the_answer_is_on_screen_while_the_server_still_sends_it(engine: Any, wire: str) -> None:
     with serve([SLOW]) as server:
         app = make_app(engine, provider=wire, model="m", base_url=server.url_for(wire))
