@@ -52,7 +52,12 @@ OPENAI_SEARCH_TOOLS: dict[str, dict[str, Any]] = {"hosted": OPENAI_SEARCH_TOOL, 
 
 
 class NativeStrategy(BaseStrategy):
-    """Shared by both native strategies: the array is built once and copied out per request."""
+    """Shared by both native strategies: the array is built once and copied out per request.
+    Each subclass names its provider's search tools (its flavours) and the default flavour."""
+
+    SEARCH_TOOLS: ClassVar[dict[str, dict[str, Any]]]
+    DEFAULT_SEARCH: ClassVar[str]
+    LABEL: ClassVar[str]
 
     def __init__(
         self,
@@ -61,11 +66,15 @@ class NativeStrategy(BaseStrategy):
         system: SystemBuilder,
         loaded: Iterable[str] = (),
         *,
-        search_tool: dict[str, Any],
+        search: str | None = None,
     ):
+        flavour = search or self.DEFAULT_SEARCH
+        if flavour not in self.SEARCH_TOOLS:
+            raise ValueError(f"unknown {self.LABEL} tool search {flavour!r}: {' or '.join(self.SEARCH_TOOLS)}")
         super().__init__(plan, specs, system, loaded)
         deferred = [dict(specs[n].definition(), defer_loading=True) for n in self._deferred]
-        self._tools = list(self._defined) + deferred + ([copy.deepcopy(search_tool)] if deferred else [])
+        tools = list(self._defined) + deferred
+        self._tools = tools + ([copy.deepcopy(self.SEARCH_TOOLS[flavour])] if deferred else [])
 
     def surface(self, messages: list[dict[str, Any]]) -> Surface:
         tools = copy.deepcopy(self._tools)  # a caller changing what it got changes nothing later
@@ -82,33 +91,13 @@ class NativeStrategy(BaseStrategy):
 
 class AnthropicNativeStrategy(NativeStrategy):
     name: ClassVar[StrategyName] = ANTHROPIC
-
-    def __init__(
-        self,
-        plan: RosterPlan,
-        specs: dict[str, ToolSpec],
-        system: SystemBuilder,
-        loaded: Iterable[str] = (),
-        *,
-        search: AnthropicSearch | str = "bm25",
-    ):
-        if search not in ANTHROPIC_SEARCH_TOOLS:
-            raise ValueError(f"unknown Anthropic tool search {search!r}: bm25 or regex")
-        super().__init__(plan, specs, system, loaded, search_tool=ANTHROPIC_SEARCH_TOOLS[search])
+    SEARCH_TOOLS = ANTHROPIC_SEARCH_TOOLS
+    DEFAULT_SEARCH = "bm25"
+    LABEL = "Anthropic"
 
 
 class OpenAINativeStrategy(NativeStrategy):
     name: ClassVar[StrategyName] = OPENAI
-
-    def __init__(
-        self,
-        plan: RosterPlan,
-        specs: dict[str, ToolSpec],
-        system: SystemBuilder,
-        loaded: Iterable[str] = (),
-        *,
-        search: OpenAISearch | str = "hosted",
-    ):
-        if search not in OPENAI_SEARCH_TOOLS:
-            raise ValueError(f"unknown OpenAI tool search {search!r}: hosted or client")
-        super().__init__(plan, specs, system, loaded, search_tool=OPENAI_SEARCH_TOOLS[search])
+    SEARCH_TOOLS = OPENAI_SEARCH_TOOLS
+    DEFAULT_SEARCH = "hosted"
+    LABEL = "OpenAI"
