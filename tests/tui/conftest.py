@@ -16,6 +16,7 @@ from core.config import Settings
 from core.engine import ChatOptions, Engine
 from core.store import Store
 from tui.app import DeferchatApp
+from tui.widgets import approval as approval_mod
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -76,3 +77,20 @@ async def settled(pilot: Any) -> None:
     for _ in range(3):
         await pilot.pause()
     await pilot.pause(0.05)
+
+
+class Clock:
+    """A settable clock for the approval bar's grace period."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    c = Clock()
+    monkeypatch.setattr(approval_mod, "now", c)
+    return c

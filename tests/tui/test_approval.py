@@ -5,32 +5,16 @@ parked ones."""
 
 from __future__ import annotations
 
-import pytest
-
 import asyncio
+
+import pytest
 
 from core.pipeline.approvals import ApprovalRequest, Decision, FixedApprover, QueueApprover
 from tests.tui.conftest import make_app, opened, send, settled, until
 from tui.app import ParkedAnswer
 from tui.state import AWAITING, DENIED, FAILED, ToolItem
-from tui.widgets import approval as approval_mod
 
 CALL = "start a call to +1 555 0100 about the invoice"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    c = Clock()
-    monkeypatch.setattr(approval_mod, "now", c)
-    return c
 
 
 async def approval_ready(pilot) -> None:

@@ -12,26 +12,10 @@ import pytest
 
 from tests.tui.conftest import make_app, opened, send, settled, until
 from tui import terminal
-from tui.widgets import approval as approval_mod
 
 CALL = "start a call to +1 555 0100 about the invoice"
 TOOL = "mcp.bland_call.start_call"
 SENTENCE = "what about tomorrow? yes and no"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    c = Clock()
-    monkeypatch.setattr(approval_mod, "now", c)
-    return c
 
 
 async def waiting(pilot) -> None:
