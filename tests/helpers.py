@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
 
 from core.roster.models import AgentConfig, Caps, PlanInput, PolicyConfig
@@ -103,3 +105,25 @@ def production_plan(**kw):
     r = load_roster("production")
     inp = PlanInput(agent=r.agent, configured=r.configured, discovered=r.discovered, **kw)
     return plan_roster(inp, _EST)
+
+
+def slow_write_chat(folder: Path, *, agent: str, answer: str) -> tuple[Path, Path]:
+    """Files for a chat whose one tool call is a slow MCP write (``tests/mcp_servers/slow_write.py``):
+    ``mcp.json``, ``roster.json`` and a ``script.json`` that calls ``mcp.slow.slow_write`` once and
+    then says ``answer``. Returns (the file the write appends to, the file that releases it)."""
+    written, release = folder / "written.txt", folder / "release"
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp_servers.slow_write"],
+        "env": {
+            "PYTHONPATH": str(ROOT),
+            "SLOW_WRITE_FILE": str(written),
+            "SLOW_WRITE_RELEASE": str(release),
+            "SLOW_WRITE_SECONDS": "60",
+        },
+    }
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"slow": server}}))
+    (folder / "roster.json").write_text(json.dumps({"agent": {"name": agent, "version": "1"}}))
+    call = {"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}
+    (folder / "script.json").write_text(json.dumps({"turns": [[call], [{"type": "text", "text": answer}]]}))
+    return written, release

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, subprocess_env
+from tests.helpers import ROOT, slow_write_chat, subprocess_env
 from tests.streaming_server import serve
 
 # Import the whole program, wait for the go file, then run one command: the opens coincide.
@@ -195,36 +195,8 @@ def test_two_asks_on_one_chat_at_once_one_runs_the_other_is_busy_or_waits(
 
 
 def test_two_resumes_of_one_parked_write_run_it_once(tmp_path: Path) -> None:
-    home, written, release = tmp_path / "home", tmp_path / "written.txt", tmp_path / "release"
-    (tmp_path / "mcp.json").write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "slow": {
-                        "command": sys.executable,
-                        "args": ["-m", "tests.mcp_servers.slow_write"],
-                        "env": {
-                            "PYTHONPATH": str(ROOT),
-                            "SLOW_WRITE_FILE": str(written),
-                            "SLOW_WRITE_RELEASE": str(release),
-                            "SLOW_WRITE_SECONDS": "60",
-                        },
-                    }
-                }
-            }
-        )
-    )
-    (tmp_path / "roster.json").write_text(json.dumps({"agent": {"name": "w", "version": "1"}}))
-    (tmp_path / "script.json").write_text(
-        json.dumps(
-            {
-                "turns": [
-                    [{"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}],
-                    [{"type": "text", "text": "Written."}],
-                ]
-            }
-        )
-    )
+    home = tmp_path / "home"
+    written, release = slow_write_chat(tmp_path, agent="w", answer="Written.")
     parked = run_cli(
         home,
         "ask",

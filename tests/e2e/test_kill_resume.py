@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.helpers import subprocess_env
+from tests.helpers import slow_write_chat, subprocess_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,37 +20,8 @@ def _deferchat(*args: str) -> list[str]:
 
 
 def test_kill_9_mid_write_then_resume_never_runs_the_write_twice(tmp_path, home):
-    written, release = tmp_path / "written.txt", tmp_path / "release"
     env = subprocess_env(home)
-    (tmp_path / "mcp.json").write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "slow": {
-                        "command": sys.executable,
-                        "args": ["-m", "tests.mcp_servers.slow_write"],
-                        "env": {
-                            "PYTHONPATH": str(ROOT),
-                            "SLOW_WRITE_FILE": str(written),
-                            "SLOW_WRITE_RELEASE": str(release),
-                            "SLOW_WRITE_SECONDS": "60",
-                        },
-                    }
-                }
-            }
-        )
-    )
-    (tmp_path / "roster.json").write_text(json.dumps({"agent": {"name": "crash", "version": "1"}}))
-    (tmp_path / "script.json").write_text(
-        json.dumps(
-            {
-                "turns": [
-                    [{"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}],
-                    [{"type": "text", "text": "I could not confirm the write."}],
-                ]
-            }
-        )
-    )
+    written, release = slow_write_chat(tmp_path, agent="crash", answer="I could not confirm the write.")
     common = ["--roster", str(tmp_path / "roster.json"), "--mcp-config", str(tmp_path / "mcp.json")]
     proc = subprocess.Popen(
         _deferchat(
