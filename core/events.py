@@ -140,11 +140,38 @@ class ToolFailed(_Event):
 
 
 class UsageEvent(_Event):
+    """One model request's usage, in Anthropic's terms (``input_tokens`` is the uncached input),
+    and what it cost (:mod:`core.chat.meter`). ``cost_usd`` is None when no price is known for
+    the model: it is never guessed."""
+
     type: Literal["usage"] = "usage"
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    provider: str = ""
+    model: str = ""
+    cost_usd: float | None = None
+    prefix: str = ""  # a digest of the request's cacheable prefix (tools and system), see the meter
+
+
+class PrefixBreak(_Event):
+    """The next request's cacheable prefix differs from the previous request's: ``tools`` (the
+    tools array changed: a discovery under active-tools), ``system`` (the system prompt
+    changed) or ``switch`` (another provider or model). Emitted before that request's usage."""
+
+    type: Literal["prefix.break"] = "prefix.break"
+    cause: Literal["tools", "system", "switch"]
+    detail: str = ""
+
+
+class SystemPromptChanged(_Event):
+    """The chat's own system prompt was set or edited; after the first message it changes the
+    cached prefix of the next request (a ``system`` prefix break)."""
+
+    type: Literal["chat.system_prompt"] = "chat.system_prompt"
+    text: str
+    before_first_message: bool
 
 
 class ServerStatus(_Event):
@@ -216,6 +243,8 @@ Event = Annotated[
     | ToolCompleted
     | ToolFailed
     | UsageEvent
+    | PrefixBreak
+    | SystemPromptChanged
     | ServerStatus
     | RosterChanged
     | ChatTitled
