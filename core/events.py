@@ -210,6 +210,24 @@ class ProviderRetrying(_Event):
     reason: str
 
 
+class ProviderSwitched(_Event):
+    """The chat moved to another provider or model (the owner's choice, or a fallback after the
+    provider kept failing). The pinned plan stays; the strategy was resolved again for the new
+    provider (``strategy``, ``strategy_reason``), and the history is converted for its API on
+    every request from now on (:mod:`core.providers.portable`)."""
+
+    type: Literal["provider.switched"] = "provider.switched"
+    from_provider: str
+    from_model: str
+    provider: str
+    model: str
+    base_url: str | None = None
+    strategy: str
+    strategy_reason: str = ""
+    cause: Literal["owner", "fallback"] = "owner"
+    reason: str = ""
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     code: str
@@ -249,6 +267,7 @@ Event = Annotated[
     | RosterChanged
     | ChatTitled
     | ProviderRetrying
+    | ProviderSwitched
     | ErrorEvent
     | TurnCompleted,
     Field(discriminator="type"),
