@@ -20,6 +20,7 @@ from core.providers.profiles.anthropic import ANTHROPIC
 from core.providers.profiles.base import (
     DEFAULT_WAITS,
     ModelAbilities,
+    ModelPrice,
     ModelSupportRule,
     NativeProvider,
     ProviderProfile,
@@ -69,6 +70,7 @@ __all__ = [
     "SCRIPT",
     "SDK_PROVIDERS",
     "ModelAbilities",
+    "ModelPrice",
     "ModelSupportRule",
     "NativeProvider",
     "ProviderProfile",

@@ -8,9 +8,30 @@ the tool search tool: those rows keep ``auto`` on active-tools.
 from __future__ import annotations
 
 from core.deferral.names import ANTHROPIC as ANTHROPIC_STRATEGY
-from core.providers.profiles.base import ModelSupportRule, ProviderProfile
+from core.providers.profiles.base import ModelPrice, ModelSupportRule, ProviderProfile
 
 HOST = "api.anthropic.com"
+
+# List prices, USD per million tokens: base input, output, cache hits, 5-minute cache writes (the
+# adapter's cache_control is the default ephemeral, 5-minute, kind). Source: Anthropic's pricing
+# page, https://platform.claude.com/docs/en/about-claude/pricing ("Model pricing"), read on
+# 2026-12-01. Models not listed have no price here (tokens only) unless config.toml sets one.
+_SONNET_4 = ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75)
+_OPUS_4_5 = ModelPrice(input=5.0, output=25.0, cache_read=0.50, cache_write=6.25)
+_OPUS_4 = ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75)
+_HAIKU_4_5 = ModelPrice(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25)
+PRICES = {
+    "claude-sonnet-4-6": _SONNET_4,
+    "claude-sonnet-4-5": _SONNET_4,
+    "claude-sonnet-4-0": _SONNET_4,
+    "claude-sonnet-4": _SONNET_4,
+    "claude-opus-4-6": _OPUS_4_5,
+    "claude-opus-4-5": _OPUS_4_5,
+    "claude-opus-4-1": _OPUS_4,
+    "claude-opus-4-0": _OPUS_4,
+    "claude-opus-4": _OPUS_4,
+    "claude-haiku-4-5": _HAIKU_4_5,
+}
 
 ANTHROPIC = ProviderProfile(
     name="anthropic",
@@ -35,4 +56,5 @@ ANTHROPIC = ProviderProfile(
     ),
     # Extended thinking: Claude 3.7 Sonnet and the Claude 4 family on.
     thinking_models=r"claude-(3-7-sonnet|(opus|sonnet|haiku)-[4-9])",
+    prices=PRICES,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
@@ -90,6 +90,25 @@ class Waits:
 DEFAULT_WAITS = Waits()
 
 
+@dataclass(frozen=True, kw_only=True)
+class ModelPrice:
+    """What one model's tokens cost, in US dollars per million tokens, in Anthropic's terms:
+    ``input`` is the uncached input, ``cache_read`` the input read from the prompt cache,
+    ``cache_write`` the input written to it (None: not priced here; a request that has such
+    tokens then has no cost, see :mod:`core.chat.meter`)."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+
+def dated_base(model: str) -> str:
+    """A dated snapshot's base alias (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``,
+    ``gpt-5-2025-08-07`` -> ``gpt-5``); any other name as it is."""
+    return re.sub(r"(-\d{4}-\d{2}-\d{2}|-\d{8})$", "", model)
+
+
 def url_host(url: str) -> str:
     """The lower-case host of a base URL (a bare ``host/path`` counts as https)."""
     return (urlsplit(url if "://" in url else f"https://{url}").hostname or "").lower()
@@ -133,6 +152,10 @@ class ProviderProfile:
     """A regular expression searched in the model name's last path segment: the models that can think."""
     waits: Waits = DEFAULT_WAITS
     """How long to wait on it (connect, first byte, idle gap, the retry-after cap)."""
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict, compare=False)
+    """Model name -> its list price (a dated snapshot is priced as its alias); a model left out
+    has no price: the meter shows its tokens only. ``[prices."provider:model"]`` in config.toml
+    overrides or adds rows."""
     _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -152,6 +175,10 @@ class ProviderProfile:
         if not base_url:
             return bool(self.genuine_hosts)
         return url_host(base_url) in self.genuine_hosts
+
+    def price_of(self, model: str) -> ModelPrice | None:
+        """The list price of ``model`` (or of its dated snapshot's alias), if this profile has one."""
+        return self.prices.get(model) or self.prices.get(dated_base(model))
 
     def support_row(self, model: str, rules: Sequence[ModelSupportRule] | None = None) -> ModelSupportRule | None:
         """The first row of ``rules`` (default: this profile's own) that speaks for ``model``."""

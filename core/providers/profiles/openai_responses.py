@@ -12,6 +12,9 @@ from core.providers.profiles.base import ModelSupportRule, ProviderProfile
 
 HOST = "api.openai.com"
 _GPT_5_4 = "OpenAI tool_search needs GPT-5.4 or later"
+# Prices: none listed. No first-party price list was at hand when the table was made
+# (2026-12-01), and a price is never guessed: the meter shows these models' tokens only until
+# config.toml sets one, e.g. [prices."openai:gpt-5.4"] input = ..., output = ..., cache_read = ...
 
 OPENAI = ProviderProfile(
     name="openai",
