@@ -30,6 +30,20 @@ def fit(text: str, region: RegionClass, est: TokenEstimator) -> str:
     return "\n".join(lines) + f"\n[{region.name} cut to its {region.max_tokens:,}-token cap]"
 
 
+CHAT_PROMPT_HEADING = "The owner's instructions for this chat:"
+
+
+def instructions_part(instructions: str, chat_prompt: str | None, est: TokenEstimator) -> str:
+    """The instructions class of Region A: the agent's instructions, then the chat's own system
+    prompt (if any) beside them under :data:`CHAT_PROMPT_HEADING`, held to the class cap together.
+    A cut takes the chat prompt's end first: the agent's instructions (the untrusted-data rule
+    among them) stay whole."""
+    text = instructions or DEFAULT_INSTRUCTIONS
+    if chat_prompt and chat_prompt.strip():
+        text = f"{text}\n\n{CHAT_PROMPT_HEADING}\n{chat_prompt.strip()}"
+    return fit(text, INSTRUCTIONS, est)
+
+
 def assemble_system(
     *,
     instructions: str,
@@ -39,8 +53,12 @@ def assemble_system(
     strategy_note: str,
     index_text: str,
     est: TokenEstimator,
+    chat_prompt: str | None = None,
 ) -> str:
-    parts = [fit(instructions or DEFAULT_INSTRUCTIONS, INSTRUCTIONS, est)]
+    """Region A's system text: the instructions (the agent's, then the chat's own prompt beside
+    them), the agent profile, the strategy's note, the index. Only the first part depends on the
+    chat prompt: the calling convention and the index are the same bytes with or without one."""
+    parts = [instructions_part(instructions, chat_prompt, est)]
     profile = f"Agent: {agent_name}. Owner: {owner}. The owner's timezone is {timezone}."
     parts.append(fit(profile, AGENT_PROFILE, est))
     if strategy_note:

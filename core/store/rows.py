@@ -58,6 +58,7 @@ class ChatRow(_Row):
     strategy_reason: str | None = None
     deleted: int = 0
     sources: str | None = None  # JSON: where the chat's tools came from (roster, mcp_config, script, ...)
+    system_prompt: str | None = None  # the chat's own system prompt; None: none (see core.chat.prompting)
 
     def sources_dict(self) -> dict[str, Any]:
         value = json.loads(self.sources or "{}")

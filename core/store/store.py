@@ -336,6 +336,17 @@ class Store:
             for r in self.db.execute(f"select json from events where {where} order by id", params).fetchall()
         ]
 
+    @_reads
+    def turn_events(self, chat_id: str, types: tuple[str, ...]) -> list[tuple[str | None, dict[str, Any]]]:
+        """The chat's stored events of ``types``, each with the turn it was emitted in, in order
+        (the meter's per-request rows are read back so: :mod:`core.chat.meter`)."""
+        marks = ", ".join("?" for _ in types)
+        rows = self.db.execute(
+            f"select turn_id, json from events where chat_id = ? and type in ({marks}) order by id",
+            [chat_id, *types],
+        ).fetchall()
+        return [(r[0], json.loads(r[1])) for r in rows]
+
     # invocations ---------------------------------------------------------------------------
     @_reads
     def invocation(self, chat_id: str, call_id: str) -> InvocationRow | None:

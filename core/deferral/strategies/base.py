@@ -66,11 +66,17 @@ class BaseStrategy:
         self.specs = specs
         self._defined = [specs[n].definition() for n in plan.defined_tool_names if n in specs]
         self._deferred = [n for n in plan.deferred_tool_names if n in specs]
-        self.system = system(self.note())
+        self._system = system
         self._loaded: list[str] = []
         self._mark_loaded(loaded)
 
     # -- the protocol's shared half ---------------------------------------------------------------
+    @property
+    def system(self) -> str:
+        """The system prompt around the strategy's note, built for each request: the note is the
+        chat's constant, but the chat's own prompt may be edited (:mod:`core.chat.prompting`)."""
+        return self._system(self.note())
+
     @property
     def loaded(self) -> list[str]:
         return list(self._loaded)

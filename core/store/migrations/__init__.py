@@ -18,6 +18,7 @@ from core.store.migrations import (
     m0003_chat_sources,
     m0004_branches_input_history,
     m0005_turn_leases,
+    m0006_chat_system_prompt,
 )
 
 MODULES: tuple[ModuleType, ...] = (
@@ -26,6 +27,7 @@ MODULES: tuple[ModuleType, ...] = (
     m0003_chat_sources,
     m0004_branches_input_history,
     m0005_turn_leases,
+    m0006_chat_system_prompt,
 )
 
 SCHEMA = Migrations("deferchat")
