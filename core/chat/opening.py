@@ -9,7 +9,8 @@ tools, and a plan built by an older builder is kept as pinned.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
@@ -48,9 +49,15 @@ class OpeningContext(Protocol):
     def resolve_provider(self, opts: ChatOptions) -> tuple[str, str, str | None]: ...
 
 
+MakeProvider = Callable[[str, str, str | None], Provider]
+"""``(name, model, base_url)`` -> a provider built the way the chat's own was (its script, the
+demo's pace): what a switch builds the next provider with."""
+
+
 @dataclass
 class OpenedChat:
-    """A chat ready to run: its pinned plan, where it came from, and its provider."""
+    """A chat ready to run: its pinned plan, where it came from, its provider and the strategy
+    it runs with now (the plan's own, or the one resolved again at a switch of provider)."""
 
     chat_id: str
     plan: RosterPlan
@@ -60,10 +67,34 @@ class OpenedChat:
     provider: Provider
     live: dict[str, ToolSpec]  # the tools as they are now, for the pin check on resume
     pinned: bool  # reopened with its stored plan
+    strategy: str = ""  # empty: the plan's
+    strategy_reason: str = ""
+    base_url: str | None = None
+    make_provider: MakeProvider | None = None
+    fallback: list[str] = field(default_factory=list)  # "provider:model", tried in order
 
     @property
     def tool_search(self) -> dict[str, str]:
         return {**DEFAULT_TOOL_SEARCH, **(self.sources.get("tool_search") or {})}
+
+    @property
+    def switched(self) -> bool:
+        """The chat ran on another provider or model before (its history may hold their blocks)."""
+        return bool(self.sources.get("switched"))
+
+
+def search_note(strategy: str, tool_search: Mapping[str, str]) -> str:
+    """What a reason adds about the native search flavour the chat runs with (none by default)."""
+    if strategy == "openai" and tool_search.get("openai") == "client":
+        return '; tool_search runs client-side (openai_tool_search = "client"): deferchat\'s own index answers it'
+    if strategy == "anthropic" and tool_search.get("anthropic") == "regex":
+        return '; the server tool search is the regex variant (anthropic_tool_search = "regex")'
+    return ""
+
+
+def provider_maker(env: OpeningContext, script: str | None) -> MakeProvider:
+    extra = {"script": script, "demo_delay": env.demo_delay}
+    return lambda name, model, base_url: env.provider_factory(name, model, base_url, extra)
 
 
 def _roster_source(name: str) -> str:
@@ -81,17 +112,15 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
 
     settings = env.settings
     provider, model, base_url = env.resolve_provider(opts)
-    strategy, reason = resolve_strategy_for(
-        opts.strategy or settings.strategy, provider, model, base_url, settings=settings
-    )
-    if strategy == "openai" and settings.openai_tool_search == "client":
-        reason += '; tool_search runs client-side (openai_tool_search = "client"): deferchat\'s own index answers it'
-    elif strategy == "anthropic" and settings.anthropic_tool_search == "regex":
-        reason += '; the server tool search is the regex variant (anthropic_tool_search = "regex")'
+    choice = opts.strategy or settings.strategy
+    strategy, reason = resolve_strategy_for(choice, provider, model, base_url, settings=settings)
+    tool_search: dict[str, str] = {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search}
+    reason += search_note(strategy, tool_search)
     roster_name = opts.roster or settings.roster
     roster = load_roster(roster_name)
     script = _resolved_path(opts.script)
-    made = env.provider_factory(provider, model, base_url, {"script": script, "demo_delay": env.demo_delay})
+    make = provider_maker(env, script)
+    made = make(provider, model, base_url)
     await servers.start(roster, opts.mcp_config, opts.start_demo_servers)
     live = servers.live_specs(roster)
     inp = PlanInput(
@@ -99,6 +128,7 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
         configured=roster.configured,
         discovered=servers.discovered(roster),
         rejected=servers.rejected(),
+        always_load_servers=servers.always_load,
         caps=opts.caps,
         policy=opts.policy,
         strategy=strategy,
@@ -107,14 +137,18 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
     plan = plan_roster(inp, env.estimator)
     env.store.token_cache.flush()
     plan_id = env.store.save_plan(plan.to_json(), plan.builder)
-    sources = {
+    sources: dict[str, Any] = {
         "roster": _roster_source(roster_name),
         "mcp_config": _resolved_path(opts.mcp_config),
         "script": script,
         "start_demo_servers": opts.start_demo_servers,
         # pinned: a later change of settings must not change this chat's tools array
-        "tool_search": {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search},
+        "tool_search": tool_search,
+        # what the owner asked for (a concrete strategy or auto): a switch resolves it again
+        "strategy_choice": choice,
     }
+    if opts.fallback is not None:
+        sources["fallback"] = list(opts.fallback)
     chat_id = env.store.create_chat(
         title=opts.title or "New chat",
         agent_name=roster.agent.name,
@@ -142,6 +176,11 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
         provider=made,
         live=live,
         pinned=False,
+        strategy=strategy,
+        strategy_reason=reason,
+        base_url=base_url,
+        make_provider=make,
+        fallback=fallback_list(sources, settings),
     )
 
 
@@ -152,9 +191,15 @@ def _stored_sources(row: ChatRow) -> dict[str, Any]:
         stored = row.sources_dict()
     except ValueError:
         return {}
-    kept: dict[str, Any] = {k: v for k in ("roster", "mcp_config", "script") if isinstance(v := stored.get(k), str)}
-    if isinstance(stored.get("start_demo_servers"), bool):
-        kept["start_demo_servers"] = stored["start_demo_servers"]
+    kept: dict[str, Any] = {
+        k: v for k in ("roster", "mcp_config", "script", "strategy_choice") if isinstance(v := stored.get(k), str)
+    }
+    for flag in ("start_demo_servers", "switched"):
+        if isinstance(stored.get(flag), bool):
+            kept[flag] = stored[flag]
+    fallback = stored.get("fallback")
+    if isinstance(fallback, list) and all(isinstance(f, str) for f in fallback):
+        kept["fallback"] = list(fallback)
     search = stored.get("tool_search")
     if isinstance(search, dict):
         known = {"anthropic": get_args(AnthropicSearch), "openai": get_args(OpenAISearch)}
@@ -188,8 +233,8 @@ async def reopen(
             configured=(),
             discovered=(),
         )
-    extra = {"script": opts.script or sources.get("script"), "demo_delay": env.demo_delay}
-    made = env.provider_factory(row.provider, row.model, row.base_url, extra)
+    make = provider_maker(env, opts.script or sources.get("script"))
+    made = make(row.provider, row.model, row.base_url)
     await servers.start(roster, sources.get("mcp_config"), bool(sources.get("start_demo_servers", True)))
     opened = OpenedChat(
         chat_id=row.id,
@@ -200,6 +245,12 @@ async def reopen(
         provider=made,
         live=servers.live_specs(roster),
         pinned=True,
+        # the chat's strategy now: a switch of provider resolved it again (the plan keeps its own)
+        strategy=row.strategy or plan.strategy,
+        strategy_reason=row.strategy_reason or plan.strategy_reason,
+        base_url=row.base_url,
+        make_provider=make,
+        fallback=fallback_list(sources, env.settings),
     )
     if not plan_is_current(plan):
         events.emit(
@@ -210,3 +261,9 @@ async def reopen(
             )
         )
     return opened
+
+
+def fallback_list(sources: dict[str, Any], settings: Settings) -> list[str]:
+    """The chat's fallback models (``provider:model``), its own over ``fallback`` in config.toml."""
+    own = sources.get("fallback")
+    return list(own) if isinstance(own, list) else list(settings.fallback)

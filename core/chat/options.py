@@ -25,6 +25,7 @@ class ChatOptions:
     caps: Caps = field(default_factory=Caps)
     title: str | None = None
     start_demo_servers: bool = True
+    fallback: list[str] | None = None  # "provider:model" tried in order; None: config.toml's
 
 
 @dataclass

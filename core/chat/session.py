@@ -9,20 +9,24 @@ from typing import Any
 
 from core import events as ev
 from core.chat.eventlog import EventLog, Subscriber
+from core.chat.meter import Meter
 from core.chat.opening import OpenedChat
 from core.chat.options import TurnResult
+from core.chat.prompting import ChatPrompt
 from core.chat.retry import Prompt, RetryPlan, last_prompt, retry_plan
 from core.chat.routing import ToolRouter
 from core.chat.servers import ChatServers
+from core.chat.switch import SwitchCause
 from core.chat.turn import TurnLoop
 from core.config import Settings
 from core.context.prompt import assemble_system
 from core.controls import ControlContext
 from core.controls.search import DeferredSearch
 from core.deferral.strategies import BaseStrategy, make_strategy
+from core.errors import UsageError
 from core.pipeline.approvals import Approver
 from core.pipeline.policy import Policy
-from core.providers.base import Provider
+from core.providers.base import Provider, ProviderError
 from core.roster.models import RosterPlan
 from core.store import ApprovalRow, ChatRow, Store, TurnRow
 from core.tokens import TokenEstimator
@@ -54,15 +58,23 @@ class ChatSession:
         self.plan: RosterPlan = opened.plan
         self.sources = opened.sources
         self.provider: Provider = opened.provider
+        self.provider_name = opened.provider_name
+        self.base_url = opened.base_url
+        self.settings = settings
+        self.fallback: list[str] = list(opened.fallback)
+        self.make_provider = opened.make_provider
+        self.fallback_tried: tuple[str, set[tuple[str, str]]] = ("", set())
         self.live: dict[str, ToolSpec] = opened.live
         self.specs: dict[str, ToolSpec] = {
             n: s for n in opened.plan.pinned_names() if (s := opened.plan.spec_of(n)) is not None
         }
         agent = opened.roster.agent
+        self.prompt = ChatPrompt(store, self.chat_id, events.emit, settings.system_prompt)  # the chat's own
 
         def system(note: str) -> str:
             return assemble_system(
                 instructions=agent.instructions,
+                chat_prompt=self.prompt.text(),  # read at each request: an edit is in the next one
                 agent_name=agent.name,
                 owner=settings.owner_name,
                 timezone=settings.owner_timezone(),
@@ -71,15 +83,11 @@ class ChatSession:
                 est=estimator,
             )
 
-        flavour = opened.tool_search
-        self.strategy: BaseStrategy = make_strategy(
-            opened.plan.strategy,
-            opened.plan,
-            system,
-            self.specs,
-            anthropic_search=flavour["anthropic"],
-            openai_search=flavour["openai"],
-            loaded=self._loaded_before(),
+        self._system = system
+        self.tool_search = opened.tool_search
+        self.strategy_reason = opened.strategy_reason or opened.plan.strategy_reason
+        self.strategy: BaseStrategy = self.build_strategy(
+            opened.strategy or opened.plan.strategy, self._loaded_before(), foreign_history=opened.switched
         )
         search = DeferredSearch(self.plan, self.specs, self.strategy, events.emit)
         controls = ControlContext(chat_id=self.chat_id, specs=self.specs, search=search, store=store, emit=events.emit)
@@ -112,6 +120,22 @@ class ChatSession:
             estimator=estimator,
             max_steps=settings.max_steps,
             record=record,
+            fallback=self._fall_back,
+        )
+        self.search = search
+        self.turns.meter = Meter(store=store, chat_id=self.chat_id, emit=events.emit, prices=settings.prices)
+
+    def build_strategy(self, name: str, loaded: list[str], *, foreign_history: bool) -> BaseStrategy:
+        """The strategy ``name`` over the chat's pinned plan, with its pinned search flavour."""
+        return make_strategy(
+            name,
+            self.plan,
+            self._system,
+            self.specs,
+            anthropic_search=self.tool_search["anthropic"],
+            openai_search=self.tool_search["openai"],
+            loaded=loaded,
+            foreign_history=foreign_history,
         )
 
     def _loaded_before(self) -> list[str]:
@@ -145,11 +169,11 @@ class ChatSession:
 
     def plan_event(self, pinned: bool) -> ev.PlanEvent:
         p = self.plan
-        return ev.PlanEvent(
+        return ev.PlanEvent(  # the pinned plan, with the strategy the chat runs it with now
             builder=p.builder,
             policy=p.policy,
-            strategy=p.strategy,
-            strategy_reason=p.strategy_reason,
+            strategy=self.strategy.name,
+            strategy_reason=self.strategy_reason,
             pinned=pinned,
             agent=p.agent,
             defined_tool_names=p.defined_tool_names,
@@ -207,6 +231,36 @@ class ChatSession:
         """Stop the running turn at once (Esc, ctrl+c, SIGINT); False when none runs. The turn's
         ``send``/``resume`` then returns a ``stopped`` result; see :mod:`core.chat.stopping`."""
         return self.turns.stop()
+
+    # -- switching provider or model (core.chat.switch) --------------------------------------------
+    def switch(
+        self,
+        provider: str,
+        model: str,
+        base_url: str | None = None,
+        cause: SwitchCause = "owner",
+        reason: str = "",
+    ) -> ev.ProviderSwitched:
+        """Continue this chat on ``provider``/``model``: the plan stays pinned, the strategy is
+        resolved again, the change is recorded and announced. Refused while a turn runs or is
+        parked (a fallback switches from inside its turn, between two requests)."""
+        from core.chat.switch import switch_session
+
+        if cause == "owner":
+            if self.turn_running:
+                raise UsageError("a turn is running: stop it or let it finish before switching the model")
+            if (turn := self.parked()) is not None:
+                raise UsageError(
+                    f"chat {self.chat_id} has an unfinished turn ({turn.status}); answer or resume it before "
+                    "switching the model"
+                )
+        return switch_session(self, provider, model, base_url, cause=cause, reason=reason)
+
+    def _fall_back(self, turn_id: str, exc: ProviderError) -> bool:
+        """The turn's provider failed: switch to the next fallback (True), or let it fail (False)."""
+        from core.chat.switch import fall_back
+
+        return fall_back(self, turn_id, exc)
 
     async def close(self) -> None:
         await self.servers.close()

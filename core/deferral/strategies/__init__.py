@@ -8,6 +8,7 @@ place a strategy name meets its class.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from core.deferral.names import StrategyName
 from core.deferral.strategies.active_tools import (
@@ -44,18 +45,21 @@ def make_strategy(
     anthropic_search: str = "bm25",
     openai_search: str = "hosted",
     loaded: Iterable[str] = (),
+    foreign_history: bool = False,
 ) -> BaseStrategy:
     """The strategy ``name`` for a pinned plan, built whole. ``system`` is the system prompt, or a
     function that builds it around the strategy's note; ``loaded`` names the tools surfaced in
-    earlier sessions of the chat."""
+    earlier sessions of the chat; ``foreign_history``: the chat ran on another provider before
+    (a switch), so a native strategy declares in full the deferred tools its history calls that
+    no search of its own loaded."""
     cls = STRATEGY_CLASSES.get(name)  # type: ignore[call-overload]
     if cls is None:
         raise ValueError(f"unknown strategy {name!r}")
     text = system if isinstance(system, str) else ""
     build: SystemBuilder = system if callable(system) else (lambda note: text)
-    flavours: dict[type[BaseStrategy], dict[str, str]] = {
-        AnthropicNativeStrategy: {"search": anthropic_search},
-        OpenAINativeStrategy: {"search": openai_search},
+    flavours: dict[type[BaseStrategy], dict[str, Any]] = {
+        AnthropicNativeStrategy: {"search": anthropic_search, "foreign_history": foreign_history},
+        OpenAINativeStrategy: {"search": openai_search, "foreign_history": foreign_history},
     }
     return cls(plan, specs, build, loaded, **flavours.get(cls, {}))
 

@@ -30,6 +30,19 @@ def referenced_deferred_tool_names(messages: list[dict[str, Any]], deferred: set
     return list(seen)
 
 
+def natively_loaded_tool_names(messages: list[dict[str, Any]], deferred: set[str]) -> list[str]:
+    """Deferred tools that a native search in ``messages`` loaded (Anthropic's
+    ``tool_search_tool_result``, OpenAI's ``tool_search_output``, a client search's
+    ``tool_reference`` answer): in a chat that switched here from a native strategy, what the old
+    provider's search had loaded stays reachable. ``tool.search`` answers in text, so a chat that
+    always ran active-tools has none."""
+    from core.providers.portable import loaded_by_search
+    from core.providers.wirenames import encode
+
+    found = loaded_by_search(messages, {encode(n): n for n in deferred})
+    return [n for n in found if n in deferred]
+
+
 class DiscoveryPool:
     """The per-turn set of discovered deferred tools; ``discover`` is monotonic within a turn."""
 
@@ -54,8 +67,11 @@ class ActiveToolsStrategy(BaseStrategy):
         self.pool = DiscoveryPool(set(self._deferred))
 
     def seed(self, messages: list[dict[str, Any]]) -> list[str]:
-        """Add every deferred tool the sent history references (the cross-turn fix)."""
-        return self.pool.discover(referenced_deferred_tool_names(messages, self.pool.deferred))
+        """Add every deferred tool the sent history references (the cross-turn fix), and every
+        one a native search in it loaded (a chat that switched here from a native strategy)."""
+        deferred = self.pool.deferred
+        used = referenced_deferred_tool_names(messages, deferred)
+        return self.pool.discover(used + natively_loaded_tool_names(messages, deferred))
 
     def discover(self, names: list[str]) -> list[str]:
         added = self.pool.discover(names)

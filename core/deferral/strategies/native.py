@@ -67,6 +67,7 @@ class NativeStrategy(BaseStrategy):
         loaded: Iterable[str] = (),
         *,
         search: str | None = None,
+        foreign_history: bool = False,
     ):
         flavour = search or self.DEFAULT_SEARCH
         if flavour not in self.SEARCH_TOOLS:
@@ -75,10 +76,37 @@ class NativeStrategy(BaseStrategy):
         deferred = [dict(specs[n].definition(), defer_loading=True) for n in self._deferred]
         tools = list(self._defined) + deferred
         self._tools = tools + ([copy.deepcopy(self.SEARCH_TOOLS[flavour])] if deferred else [])
+        self.foreign_history = foreign_history
 
     def surface(self, messages: list[dict[str, Any]]) -> Surface:
         tools = copy.deepcopy(self._tools)  # a caller changing what it got changes nothing later
+        if self.foreign_history:
+            loaded_elsewhere = set(self.unloaded_calls(messages, tools))
+            for tool in tools:
+                if tool.get("defer_loading") and tool.get("name") in loaded_elsewhere:
+                    del tool["defer_loading"]
         return Surface(self.system, tools, self._prefix_end(tools))
+
+    def unloaded_calls(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[str]:
+        """Deferred tools that the history calls although no search of this provider that the
+        request carries loaded them: the chat reached them under another provider (its search,
+        or ``tool.search``) before it switched here. Neither API documents a call of a deferred
+        tool it never loaded, so such a tool is declared in full (``defer_loading`` off) while
+        the history calls it; every other deferred tool stays deferred."""
+        from core.providers.portable import for_target, loaded_by_search
+        from core.providers.wirenames import encode
+
+        deferred = set(self._deferred)
+        sent = for_target(messages, self.name, tools)
+        loaded = set(loaded_by_search(sent, {encode(n): n for n in deferred}))
+        used = [
+            b["name"]
+            for m in sent
+            if m["role"] == "assistant"
+            for b in m["content"]
+            if b.get("type") == "tool_use" and b.get("name") in deferred
+        ]
+        return [n for n in dict.fromkeys(used) if n not in loaded]
 
     def note(self) -> str:
         if not self._deferred:

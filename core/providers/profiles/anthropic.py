@@ -54,6 +54,7 @@ ANTHROPIC = ProviderProfile(
             provider="anthropic", model="*claude-3*", native=False, note="Claude 3 models predate the tool search tool"
         ),
     ),
+    models=("claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"),
     # Extended thinking: Claude 3.7 Sonnet and the Claude 4 family on.
     thinking_models=r"claude-(3-7-sonnet|(opus|sonnet|haiku)-[4-9])",
     prices=PRICES,

@@ -152,6 +152,8 @@ class ProviderProfile:
     """A regular expression searched in the model name's last path segment: the models that can think."""
     waits: Waits = DEFAULT_WAITS
     """How long to wait on it (connect, first byte, idle gap, the retry-after cap)."""
+    models: tuple[str, ...] = ()
+    """Models to offer in the model picker besides the default (any other name can be typed)."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict, compare=False)
     """Model name -> its list price (a dated snapshot is priced as its alias); a model left out
     has no price: the meter shows its tokens only. ``[prices."provider:model"]`` in config.toml

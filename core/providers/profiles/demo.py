@@ -13,4 +13,5 @@ DEMO = ProviderProfile(
     default_model="demo-1",
     adapter="core.demo.model:DemoProvider",
     offline=True,
+    models=("demo-1",),
 )

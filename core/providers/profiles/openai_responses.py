@@ -32,5 +32,6 @@ OPENAI = ProviderProfile(
         ModelSupportRule(provider="openai", model=pattern, native=False, note=_GPT_5_4)
         for pattern in ("gpt-3*", "gpt-4*", "o[0-9]*", "gpt-5", "gpt-5-*", "gpt-5.[0-3]*")
     ),
+    models=("gpt-5.4", "gpt-5.4-mini", "gpt-5", "gpt-4.1"),
     reasoning_models=r"^(o\d|gpt-5|codex)",
 )
