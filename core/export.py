@@ -43,6 +43,8 @@ def chat_markdown(store: Store, chat_id: str) -> str:
         f"- agent: {chat.agent_name}@{chat.agent_version} · strategy: {chat.strategy} "
         f"({chat.strategy_reason or 'no reason recorded'})  "
     )
+    if chat.system_prompt:
+        lines.append(f"- system prompt (this chat's own): {chat.system_prompt!r}  ")
     plan_json = store.plan_json(chat.plan_id) if chat.plan_id else None
     if plan_json:
         plan = RosterPlan.model_validate_json(plan_json)
@@ -71,7 +73,22 @@ def chat_markdown(store: Store, chat_id: str) -> str:
             turn = store.turn(m.turn_id)  # the last message of its turn: say if the owner stopped it
             if turn is not None and turn.status == "stopped":
                 lines += [f"> {STOPPED_MARK}", ""]
+    lines += _usage_lines(store, chat_id)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _usage_lines(store: Store, chat_id: str) -> list[str]:
+    """The cost meter: the totals, then one table row per model request (none: nothing)."""
+    from core.chat.meter import COLUMNS, chat_usage, row_cells, totals_text
+
+    usage = chat_usage(store, chat_id)
+    if not usage.requests:
+        return []
+    out = ["## Usage", "", totals_text(usage.totals), ""]
+    out.append("| " + " | ".join(COLUMNS) + " |")
+    out.append("|" + "|".join("---" if i < 2 or i == len(COLUMNS) - 1 else "---:" for i in range(len(COLUMNS))) + "|")
+    out.extend("| " + " | ".join(c.replace("|", "\\|") for c in row_cells(r)) + " |" for r in usage.requests)
+    return [*out, ""]
 
 
 def _tool_lines(block: dict[str, Any], inv: InvocationRow | None) -> list[str]:

@@ -154,10 +154,9 @@ class Meter:
         if tools_now != tools_was:
             found.append(ev.PrefixBreak(cause="tools", detail=_tools_detail(before.tools, request.tools)))
         if system_now != system_was:
-            was = f"{before.system_chars:,}" if before.system_chars is not None else "?"
-            found.append(
-                ev.PrefixBreak(cause="system", detail=f"system prompt {was} -> {len(request.system):,} characters")
-            )
+            now = f"{len(request.system):,} characters"
+            size = f"{before.system_chars:,} -> {now}" if before.system_chars is not None else f"now {now}"
+            found.append(ev.PrefixBreak(cause="system", detail=f"the system prompt changed ({size})"))
         return found
 
     def sent(self, request: ModelRequest, provider: str) -> list[ev.PrefixBreak]:

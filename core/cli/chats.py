@@ -1,13 +1,20 @@
-"""``deferchat chats [list|show|export|rename|delete] [CHAT]``: the stored chats."""
+"""``deferchat chats [list|show|export|rename|delete] [CHAT]``: the stored chats.
+
+``chats show ID --usage`` prints the chat's cost meter instead of its transcript (one row per
+model request, then the totals; ``--json``: one object, see docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from core.cli.exits import EXIT_OK
 from core.display import safe
+
+if TYPE_CHECKING:
+    from core.store import Store
 
 ACTIONS = ("list", "show", "export", "rename", "delete")
 _LIST_KEYS = ("id", "title", "provider", "model", "strategy", "status", "created_at", "updated_at")
@@ -39,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no chat {args.chat_id!r}")
     from core.export import chat_markdown
 
+    if action == "show" and getattr(args, "usage", False):
+        return _show_usage(store, chat.id, as_json=args.json)
     if action in ("show", "export"):
         if action == "export" and not args.md:
             raise UsageError("chats export writes Markdown: pass --md")
@@ -61,3 +70,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"deleted {chat.id}", file=sys.stderr)
         return EXIT_OK
     raise UsageError(f"unknown chats action {action!r}")
+
+
+def _show_usage(store: Store, chat_id: str, *, as_json: bool) -> int:
+    from core.chat.meter import COLUMNS, chat_usage, row_cells, totals_text
+
+    usage = chat_usage(store, chat_id)
+    if as_json:
+        print(json.dumps(usage.to_json(chat_id)))
+        return EXIT_OK
+    rows = [COLUMNS, *(row_cells(r) for r in usage.requests)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
+    for row in rows:  # the last column (the breaks) is left unpadded
+        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
+        print(safe("  ".join([*cells, row[-1]]).rstrip()))  # a break names tools: a server's words
+    print(safe(f"total: {totals_text(usage.totals)}"))
+    return EXIT_OK
