@@ -41,7 +41,15 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from core.providers.base import ModelRequest, ProviderBase, ProviderError, ProviderEvent, Retrying, Usage
+from core.providers.base import (
+    ModelRequest,
+    ProviderBase,
+    ProviderError,
+    ProviderEvent,
+    Retrying,
+    ThinkingSettings,
+    Usage,
+)
 from core.providers.profiles import ProviderProfile, Waits
 from core.providers.wirenames import WireNames
 
@@ -122,9 +130,11 @@ class SdkAdapter(ProviderBase):
         max_retries: int = 2,
         waits: Waits | None = None,
         streaming: bool = True,
+        thinking: ThinkingSettings | None = None,
         env: Mapping[str, str] | None = None,
     ):
         self.name = self.profile.name
+        self.thinking = thinking or ThinkingSettings()  # [thinking]: what each adapter reads of it is its own
         self.label = self.profile.label
         self.env_var = self.profile.env_var or ""
         self.model = model

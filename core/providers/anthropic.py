@@ -14,6 +14,14 @@
   simply echoes every block back.
 * Client-side search: a ``tool_result`` whose content holds ``{"type": "tool_reference",
   "tool_name": <internal>}`` blocks is sent with wire names.
+* Extended thinking (``thinking=ThinkingSettings(anthropic_budget_tokens=N)``, for models whose
+  profile says they think): ``thinking: {"type": "enabled", "budget_tokens": N}`` with the
+  ``interleaved-thinking-2025-05-14`` beta header (thinking between tool calls), ``max_tokens``
+  grown by the budget (it must exceed it) and no ``temperature``/``top_k`` (the API refuses
+  them with thinking). ``thinking_delta`` streams as :class:`ThinkingDelta`; each finished
+  ``thinking``/``redacted_thinking`` block is a :class:`ThinkingBlock` and stays in
+  ``ResponseDone.content`` exactly as sent (signature included), echoed verbatim and in order.
+  Another provider's ``reasoning_content`` is never sent.
 
 ``ResponseDone.content`` is the assistant turn in engine shape (internal names), ready to be
 appended to history and echoed on the next request.
@@ -38,6 +46,8 @@ from core.providers.base import (
     ResponseDone,
     ServerToolUse,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolSearchResult,
     ToolUse,
 )
@@ -45,6 +55,9 @@ from core.providers.profiles import ANTHROPIC
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
 EPHEMERAL = {"type": "ephemeral"}
+INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"  # anthropic.types.AnthropicBetaParam
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_NOT_WITH_THINKING = ("temperature", "top_k")  # the API rejects them when thinking is on
 _PASS_THROUGH_RESULT = ("text", "image", "document", "search_result")  # tool_result blocks Anthropic reads as-is
 _CACHEABLE = ("text", "tool_use", "tool_result", "server_tool_use", "tool_search_tool_result", "image", "document")
 
@@ -142,7 +155,7 @@ def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None
         if "is_error" in block:
             out["is_error"] = bool(block["is_error"])
         return out
-    if kind == "provider_item":
+    if kind in ("provider_item", "reasoning_content"):
         return None
     return dict(block)  # thinking, redacted_thinking, documents...: Anthropic's own, echoed verbatim
 
@@ -176,6 +189,8 @@ def read_block(block: dict[str, Any], names: WireNames) -> tuple[ProviderEvent |
             ServerToolUse(id=block["id"], name=block["name"], input=inp, executor="server"),
             {"type": "server_tool_use", "id": block["id"], "name": block["name"], "input": inp, **extra},
         )
+    if kind in _THINKING_BLOCKS:
+        return ThinkingBlock(block=block), block
     if kind == "tool_search_tool_result":
         content = block.get("content")
         refs: list[str] = []
@@ -196,7 +211,14 @@ class AnthropicProvider(SdkAdapter):
     profile = ANTHROPIC
     sdk = "anthropic"
 
-    def __init__(self, model: str, *, cache: bool = True, env: Mapping[str, str] | None = None, **options: Any):
+    def __init__(
+        self,
+        model: str,
+        *,
+        cache: bool = True,
+        env: Mapping[str, str] | None = None,
+        **options: Any,
+    ):
         super().__init__(model, env=env, **options)
         self.cache = cache
         self._auth_token = None if self._api_key else resolve_key(None, self.profile.auth_token_env, env)
@@ -231,7 +253,19 @@ class AnthropicProvider(SdkAdapter):
             mark_history(params["messages"])
         if tools:
             params["tools"] = tools
+        self._think(params)
         return params, names
+
+    def _think(self, params: dict[str, Any]) -> None:
+        """Extended thinking on, when a budget is set and the model can think (see the module)."""
+        budget = self.thinking.anthropic_budget_tokens
+        if not budget or not self.profile.abilities(params["model"]).thinking:
+            return
+        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        params["max_tokens"] += budget
+        params["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
+        for key in _NOT_WITH_THINKING:
+            params.pop(key, None)
 
     async def _send(self, client: Any, params: dict[str, Any]) -> Any:
         if self.streaming:  # the stream helper sends in __aenter__; its __aexit__ only closes, as _read does
@@ -245,6 +279,8 @@ class AnthropicProvider(SdkAdapter):
                 async for event in opened:
                     if event.type == "text":
                         yield TextDelta(text=event.text)
+                    elif event.type == "thinking":
+                        yield ThinkingDelta(text=event.thinking)
                     elif event.type == "content_block_stop":
                         found, _ = read_block(event.content_block.to_dict(), names)
                         if found is not None:
@@ -262,6 +298,8 @@ class AnthropicProvider(SdkAdapter):
                 data = block.to_dict()
                 if data.get("type") == "text" and data.get("text"):
                     yield TextDelta(text=data["text"])
+                elif data.get("type") == "thinking" and data.get("thinking"):
+                    yield ThinkingDelta(text=data["thinking"])
                 found, _ = read_block(data, names)
                 if found is not None:
                     yield found

@@ -15,7 +15,21 @@ Content blocks the engine understands:
 * ``{"type": "tool_search_tool_result", "tool_use_id", "content"}``  (its result; references)
 * ``{"type": "provider_item", "provider": "openai", "item": {...}}`` a wire item an adapter
   needs echoed back verbatim on its next request (OpenAI ``tool_search_call``/``_output``,
-  reasoning items). Other adapters ignore blocks that are not theirs.
+  ``reasoning`` items with their ``encrypted_content`` and ``summary``). Other adapters ignore
+  blocks that are not theirs.
+* ``{"type": "thinking", "thinking", "signature"}`` and ``{"type": "redacted_thinking",
+  "data"}``: Anthropic's extended thinking, stored as the API sent them and echoed verbatim, in
+  order, in the same message (a tool loop fails without them; a block whose signature never
+  arrived, because the turn was stopped mid-thought, is never kept).
+* ``{"type": "reasoning_content", "text"}``: an OpenAI-compatible server's thinking-mode
+  reasoning (DeepSeek), first in the assistant message that carried it; ``openai-chat`` sends it
+  back as that message's ``reasoning_content`` when the message has tool calls.
+* A ``text`` block may carry ``"openai": {"phase": "commentary" | "final_answer"}``: the
+  Responses message's ``phase``, resent on the echoed assistant message.
+
+Thinking reaches the engine twice: :class:`ThinkingDelta` as it streams, and
+:class:`ThinkingBlock` once a block is whole (what a stopped turn may keep);
+:func:`thinking_of` reads the thinking of a stored response for people.
 
 Tools in a request are dicts: a function tool is ``{"name", "description", "input_schema"}``
 plus optional ``"defer_loading": True``; a provider-side tool has a ``"type"`` (e.g.
@@ -26,9 +40,9 @@ plus optional ``"defer_loading": True``; a provider-side tool has a ``"type"`` (
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeGuard, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class ModelRequest(BaseModel):
@@ -56,6 +70,23 @@ class ModelRequest(BaseModel):
 class TextDelta(BaseModel):
     kind: Literal["text_delta"] = "text_delta"
     text: str
+
+
+class ThinkingDelta(BaseModel):
+    """Streamed thinking or reasoning text: Anthropic ``thinking_delta``, an OpenAI Responses
+    reasoning summary's text, an OpenAI-compatible server's ``reasoning_content``."""
+
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+class ThinkingBlock(BaseModel):
+    """One thinking block finished, as history must echo it (``thinking`` with its signature,
+    ``redacted_thinking``, ``reasoning_content``). It also comes in ``ResponseDone.content``;
+    a stop before the response ends keeps the blocks that came whole, and only those."""
+
+    kind: Literal["thinking_block"] = "thinking_block"
+    block: dict[str, Any]
 
 
 class ToolUse(BaseModel):
@@ -114,7 +145,72 @@ class Retrying(BaseModel):
     reason: str  # what failed, for people: "rate limited (HTTP 429)", "connection failed: ..."
 
 
-ProviderEvent = TextDelta | ToolUse | ServerToolUse | ToolSearchResult | Usage | ResponseDone | Retrying
+ProviderEvent = (
+    TextDelta
+    | ThinkingDelta
+    | ThinkingBlock
+    | ToolUse
+    | ServerToolUse
+    | ToolSearchResult
+    | Usage
+    | ResponseDone
+    | Retrying
+)
+
+
+THINKING_TYPES = ("thinking", "redacted_thinking", "reasoning_content")
+"""The block types of thinking that history carries (see the module)."""
+
+
+def thinking_of(content: list[dict[str, Any]]) -> list[tuple[str, bool]]:
+    """The thinking in a response's blocks, for people: ``(text, redacted)`` per block, in
+    order. Anthropic ``thinking`` and ``redacted_thinking`` (no text, ``redacted``), a
+    ``reasoning_content`` block, and OpenAI ``reasoning`` items that carry a summary (one
+    without a summary shows nothing: its reasoning is only encrypted)."""
+    out: list[tuple[str, bool]] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "thinking" and isinstance(block.get("thinking"), str):
+            out.append((block["thinking"], False))
+        elif kind == "redacted_thinking":
+            out.append(("", True))
+        elif kind == "reasoning_content" and isinstance(block.get("text"), str) and block["text"]:
+            out.append((block["text"], False))
+        elif kind == "provider_item" and _is_reasoning(item := block.get("item")):
+            parts = [s.get("text") for s in item.get("summary") or [] if isinstance(s, dict)]
+            text = "\n\n".join(p for p in parts if isinstance(p, str) and p)
+            if text:
+                out.append((text, False))
+    return out
+
+
+def _is_reasoning(item: Any) -> TypeGuard[dict[str, Any]]:
+    return isinstance(item, dict) and item.get("type") == "reasoning"
+
+
+class ThinkingSettings(BaseModel):
+    """``[thinking]`` in config.toml: how much the models think, per API. Nothing set: each
+    API's own default (Anthropic: no extended thinking)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    anthropic_budget_tokens: int = Field(0, ge=0)
+    """Anthropic extended thinking's ``budget_tokens`` (0: off; at least 1024 when on). Sent
+    only to models that can think, with interleaved thinking between tool calls; the request's
+    ``max_tokens`` grows by the budget, so the answer keeps its own allowance."""
+    openai_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
+    """OpenAI Responses ``reasoning.effort`` for reasoning models (unset: the model's default)."""
+    openai_summary: Literal["auto", "concise", "detailed"] | None = None
+    """OpenAI Responses ``reasoning.summary``: ask for reasoning summaries to show (unset: none)."""
+
+    @model_validator(mode="after")
+    def _budget(self) -> ThinkingSettings:
+        if 0 < self.anthropic_budget_tokens < MIN_THINKING_BUDGET:
+            raise ValueError(f"anthropic_budget_tokens must be 0 (off) or at least {MIN_THINKING_BUDGET}")
+        return self
+
+
+MIN_THINKING_BUDGET = 1024  # Anthropic's smallest budget_tokens
 
 
 class ProviderError(Exception):

@@ -48,7 +48,12 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
         if not key and not base_url:
             raise UsageError(f"provider {name} needs an API key: set {profile.env_var} or [keys] in {settings_file()}")
         return make_provider(
-            name, model, base_url=base_url, api_key=key or "not-needed", waits=settings.timeouts.waits_for(name)
+            name,
+            model,
+            base_url=base_url,
+            api_key=key or "not-needed",
+            waits=settings.timeouts.waits_for(name),
+            thinking=settings.thinking,
         )
 
     return make

@@ -8,7 +8,15 @@ fails the request with ``provider.unsupported_tool`` rather than being dropped s
 
 History mapping: ``text`` -> message content; ``tool_use`` -> the assistant's ``tool_calls``;
 ``tool_result`` -> a ``tool`` message (``tool_reference`` blocks become text naming the tool);
-another provider's blocks (``provider_item``, ``server_tool_use``...) are not sent.
+another provider's blocks (``provider_item``, ``server_tool_use``, ``thinking``...) are not sent.
+
+Thinking mode (DeepSeek and other compatible servers answer ``reasoning_content`` beside
+``content``): its deltas stream as :class:`ThinkingDelta`; the whole reasoning is kept as a
+``{"type": "reasoning_content", "text"}`` block first in the response's content (and yielded as
+a :class:`ThinkingBlock` before the tool calls, so a stopped turn keeps it with them), and an
+assistant message with tool calls sends it back as its ``reasoning_content``: DeepSeek answers
+HTTP 400 to a tool-call turn without it. Reasoning of a turn without tool calls is not resent
+(DeepSeek ignores it there).
 """
 
 from __future__ import annotations
@@ -33,12 +41,15 @@ from core.providers.base import (
     ProviderEvent,
     ResponseDone,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolUse,
     Usage,
 )
 from core.providers.profiles import OPENAI_CHAT
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
+REASONING = "reasoning_content"  # the block type and the wire field of thinking-mode reasoning
 _FINISH = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
@@ -73,12 +84,15 @@ def chat_messages(message: dict[str, Any], names: WireNames) -> list[dict[str, A
     one ``tool`` message per result, then any text)."""
     role = message["role"]
     texts: list[str] = []
+    reasoning: list[str] = []
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     for block in blocks(message.get("content")):
         kind = block.get("type")
         if kind == "text" and block.get("text"):
             texts.append(block["text"])
+        elif kind == REASONING and isinstance(block.get("text"), str):
+            reasoning.append(block["text"])
         elif kind == "tool_use":
             calls.append(
                 {
@@ -95,6 +109,8 @@ def chat_messages(message: dict[str, Any], names: WireNames) -> list[dict[str, A
         out: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
         if calls:
             out["tool_calls"] = calls
+            if reasoning:  # the SDK sends a message dict's extra keys as they are
+                out["reasoning_content"] = "".join(reasoning)
         return [out]
     return results + ([{"role": role, "content": _user_content(texts)}] if texts else [])
 
@@ -151,6 +167,9 @@ class OpenAIChatProvider(SdkAdapter):
                 async for chunk in stream:
                     if not isinstance(chunk.choices, list):  # a usage-only chunk has `choices: []`
                         raise malformed(self.label, "a chunk without `choices`")
+                    for choice in chunk.choices[:1]:
+                        if isinstance(piece := getattr(choice.delta, REASONING, None), str) and piece:
+                            yield ThinkingDelta(text=piece)
                     for event in state.handle_chunk(chunk):
                         if event.type == "content.delta" and event.delta:
                             yield TextDelta(text=event.delta)
@@ -162,10 +181,14 @@ class OpenAIChatProvider(SdkAdapter):
             completion = opened
             if not isinstance(completion.choices, list):
                 raise malformed(self.label, "a completion without `choices`")
-            text = completion.choices[0].message.content if completion.choices else None
-            if text:
-                yield TextDelta(text=text)
+            message = completion.choices[0].message if completion.choices else None
+            if message is not None and (thought := _reasoning(message)):
+                yield ThinkingDelta(text=thought)
+            if message is not None and message.content:
+                yield TextDelta(text=message.content)
         content, calls, finish = _read_completion(completion, names)
+        if content and content[0]["type"] == REASONING:
+            yield ThinkingBlock(block=content[0])
         for call in calls:
             yield call
         yield (usage := _usage(completion))
@@ -177,7 +200,9 @@ def _read_completion(completion: Any, names: WireNames) -> tuple[list[dict[str, 
         return [], [], None
     choice = completion.choices[0]
     message = choice.message
-    content: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+    content: list[dict[str, Any]] = [{"type": REASONING, "text": thought}] if (thought := _reasoning(message)) else []
+    if message.content:
+        content.append({"type": "text", "text": message.content})
     calls: list[ToolUse] = []
     for call in message.tool_calls or []:
         function = getattr(call, "function", None)
@@ -192,6 +217,12 @@ def _read_completion(completion: Any, names: WireNames) -> tuple[list[dict[str, 
     if calls:  # some servers (Ollama) say "stop" even when they called tools
         finish = "tool_use"
     return content, calls, finish
+
+
+def _reasoning(message: Any) -> str:
+    """A message's thinking-mode ``reasoning_content`` (an extra field the SDK keeps), or ""."""
+    value = getattr(message, REASONING, None)
+    return value if isinstance(value, str) else ""
 
 
 def _usage(completion: Any) -> Usage:

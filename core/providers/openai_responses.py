@@ -13,6 +13,14 @@ Request mapping (engine history is Anthropic-shaped, names internal):
   the referenced tools' full definitions); ``provider_item`` blocks for ``openai`` -> their item,
   verbatim (``tool_search_call``, ``tool_search_output``, ``reasoning``...).
 
+Reasoning (``thinking=ThinkingSettings(openai_effort=..., openai_summary=...)``): reasoning
+models get ``reasoning: {"effort", "summary"}`` (what is set) and ``include:
+["reasoning.encrypted_content"]``; ``reasoning`` items are kept as ``provider_item`` blocks and
+echoed verbatim, encrypted content and summary included; summary text streams as
+:class:`ThinkingDelta` (parts of a summary apart by a blank line). An assistant message's
+``phase`` (``commentary`` / ``final_answer``) is kept on its text blocks (``"openai":
+{"phase"}``) and resent on the echoed message: dropping it degrades gpt-5.3-codex and later.
+
 Response mapping: ``function_call`` -> :class:`ToolUse`; ``tool_search_call`` ->
 :class:`ServerToolUse` (``executor`` from its ``execution``; a client one must be answered with
 a ``tool_result`` holding ``tool_reference`` blocks); ``tool_search_output`` ->
@@ -45,9 +53,11 @@ from core.providers.base import (
     ResponseDone,
     ServerToolUse,
     TextDelta,
+    ThinkingDelta,
     ToolSearchResult,
     ToolUse,
     Usage,
+    thinking_of,
 )
 from core.providers.profiles import OPENAI
 from core.providers.wirenames import (
@@ -116,12 +126,22 @@ def wire_tool(tool: dict[str, Any], names: WireNames) -> dict[str, Any]:
     return dict(tool)
 
 
-def _text_message(role: str, texts: list[str]) -> dict[str, Any]:
+def _text_message(role: str, texts: list[str], phase: str | None = None) -> dict[str, Any]:
     if len(texts) == 1:
-        return {"role": role, "content": texts[0]}
-    if role == "user":
-        return {"role": role, "content": [{"type": "input_text", "text": t} for t in texts]}
-    return {"role": role, "content": "\n\n".join(texts)}
+        message: dict[str, Any] = {"role": role, "content": texts[0]}
+    elif role == "user":
+        message = {"role": role, "content": [{"type": "input_text", "text": t} for t in texts]}
+    else:
+        message = {"role": role, "content": "\n\n".join(texts)}
+    if phase and role == "assistant":
+        message["phase"] = phase
+    return message
+
+
+def _phase(block: dict[str, Any]) -> str | None:
+    echo = block.get(PROVIDER)
+    phase = echo.get("phase") if isinstance(echo, dict) else None
+    return phase if isinstance(phase, str) else None
 
 
 def function_call_item(block: dict[str, Any], names: WireNames) -> dict[str, Any]:
@@ -152,14 +172,19 @@ def wire_input(
     for message in messages:
         role = message["role"]
         texts: list[str] = []
+        phase: str | None = None  # of the texts gathered: a change of phase starts another message
         for block in blocks(message.get("content")):
             kind = block.get("type")
             if kind == "text":
                 if block.get("text"):
+                    if texts and _phase(block) != phase:
+                        items.append(_text_message(role, texts, phase))
+                        texts = []
+                    phase = _phase(block)
                     texts.append(block["text"])
                 continue
             if texts:
-                items.append(_text_message(role, texts))
+                items.append(_text_message(role, texts, phase))
                 texts = []
             if kind == "provider_item" and block.get("provider") == PROVIDER:
                 items.append(dict(block["item"]))
@@ -182,9 +207,10 @@ def wire_input(
                 items.append(
                     {"type": "function_call_output", "call_id": block["tool_use_id"], "output": result_text(block)}
                 )
-            # server_tool_use / tool_search_tool_result / thinking: another provider's, not sent
+            # server_tool_use / tool_search_tool_result / thinking / reasoning_content: another
+            # provider's, not sent
         if texts:
-            items.append(_text_message(role, texts))
+            items.append(_text_message(role, texts, phase))
     return items
 
 
@@ -200,7 +226,8 @@ class _Reader:
         kind = item.get("type")
         if kind == "message":
             texts = [part.get("text") or part.get("refusal") or "" for part in item.get("content") or []]
-            return [], [{"type": "text", "text": t} for t in texts if t]
+            echo = {PROVIDER: {"phase": item["phase"]}} if item.get("phase") else {}
+            return [], [{"type": "text", "text": t, **echo} for t in texts if t]
         if kind == "function_call":
             name, raw = self.names.resolve(item["name"])
             args = parse_arguments(item.get("arguments"))
@@ -232,7 +259,13 @@ class OpenAIResponsesProvider(SdkAdapter):
     profile = OPENAI
     sdk = "openai"
 
-    def __init__(self, model: str, *, include_reasoning: bool | None = None, **options: Any):
+    def __init__(
+        self,
+        model: str,
+        *,
+        include_reasoning: bool | None = None,
+        **options: Any,
+    ):
         super().__init__(model, **options)
         self.include_reasoning = include_reasoning
 
@@ -265,6 +298,9 @@ class OpenAIResponsesProvider(SdkAdapter):
             reasoning = self.profile.abilities(model).reasoning
         if reasoning:  # reasoning items carry their encrypted state, so echoing them works without store
             params["include"] = ["reasoning.encrypted_content"]
+            settings = {"effort": self.thinking.openai_effort, "summary": self.thinking.openai_summary}
+            if chosen := {k: v for k, v in settings.items() if v is not None}:
+                params["reasoning"] = chosen
         return params, names
 
     def _failed_event(self, event: Any) -> ProviderError:
@@ -293,6 +329,12 @@ class OpenAIResponsesProvider(SdkAdapter):
                         if not isinstance(event.delta, str):
                             raise malformed(self.label, f"a {kind} event without its `delta`")
                         yield TextDelta(text=event.delta)
+                    elif kind == "response.reasoning_summary_text.delta":
+                        if not isinstance(event.delta, str):
+                            raise malformed(self.label, f"a {kind} event without its `delta`")
+                        yield ThinkingDelta(text=event.delta)
+                    elif kind == "response.reasoning_summary_part.added" and event.summary_index:
+                        yield ThinkingDelta(text="\n\n")  # the summary's next part: a paragraph of its own
                     elif kind == "response.output_item.done":
                         if event.item is None:
                             raise malformed(self.label, f"a {kind} event without its `item`")
@@ -313,6 +355,8 @@ class OpenAIResponsesProvider(SdkAdapter):
                 for block in read_blocks:
                     if block["type"] == "text":
                         yield TextDelta(text=block["text"])
+                    elif summary := thinking_of([block]):
+                        yield ThinkingDelta(text=summary[0][0])
                 for item_event in item_events:
                     yield item_event
         content_reader = _Reader(names)

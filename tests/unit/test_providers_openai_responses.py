@@ -107,7 +107,8 @@ async def test_hosted_search_round_trip(variant):
     assert echoed_output["type"] == "tool_search_output" and echoed_output["tools"][0]["name"] == encode(rate)
     assert text_of(events) == "1 USD = 0.92 EUR"
     assert done(events).stop_reason == "end_turn"
-    assert done(events).content == [{"type": "text", "text": "1 USD = 0.92 EUR"}]
+    # the recorded message's phase stays on its text, to be resent with it
+    assert done(events).content == [{"type": "text", "text": "1 USD = 0.92 EUR", "openai": {"phase": "final_answer"}}]
 
 
 # --- pydantic-ai: client-executed tool search ---------------------------------------------------
