@@ -14,10 +14,15 @@
     anthropic_gateways = ["https://gateway.example/anthropic"]
     anthropic_tool_search = "bm25"    # bm25 | regex: the server tool search the anthropic strategy injects
     openai_tool_search = "hosted"     # hosted | client: who runs the openai strategy's tool_search
+    fallback = ["openai:gpt-5.4"]     # provider:model to continue on when the provider keeps failing
     [[model_support]]                 # rows that win over the built-in table
     provider = "anthropic"
     model = "*haiku-5*"
     native = true
+    [thinking]                        # how much the models think (nothing set: each API's default)
+    anthropic_budget_tokens = 4000    # Anthropic extended thinking, interleaved with tools (0: off; >= 1024)
+    openai_effort = "medium"          # OpenAI reasoning effort: none | minimal | low | medium | high | xhigh | max
+    openai_summary = "auto"           # OpenAI reasoning summaries to show: auto | concise | detailed
     [keys]                            # prefer the environment; never written anywhere else
     anthropic = "sk-ant-..."
     [keymap]                          # the TUI's key bindings by id (see the command palette)
@@ -32,6 +37,11 @@
     max_retry_after = 60              # a longer retry-after fails at once, saying until when
     [timeouts.openai-chat]            # one provider's own: anthropic | openai | openai-chat
     first_byte = 600
+    system_prompt = "Answer briefly."  # a new chat's own system prompt (beside the agent's)
+    [prices."openai:gpt-5.4"]         # your price for a model, USD per million tokens (over
+    input = 2.5                       # its profile's row; a field left out keeps the profile's)
+    output = 15.0
+    cache_read = 0.25
 
 API keys come from the provider's environment variable first (ANTHROPIC_API_KEY,
 OPENAI_API_KEY: each provider's profile in :mod:`core.providers.profiles` names it), then
@@ -48,6 +58,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, SecretStr, model_validator
 
 from core.errors import parse_toml_model, read_text
+from core.providers.base import ThinkingSettings
 from core.providers.profiles import DEFAULT_WAITS, DEMO, PROFILES, SDK_PROVIDERS, Waits, profile_for
 
 DEMO_PROVIDER = DEMO.name  # what runs with no key anywhere
@@ -123,6 +134,18 @@ class TimeoutSettings(WaitSettings):
         return self.model_copy(update={**given, "providers": providers})
 
 
+class PriceSettings(BaseModel):
+    """``[prices."provider:model"]``: USD per million tokens, over the profile's row for the model
+    (a field left out keeps the profile's; with no profile row, a token kind left unpriced
+    leaves a request that has such tokens without a cost: see :mod:`core.chat.meter`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: NonNegativeFloat | None = None
+    output: NonNegativeFloat | None = None
+    cache_read: NonNegativeFloat | None = None
+    cache_write: NonNegativeFloat | None = None
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -143,10 +166,25 @@ class Settings(BaseModel):
     anthropic_tool_search: Literal["bm25", "regex"] = "bm25"
     openai_tool_search: Literal["hosted", "client"] = "hosted"
     model_support: list[dict[str, Any]] = Field(default_factory=list)
+    # Fallback models, "provider:model" (or a bare provider: its default model), tried in order
+    # when the chat's provider keeps failing after its retries (core.chat.switch).
+    fallback: list[str] = Field(default_factory=list)
     keys: Keys = Field(default_factory=Keys)
     keymap: dict[str, str] = Field(default_factory=dict, description="TUI binding id -> keys, e.g. new_chat")
     tools: ToolSettings = Field(default_factory=ToolSettings)
     timeouts: TimeoutSettings = Field(default_factory=TimeoutSettings)
+    thinking: ThinkingSettings = Field(default_factory=ThinkingSettings)
+    # A new chat's own system prompt (beside the agent's instructions); --system or the TUI's
+    # editor sets another. A chat keeps the one it opened with when this changes.
+    system_prompt: str | None = None
+    prices: dict[str, PriceSettings] = Field(default_factory=dict, description='"provider:model" -> its price')
+
+    @model_validator(mode="after")
+    def _fallback_names_a_provider(self) -> Settings:
+        for entry in self.fallback:
+            if profile_for(entry.partition(":")[0]) is None:
+                raise ValueError(f"fallback {entry!r}: expected provider:model, provider one of {', '.join(PROFILES)}")
+        return self
 
     def api_key(self, provider: str) -> str | None:
         """The provider's key: its profile's environment variable, else its ``[keys]`` field."""
