@@ -88,6 +88,7 @@ def _load_all() -> None:
     if not _loaded:
         # One module per domain; each registers its built-ins when it is imported.
         from core.builtins import (  # noqa: F401
+            browser,
             calendar_events,
             clock,
             mail,

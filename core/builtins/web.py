@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -120,31 +121,72 @@ _TEXTUAL_TYPES = (
 )
 
 
-@tool(
-    "web.fetch",
-    WebFetchArgs,
-    "Fetch a web page or API URL over HTTPS and return its readable text, cut to a maximum length.",
-)
-async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
+@dataclass
+class Page:
+    """A page as a built-in read it: the URL it came from (as written, after redirects), its
+    status and content type, and its body decoded to text (cut at ``fetch_max_bytes``)."""
+
+    url: httpx.URL
+    status: int
+    reason_phrase: str
+    content_type: str
+    text: str
+    size: int  # bytes read
+    cut_bytes: bool
+    max_bytes: int
+
+    @property
+    def source(self) -> str:
+        return page_source(self.url)
+
+    @property
+    def is_html(self) -> bool:
+        return self.content_type in ("text/html", "application/xhtml+xml") or (
+            not self.content_type and self.text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+        )
+
+
+def web_url(text: str) -> httpx.URL:
+    """An absolute http(s) URL, as the hardline rules would see it and a connection would read it."""
     import httpx
 
     from core.pipeline.canonical import CanonicalError, canonical_url
 
-    try:  # the URL as the hardline rules would see it; the host as a connection would read it
-        url = httpx.URL(canonical_url(args.url))
+    try:
+        url = httpx.URL(canonical_url(text))
     except (CanonicalError, httpx.InvalidURL, ValueError) as exc:
-        raise ToolError(f"Bad URL {args.url!r}: {exc}; give an absolute http:// or https:// URL.") from None
+        raise ToolError(f"Bad URL {text!r}: {exc}; give an absolute http:// or https:// URL.") from None
     if url.scheme not in ("http", "https") or not url.host:
-        raise ToolError(f"Bad URL {args.url!r}: give an absolute http:// or https:// URL.")
+        raise ToolError(f"Bad URL {text!r}: give an absolute http:// or https:// URL.")
+    return url
+
+
+async def read_page(
+    ctx: ToolContext,
+    method: str,
+    url: httpx.URL,
+    what: str,
+    *,
+    content: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> Page:
+    """Request ``url`` through :mod:`core.net.guard` and read the body (up to ``fetch_max_bytes``).
+
+    ``what`` names the request in error messages ("Fetching https://..."). Raises
+    :class:`PrivateAddress` for a refused destination (the caller answers with :func:`refusal`)
+    and :class:`ToolError` for anything else that went wrong.
+    """
+    import httpx
+
     max_bytes = int(ctx.settings.get("fetch_max_bytes", 2_000_000))
     timeout = float(ctx.settings.get("http_timeout", 20.0))
-
     body = bytearray()
     cut_bytes = False
+    sent = {"Accept": ACCEPT_PAGES, **(headers or {})}
     try:
         async with (
             http_client(ctx) as client,
-            guarded_stream(client, "GET", url, net_policy(ctx), headers={"Accept": ACCEPT_PAGES}) as fetched,
+            guarded_stream(client, method, url, net_policy(ctx), headers=sent, content=content) as fetched,
         ):
             resp = fetched.response
             async for chunk in resp.aiter_bytes():
@@ -153,63 +195,100 @@ async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
                     del body[max_bytes:]
                     cut_bytes = True
                     break
-    except PrivateAddress as exc:
-        return refusal(exc, f"to fetch {args.url}")
+    except PrivateAddress:
+        raise
     except GuardError as exc:
-        raise ToolError(f"Fetching {args.url} failed: {exc}.") from None
+        raise ToolError(f"{what} failed: {exc}.") from None
     except httpx.HTTPError as exc:
-        raise http_failure(exc, f"Fetching {args.url}", timeout) from None
-    final_url = str(fetched.url)  # the URL as written, not the address connected to
-
+        raise http_failure(exc, what, timeout) from None
     content_type = resp.headers.get("content-type", "").split(";")[0].strip().lower()
-    text = _decode(bytes(body), resp.charset_encoding, content_type)
-    title = None
-    if content_type in ("text/html", "application/xhtml+xml") or (
-        not content_type and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
-    ):
+    return Page(
+        url=fetched.url,
+        status=resp.status_code,
+        reason_phrase=resp.reason_phrase,
+        content_type=content_type,
+        text=_decode(bytes(body), resp.charset_encoding, content_type),
+        size=len(body),
+        cut_bytes=cut_bytes,
+        max_bytes=max_bytes,
+    )
+
+
+def readable(page: Page) -> tuple[str | None, str] | None:
+    """``(title, text)`` of a page: HTML as readable text, JSON indented, other text as it is;
+    None when the page is not text."""
+    content_type = page.content_type
+    if page.is_html:
         from core.builtins.html_text import html_to_text
 
-        title, text = html_to_text(text)
-    elif content_type == "application/json" or content_type.endswith("+json"):
+        return html_to_text(page.text)
+    if content_type == "application/json" or content_type.endswith("+json"):
         with contextlib.suppress(ValueError):  # cut short or not JSON after all: give the raw text
-            text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
-    elif content_type and not content_type.startswith("text/") and content_type not in _TEXTUAL_TYPES:
-        refused = error_result(
-            f"{final_url} returned {content_type} ({len(body)} bytes), which is not text; "
-            "web.fetch returns readable text only."
-        )  # the server's words: enveloped
-        return refused.model_copy(update={"envelope_source": page_source(fetched.url)})
+            return None, json.dumps(json.loads(page.text), ensure_ascii=False, indent=1)
+        return None, page.text
+    if content_type and not content_type.startswith("text/") and content_type not in _TEXTUAL_TYPES:
+        return None
+    return None, page.text
 
-    source = page_source(fetched.url)
-    if resp.status_code >= 400:
-        excerpt = text[:500] + ("..." if len(text) > 500 else "")
-        failed = error_result(
-            f"HTTP {resp.status_code} {resp.reason_phrase} from {final_url}."
-            + (f"\n\n{excerpt}" if excerpt.strip() else "")
-        )
-        return failed.model_copy(update={"envelope_source": source})
+
+def not_text(page: Page, tool_name: str) -> ToolResult:
+    """The error for a page that is not text (the server's words: enveloped)."""
+    refused = error_result(
+        f"{page.url} returned {page.content_type} ({page.size} bytes), which is not text; "
+        f"{tool_name} returns readable text only."
+    )
+    return refused.model_copy(update={"envelope_source": page.source})
+
+
+def error_page(page: Page, text: str) -> ToolResult:
+    """The error for an HTTP error status, with an excerpt of the page (enveloped)."""
+    excerpt = text[:500] + ("..." if len(text) > 500 else "")
+    failed = error_result(
+        f"HTTP {page.status} {page.reason_phrase} from {page.url}." + (f"\n\n{excerpt}" if excerpt.strip() else "")
+    )
+    return failed.model_copy(update={"envelope_source": page.source})
+
+
+@tool(
+    "web.fetch",
+    WebFetchArgs,
+    "Fetch a web page or API URL over HTTPS and return its readable text, cut to a maximum length.",
+)
+async def web_fetch(args: WebFetchArgs, ctx: ToolContext) -> ToolResult:
+    url = web_url(args.url)
+    try:
+        page = await read_page(ctx, "GET", url, f"Fetching {args.url}")
+    except PrivateAddress as exc:
+        return refusal(exc, f"to fetch {args.url}")
+    final_url = str(page.url)  # the URL as written, not the address connected to
+    read = readable(page)
+    if read is None:
+        return not_text(page, "web.fetch")
+    title, text = read
+    if page.status >= 400:
+        return error_page(page, text)
     total = len(text)
     shown = text[: args.max_chars]
-    header = [f"URL: {final_url}", f"Status: {resp.status_code}", f"Content-Type: {content_type or 'unknown'}"]
+    header = [f"URL: {final_url}", f"Status: {page.status}", f"Content-Type: {page.content_type or 'unknown'}"]
     if title:
         header.append(f"Title: {title}")
     if total > args.max_chars:
         header.append(f"[Showing the first {args.max_chars} of {total} characters; the rest was cut.]")
-    if cut_bytes:
-        header.append(f"[The download stopped at {max_bytes} bytes; the page is longer.]")
+    if page.cut_bytes:
+        header.append(f"[The download stopped at {page.max_bytes} bytes; the page is longer.]")
     structured = {
         "url": args.url,
         "final_url": final_url,
-        "status": resp.status_code,
-        "content_type": content_type,
+        "status": page.status,
+        "content_type": page.content_type,
         "title": title,
         "characters": total,
-        "truncated": total > args.max_chars or cut_bytes,
+        "truncated": total > args.max_chars or page.cut_bytes,
     }
     return ToolResult(
         content=[{"type": "text", "text": "\n".join(header) + "\n\n" + shown}],
         structured=structured,
-        envelope_source=source,
+        envelope_source=page.source,
     )
 
 

@@ -20,7 +20,7 @@ from core.builtins import builtin_names, builtin_tool
 from core.builtins.schema import KEY_ORDER, input_schema
 from core.builtins.shared import Args
 from core.roster.loader import load_roster, parse_roster
-from core.roster.models import PlanInput
+from core.roster.models import WEBSITE_PROFILE_TOOLS, PlanInput
 from core.roster.planner import plan_roster
 from core.tokens import TokenEstimator
 
@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "plan_production.json"
 PRODUCTION_FILE = json.loads((resources.files("core.roster") / "rosters" / "production.json").read_text("utf-8"))
 NAMES = builtin_names()
+# The browser built-ins join only the chats of a website profile (ADR-0130), not the production roster.
+ROSTER_NAMES = [n for n in NAMES if n not in WEBSITE_PROFILE_TOOLS]
 
 
 def _tool(name: str):
@@ -44,7 +46,7 @@ def test_every_configured_tool_in_the_production_roster_has_an_implementation():
     assert len(configured) == len(set(configured)) == 27
     missing = [name for name in configured if builtin_tool(name) is None]
     assert missing == []
-    assert sorted(configured) == NAMES  # and no built-in is left out of the roster
+    assert sorted(configured) == ROSTER_NAMES  # and no built-in is left out of the roster
 
 
 def test_the_production_roster_does_not_repeat_what_the_built_ins_say():
@@ -77,7 +79,7 @@ def plan_tools() -> dict[str, dict]:
 GOLDEN_TOOLS = {t["name"]: t for t in json.loads(GOLDEN.read_text("utf-8"))["tools"]}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ROSTER_NAMES)
 def test_the_plan_carries_the_generated_schema_and_description(plan_tools, name):
     tool = _tool(name)
     carried = plan_tools[name]
@@ -87,7 +89,7 @@ def test_the_plan_carries_the_generated_schema_and_description(plan_tools, name)
     assert carried["description"] == tool.description
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", ROSTER_NAMES)
 def test_the_generated_schema_is_what_the_roster_spelled_out_before(name):
     # The golden plan was taken while production.json still wrote every schema out by hand.
     stored = GOLDEN_TOOLS[name]

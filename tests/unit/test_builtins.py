@@ -17,6 +17,7 @@ from core.builtins.html_text import html_to_text
 from core.builtins.web import NO_SEARCH_BACKEND
 from core.demo.dataset import open_demo_dataset
 from core.roster.loader import load_roster
+from core.roster.models import WEBSITE_PROFILE_TOOLS
 from core.tools import ToolResult
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -90,7 +91,7 @@ CONFIGURED = {t.name: t for t in load_roster("production").configured}
 
 def test_every_configured_tool_has_a_builtin_and_nothing_else():
     assert len(CONFIGURED) == 27
-    assert set(builtin_names()) == set(CONFIGURED)
+    assert set(builtin_names()) - set(WEBSITE_PROFILE_TOOLS) == set(CONFIGURED)  # browser.*: website profiles
     for name in CONFIGURED:
         assert get_builtin(name) is not None
 

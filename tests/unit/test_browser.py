@@ -1,0 +1,209 @@
+"""The browser built-ins (ADR-0130's pins) against a real HTTP server on loopback: navigate keeps
+the chat's current page, observe reads its text, links and forms, act follows a link or submits a
+form. The private-address guard lets them reach 127.0.0.1 only because the test allows it
+(``allow_private_hosts``), and refuses private hosts otherwise."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+import sqlite_utils
+
+from core.builtins import ToolContext, builtin_tool, get_builtin
+from core.builtins.schema import input_schema
+from core.context import envelope
+from core.pipeline import codes
+from core.tools import ToolResult, result_envelope_source
+
+HOME = """<!doctype html><html><head><title>Ferry &amp; Co</title><base href="/shop/"></head><body>
+<h1>Timetable</h1><p>Boats leave every <b>hour</b>.</p>
+<a href="about">About <i>us</i></a>
+<a href="https://elsewhere.example/x">Partner</a>
+<a href="mailto:x@example.org">Mail</a>
+<a href="javascript:void(0)">Script</a>
+<a href="/away">Away</a>
+<form action="/search" method="get"><input name="q" value="ferry"><input type="hidden" name="lang" value="en">
+<input type="submit" name="go" value="Search"></form>
+<form action="/book" method="post">
+<input name="name"><input type="checkbox" name="news" value="yes" checked>
+<input type="radio" name="class" value="deck"><input type="radio" name="class" value="cabin" checked>
+<select name="day"><option>mon</option><option value="tue" selected>Tuesday</option></select>
+<textarea name="note">window seat</textarea><button type="submit">Book</button></form>
+<form action="/upload" method="post" enctype="multipart/form-data"><input type="file" name="f"></form>
+</body></html>"""
+
+
+class _Site(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # quiet
+        return None
+
+    def _send(self, status: int, body: str, content_type: str = "text/html; charset=utf-8") -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path)
+        if path.path == "/":
+            self._send(200, HOME)
+        elif path.path == "/shop/about":
+            self._send(200, "<html><title>About</title><p>Family run since 1920.</p></html>")
+        elif path.path == "/search":
+            self._send(200, f"<html><p>results for {json.dumps(dict(parse_qsl(path.query)))}</p></html>")
+        elif path.path == "/away":  # a redirect hop to a private address nobody allowed
+            self.send_response(302)
+            self.send_header("Location", "http://10.0.0.7/inside")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path.path == "/logo.png":
+            self._send(200, "\x89PNG", "image/png")
+        else:
+            self._send(404, "<html><title>Missing</title><p>No such page.</p></html>")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length).decode()
+        kind = self.headers.get("Content-Type", "")
+        self._send(200, f"<html><title>Booked</title><p>{kind} {json.dumps(parse_qsl(body))}</p></html>")
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _ctx(tmp_path: Path, **settings) -> ToolContext:
+    return ToolContext(
+        db=sqlite_utils.Database(tmp_path / "builtins.sqlite"),
+        chat_id="chat_web",
+        call_id="call_1",
+        workspace=tmp_path,
+        settings=settings,
+    )
+
+
+@pytest.fixture
+def allowed(tmp_path: Path) -> ToolContext:
+    """The test's explicit allow setting: loopback, and nothing else private."""
+    return _ctx(tmp_path, allow_private_hosts=["127.0.0.1"])
+
+
+async def run(ctx: ToolContext, name: str, **arguments) -> ToolResult:
+    fn = get_builtin(name)
+    assert fn is not None, name
+    return await fn(arguments, ctx)
+
+
+async def test_the_three_tools_are_built_ins_with_generated_schemas():
+    for name in ("browser.navigate", "browser.observe", "browser.act"):
+        tool = builtin_tool(name)
+        assert tool is not None and tool.input_schema == input_schema(tool.args)
+    act = builtin_tool("browser.act")
+    assert act is not None and list(act.input_schema["properties"]) == ["link", "form", "fields"]
+
+
+async def test_navigate_keeps_the_page_and_observe_reads_text_links_and_forms(allowed, site):
+    opened = await run(allowed, "browser.navigate", url=site + "/")
+    assert not opened.is_error, opened.text()
+    assert opened.structured["title"] == "Ferry & Co"
+    assert (opened.structured["links"], opened.structured["forms"]) == (3, 3)
+    assert opened.envelope_source == "web.127.0.0.1"
+
+    seen = await run(allowed, "browser.observe")
+    text = seen.text()
+    assert "# Timetable" in text and "Boats leave every hour." in text
+    # links resolve against <base>; mailto and javascript links are not offered
+    assert [link["url"] for link in seen.structured["links"]] == [
+        site + "/shop/about",
+        "https://elsewhere.example/x",
+        site + "/away",
+    ]
+    assert seen.structured["links"][0]["text"] == "About us"
+    booking = seen.structured["forms"][1]
+    assert (booking["method"], booking["action"]) == ("post", site + "/book")
+    fields = {f["name"]: (f["type"], f["value"]) for f in booking["fields"]}
+    assert fields == {
+        "name": ("text", ""),
+        "news": ("checkbox", "yes"),
+        "class": ("radio", "cabin"),
+        "day": ("select", "tue"),
+        "note": ("textarea", "window seat"),
+    }
+    assert "[2] POST " + site + "/book" in text and 'class (radio) = "cabin" options "deck", "cabin"' in text
+    # what the page says reaches the model inside its envelope
+    assert result_envelope_source(None, seen) == "web.127.0.0.1"
+    fenced = envelope.fence(text, seen.envelope_source)
+    assert fenced != text and "Boats leave" in fenced
+
+
+async def test_act_follows_a_link_and_submits_forms_by_get_and_post(allowed, site):
+    await run(allowed, "browser.navigate", url=site + "/")
+    about = await run(allowed, "browser.act", link=1)
+    assert about.structured["url"] == site + "/shop/about" and about.structured["method"] == "GET"
+    assert "Family run" in (await run(allowed, "browser.observe")).text()
+
+    await run(allowed, "browser.navigate", url=site + "/")
+    searched = await run(allowed, "browser.act", form=1, fields={"q": "night boat"})
+    assert searched.structured["method"] == "GET"
+    assert '{"q": "night boat", "lang": "en", "go": "Search"}' in (await run(allowed, "browser.observe")).text()
+
+    await run(allowed, "browser.navigate", url=site + "/")
+    booked = await run(allowed, "browser.act", form=2, fields={"name": "Ada", "news": ""})
+    assert booked.structured["method"] == "POST" and booked.structured["title"] == "Booked"
+    page = (await run(allowed, "browser.observe")).text()
+    assert "application/x-www-form-urlencoded" in page
+    assert '[["name", "Ada"], ["class", "cabin"], ["day", "tue"], ["note", "window seat"]]' in page
+
+
+async def test_act_says_what_is_wrong(allowed, site, tmp_path):
+    other_chat = ToolContext(db=allowed.db, chat_id="chat_new", call_id="c", workspace=tmp_path, settings={})
+    empty = await run(other_chat, "browser.observe")
+    assert empty.is_error and "no current page" in empty.text()
+    await run(allowed, "browser.navigate", url=site + "/")
+    for arguments, words in (
+        ({}, "either link"),
+        ({"link": 1, "form": 1}, "either link"),
+        ({"link": 9}, "has 3 links"),
+        ({"form": 7}, "has 3 forms"),
+        ({"form": 1, "fields": {"nope": "x"}}, "no field nope"),
+        ({"form": 3}, "url-encoded forms only"),
+        ({"link": 1, "fields": {"q": "x"}}, "fields go with a form"),
+    ):
+        result = await run(allowed, "browser.act", **arguments)
+        assert result.is_error and words in result.text(), (arguments, result.text())
+    missing = await run(allowed, "browser.navigate", url=site + "/gone")
+    assert not missing.is_error and "404 Not Found (an error page)" in missing.text()
+    binary = await run(allowed, "browser.navigate", url=site + "/logo.png")
+    assert binary.is_error and "not text" in binary.text()
+    assert (await run(allowed, "browser.observe")).structured["title"] == "Missing"  # the last readable page stays
+
+
+async def test_the_guard_refuses_private_hosts_unless_the_setting_allows_them(tmp_path, site):
+    plain = _ctx(tmp_path)  # no allow setting: loopback is private
+    refused = await run(plain, "browser.navigate", url=site + "/")
+    assert refused.is_error and refused.error_code == codes.DENIED_PRIVATE_ADDRESS
+    for url in ("http://localhost:1/", "http://10.1.2.3/", "http://[::1]/", "http://169.254.169.254/latest"):
+        result = await run(plain, "browser.navigate", url=url)
+        assert result.error_code == codes.DENIED_PRIVATE_ADDRESS, url
+    # allowed: loopback only; a redirect hop from it to another private host is still refused
+    allowed = _ctx(tmp_path, allow_private_hosts=["127.0.0.1"])
+    assert not (await run(allowed, "browser.navigate", url=site + "/")).is_error
+    away = await run(allowed, "browser.act", link=3)
+    assert away.error_code == codes.DENIED_PRIVATE_ADDRESS and "10.0.0.7" in away.text()
+    assert (await run(allowed, "browser.observe")).structured["url"] == site + "/"  # the page did not change
