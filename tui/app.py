@@ -51,7 +51,9 @@ from tui.screens.chats import ChatsScreen
 from tui.screens.dialogs import Confirm, TextPrompt
 from tui.screens.plan import PlanScreen
 from tui.screens.project_config import ProjectConfigs
+from tui.screens.system_prompt import SystemPromptScreen
 from tui.screens.tool import ToolScreen
+from tui.screens.usage import UsageScreen
 from tui.screens.whatif import WhatIfScreen
 from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
 from tui.terminal import TerminalSignals
@@ -114,6 +116,12 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("export_current", "Export this chat to Markdown", "Write the chat, tool calls included, to a file"),
     ("plan", "Plan inspector", "The chat's whole plan and the index text as sent"),
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
+    ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
+    (
+        "system_prompt",
+        "Edit this chat's system prompt",
+        "Its own prompt, beside the agent's (after the first message a change breaks the cached prefix once)",
+    ),
     ("toggle_roster", "Toggle the roster panel", "Show or hide the roster (below 100 columns it folds into one line)"),
     ("filter_tools", "Filter the roster", "Focus the roster's filter box"),
     ("copy_last", "Copy the last answer", "Copy the assistant's last message to the clipboard"),
@@ -166,6 +174,8 @@ class DeferchatApp(App[int]):
         Binding("f3", "copy_last", "Copy answer", id="copy_last", show=False),
         Binding("f8", "delete_current", "Delete chat", id="delete_current", show=False),
         Binding("f9", "change_theme", "Theme", id="change_theme", show=False),
+        Binding("f6", "system_prompt", "System prompt", id="system_prompt", show=False),
+        Binding("f7", "usage", "Usage", id="usage", show=False),
         Binding("escape", "focus_input", "Input", id="focus_input", show=False),
         # an open approval is answered in its bar, reached on purpose (check_action: only then)
         Binding("tab", "answer_approval", "Answer", id="answer_approval", priority=True),
@@ -407,6 +417,9 @@ class DeferchatApp(App[int]):
             reason=plan.strategy_reason,
             pinned=self.pinned,
         )
+        from core.chat.meter import chat_usage
+
+        self.header_bar.show_totals(chat_usage(self.store, session.chat_id).totals)  # a reopened chat's so far
         displays = {t.name: tool_display(t.name, t.remote_name, t.server) for t in plan.tools}
         self.router.reset(displays)
         marks = marks_from_events(self.store.events(session.chat_id, MARK_EVENT_TYPES))
@@ -839,6 +852,32 @@ class DeferchatApp(App[int]):
             self.notify("No chat is open.", severity="warning")
             return
         self.push_screen(PlanScreen(self.session.plan, self.pinned))
+
+    def action_usage(self) -> None:
+        if self.session is None:
+            self.notify("No chat is open.", severity="warning")
+            return
+        from core.chat.meter import chat_usage
+
+        self.push_screen(UsageScreen(chat_usage(self.store, self.session.chat_id)))
+
+    def action_system_prompt(self) -> None:
+        session = self.session
+        if session is None:
+            self.notify("No chat is open.", severity="warning")
+            return
+        prompt = session.prompt
+
+        def saved(text: str | None) -> None:
+            if text is not None and self.session is session:
+                try:
+                    changed = prompt.set(text)  # its chat.system_prompt event reaches the log
+                except UserFacingError as exc:
+                    self.notify(str(exc), severity="error")
+                    return
+                self.notify("System prompt saved." if changed else "The system prompt is unchanged.", timeout=3)
+
+        self.push_screen(SystemPromptScreen(prompt.text(), started=not prompt.before_first_message()), saved)
 
     def action_whatif(self) -> None:
         if self.session is None or self.session.plan is None:

@@ -20,8 +20,10 @@ from core.events import (
     ModelToolSearch,
     ModelToolUse,
     PlanEvent,
+    PrefixBreak,
     RosterChanged,
     ServerStatus,
+    SystemPromptChanged,
     ToolApprovalRequired,
     ToolApproved,
     ToolCompleted,
@@ -120,6 +122,10 @@ class EventRouter:
                 await self.on_turn_completed(event)
             case UsageEvent():
                 await self.on_usage(event)
+            case PrefixBreak():
+                await self.on_prefix_break(event)
+            case SystemPromptChanged():
+                await self.on_system_prompt(event)
             case ErrorEvent():
                 await self.on_error(event)
             case ServerStatus():
@@ -177,7 +183,24 @@ class EventRouter:
     async def on_usage(self, e: UsageEvent) -> None:
         await self._end_segment()
         self.segments = []
-        self.header.set_usage(e.input_tokens, e.output_tokens, e.cache_read_input_tokens, e.cache_creation_input_tokens)
+        self.header.add_usage(e)
+
+    async def on_prefix_break(self, e: PrefixBreak) -> None:
+        self.header.add_break(e)
+        await self.log.add(NoteItem(text=f"cached prefix breaks ({e.cause}): {e.detail}", level="warning"))
+
+    async def on_system_prompt(self, e: SystemPromptChanged) -> None:
+        if e.before_first_message:
+            what = "This chat's system prompt is set." if e.text else "This chat has no system prompt of its own now."
+            await self.log.add(NoteItem(text=what))
+        else:
+            what = "changed" if e.text else "removed"
+            await self.log.add(
+                NoteItem(
+                    text=f"This chat's system prompt was {what}: the next request's cached prefix breaks.",
+                    level="warning",
+                )
+            )
 
     async def on_error(self, e: ErrorEvent) -> None:
         await self._end_segment()

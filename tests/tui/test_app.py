@@ -79,7 +79,8 @@ async def test_header_shows_title_model_and_strategy_with_its_reason(engine) -> 
             )
         )
         await until(pilot, lambda: str(header.usage.render()) != "")
-        assert str(header.usage.render()) == "\u21914,468 \u219380 cache r1,200/w30"
+        # the prompt's tokens in all (uncached + read + written), the share read from the cache
+        assert str(header.usage.render()) == "\u21915,698 \u219380 cache hit 21%"
 
 
 async def test_works_at_80x24(engine) -> None:

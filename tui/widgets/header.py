@@ -1,4 +1,6 @@
-"""The header: chat title, provider and model, the strategy badge and the reason for it."""
+"""The header: chat title, provider and model, the strategy badge and the reason for it, and the
+cost meter's totals for the chat (tokens, cache hit ratio, dollars when every price is known;
+the usage view has them per request)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from core.chat.meter import UsageTotals, cost_text, ratio_text, tokens_text
 from core.display import safe
+from core.events import PrefixBreak, UsageEvent
 
 
 class ChatHeader(Horizontal):
@@ -18,6 +22,8 @@ class ChatHeader(Horizontal):
         self.badge = Static("", id="hdr-badge")
         self.reason = Static("", id="hdr-reason")
         self.usage = Static("", id="hdr-usage")
+        self.totals = UsageTotals()
+        self._breaks: list[PrefixBreak] = []  # the next usage's
 
     def compose(self) -> ComposeResult:
         yield self.title_label
@@ -37,7 +43,7 @@ class ChatHeader(Horizontal):
         self.badge.tooltip = reason
         self.reason.update(Content(reason))
         self.reason.tooltip = reason
-        self.usage.update("")
+        self.show_totals(UsageTotals())
 
     def set_opening(self, what: str = "Opening a chat\u2026") -> None:
         """Another chat is opening: nothing of the previous one stays (its title, its usage)."""
@@ -59,8 +65,35 @@ class ChatHeader(Horizontal):
             label.update("")
         self.badge.tooltip = self.reason.tooltip = None
 
-    def set_usage(self, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int) -> None:
-        text = f"\u2191{input_tokens:,} \u2193{output_tokens:,}"
-        if cache_read or cache_write:
-            text += f" cache r{cache_read:,}/w{cache_write:,}"
+    def show_totals(self, totals: UsageTotals) -> None:
+        """The chat's totals so far (a reopened chat's, read back from its stored events)."""
+        self.totals, self._breaks = totals, []
+        self._render_usage()
+
+    def add_break(self, event: PrefixBreak) -> None:
+        self._breaks.append(event)
+
+    def add_usage(self, event: UsageEvent) -> None:
+        """One more request: its tokens, cost and the prefix breaks before it join the totals."""
+        breaks, self._breaks = self._breaks, []
+        self.totals.add_event(event, breaks)
+        self._render_usage()
+
+    def _render_usage(self) -> None:
+        t = self.totals
+        if not t.requests:
+            self.usage.update("")
+            self.usage.tooltip = None
+            return
+        text = (
+            f"\u2191{tokens_text(t.input_tokens + t.cache_read + t.cache_write)} \u2193{tokens_text(t.output_tokens)}"
+        )
+        text += f" cache hit {ratio_text(t.hit_ratio)}"
+        if t.cost_usd is not None:
+            text += f" {cost_text(t.cost_usd)}" + ("+?" if t.unpriced else "")
         self.usage.update(Content(text))
+        self.usage.tooltip = (
+            f"{t.requests} requests; input {t.input_tokens:,} uncached + {t.cache_read:,} read from the cache "
+            f"+ {t.cache_write:,} written to it; {t.prefix_breaks} prefix breaks"
+            + ("; some requests have no price" if t.unpriced else "")
+        )
