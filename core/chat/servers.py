@@ -28,6 +28,7 @@ class ChatServers:
         self.manager: McpManager | None = None
         self.status: dict[str, ev.ServerStatus] = {}
         self.changed: list[str] = []
+        self.always_load: tuple[str, ...] = ()  # servers whose entry pins their tools ("alwaysLoad")
 
     def _on_event(self, event: ev.ServerStatus | ev.RosterChanged) -> None:
         if isinstance(event, ev.ServerStatus):
@@ -41,9 +42,10 @@ class ChatServers:
         self._emit(event)
 
     async def start(self, roster: Roster, mcp_config: str | None, start_demo: bool) -> None:
-        from core.mcp.config import McpConfig, load_mcp_config
+        from core.mcp.config import McpConfig, always_load_servers, load_mcp_config
 
         config = load_mcp_config([mcp_config] if mcp_config else [])
+        self.always_load = always_load_servers(config)  # the demo servers pin nothing
         configured = {s.name for s in config.servers}
         if start_demo:
             from core.demo import DEMO_SERVERS, demo_config

@@ -10,8 +10,10 @@ One entry per server::
 Keys: ``command``, ``args``, ``env``, ``cwd`` (stdio); ``url``, ``headers`` (HTTP); optional
 ``type`` (``stdio`` | ``http`` | ``streamable-http`` | ``sse``; inferred from ``command``/``url``
 when absent), ``timeout`` (seconds to start: connect, handshake and first tool listing),
-``call_timeout`` (seconds per tool call) and ``disabled``. Unknown keys are ignored, so a
-Claude Desktop or Claude Code file works as it is.
+``call_timeout`` (seconds per tool call), ``disabled`` and ``alwaysLoad`` (Claude Code's key:
+``true`` pins every tool of the server in a plan, ranked first and never deferred; see
+:func:`always_load_servers`). Unknown keys are ignored, so a Claude Desktop or Claude Code
+file works as it is.
 
 Where servers come from, lowest precedence first (a later source replaces a server of the
 same name whole, it does not merge into it):
@@ -74,6 +76,12 @@ from core.mcp.resolve import (
 )
 from core.mcp.sources import PROJECT_FILE, USER_FILE, load_mcp_config, project_config_path, user_config_path
 
+
+def always_load_servers(config: McpConfig) -> tuple[str, ...]:
+    """The servers whose entry says ``"alwaysLoad": true``, by name: a plan pins their tools."""
+    return tuple(s.name for s in config.servers if s.always_load)
+
+
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_START_TIMEOUT",
@@ -89,6 +97,7 @@ __all__ = [
     "McpServerConfig",
     "ServerEntry",
     "Transport",
+    "always_load_servers",
     "config_from_dict",
     "expand",
     "load_mcp_config",

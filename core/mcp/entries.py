@@ -41,6 +41,8 @@ class ServerEntry(BaseModel):
     timeout: float | None = Field(default=None, gt=0, description="seconds to start")
     call_timeout: float | None = Field(default=None, gt=0, description="seconds per tool call")
     disabled: bool = False
+    # Claude Code's key: every tool of this server is pinned (ranked first, never deferred).
+    always_load: bool = Field(default=False, alias="alwaysLoad")
 
     @field_validator("command", "url")
     @classmethod

@@ -63,6 +63,7 @@ class McpServerConfig(BaseModel):
     timeout: float = DEFAULT_START_TIMEOUT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     source: str = ""
+    always_load: bool = False  # "alwaysLoad": true: its tools are pinned in a plan
     error: str | None = None
     needs_approval: str | None = Field(default=None, description="the unapproved file this server comes from")
     live: Endpoint | None = Field(
@@ -158,6 +159,7 @@ def resolve_entry(
         "timeout": entry.timeout or start_timeout,
         "call_timeout": entry.call_timeout or call_timeout,
         "source": source,
+        "always_load": entry.always_load,
     }
     if needs_approval is not None:
         return McpServerConfig(**common, **written, needs_approval=needs_approval)

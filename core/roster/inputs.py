@@ -68,22 +68,28 @@ def build_plan_input(
 ) -> PlanInput:
     """Roster (named or file) plus live discovery from ``mcp_config``, merged.
 
-    A live server replaces the roster's static tools for a server of the same name.
+    A live server replaces the roster's static tools for a server of the same name. A server
+    whose entry says ``"alwaysLoad": true`` has its tools pinned.
     """
     r = roster if isinstance(roster, Roster) else load_roster(roster or DEFAULT_ROSTER)
     discovered = list(r.discovered)
     rejected: tuple[RejectedTool, ...] = ()
+    always_load: tuple[str, ...] = ()
     if mcp_config:
+        from core.mcp.config import always_load_servers, load_mcp_config
         from core.mcp.discovery import discover_servers
 
-        found = discover_servers(mcp_config, on_event=on_event)
+        config = load_mcp_config([mcp_config])
+        found = discover_servers(config, on_event=on_event)
         discovered = merge_discovered(discovered, found.tools)
         rejected = tuple(found.rejected)  # listed but unusable: skipped in the plan, with reasons
+        always_load = always_load_servers(config)  # "alwaysLoad": true pins a server's tools
     return PlanInput(
         agent=r.agent,
         configured=r.configured,
         discovered=tuple(discovered),
         rejected=rejected,
+        always_load_servers=always_load,
         caps=caps or Caps(),
         policy=policy or PolicyConfig(),
         strategy=strategy,

@@ -2,7 +2,9 @@
 
 A roster file::
 
-    {"agent": {"name", "version", "deferred": [names], "controls"?: [...], "can_defer"?: bool},
+    {"agent": {"name", "version", "deferred": [names], "controls"?: [...], "can_defer"?: bool,
+               "always_load"?: [names or "mcp.<server>.*"],
+               "profile"?: {"kind": "website", "url": "https://..."}},
      "configured": [{"name", "description"?, "input_schema"?, "side_effect"?, "scopes"?,
                      "requires_approval"?}],
      "servers": [{"name", "tools": [{"name", "description", "input_schema" | "inputSchema",
@@ -16,6 +18,12 @@ empty description and takes any object. The built-ins are imported only for a ro
 leaves something out.
 
 Server tools become ``mcp.<server>.<tool>``, classified from their annotations.
+
+``always_load`` pins tools (ranked first, never deferred): a tool's exact name, or a prefix
+ending in ``.*`` (``mcp.gmail_work.*``: every tool of that server). A ``website`` profile binds
+the agent's chats to one site (ADR-0130): the three browser built-ins (``browser.navigate``,
+``browser.observe``, ``browser.act``) join the configured tools, if the roster does not list
+them itself, and are pinned; ``browser.navigate``'s description names the site.
 """
 
 from __future__ import annotations
@@ -29,10 +37,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import UsageError, first_validation_error
-from core.roster.models import AgentConfig
+from core.roster.models import WEBSITE_PROFILE_TOOLS, AgentConfig, Profile
 from core.tools import Origin, SideEffect, ToolSpec, classify_annotations, mcp_tool_name
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ALWAYS_LOAD = re.compile(r"^[^*\s]+(\.\*)?$")  # a name, or a prefix ending in .*
+# The side effects of the browser built-ins a website profile adds: reading a page, reading the
+# page the chat holds, following a link or submitting a form (which may change the site).
+_PROFILE_SIDE_EFFECTS = {
+    "browser.navigate": SideEffect.NETWORK_READ,
+    "browser.observe": SideEffect.WORKSPACE_READ,
+    "browser.act": SideEffect.NETWORK_WRITE,
+}
 
 
 class RosterError(UsageError, ValueError):
@@ -89,6 +105,17 @@ class _Agent(BaseModel):
     controls: list[str] = Field(default_factory=list)
     can_defer: bool = True
     instructions: str = ""
+    always_load: list[str] = Field(default_factory=list)
+    profile: Profile | None = None
+
+    @model_validator(mode="after")
+    def _always_load_ok(self) -> _Agent:
+        for entry in self.always_load:
+            if not _ALWAYS_LOAD.match(entry):
+                raise ValueError(
+                    f"always_load entry {entry!r} must be a tool name or a prefix ending in .* (mcp.<server>.*)"
+                )
+        return self
 
 
 class RosterFile(BaseModel):
@@ -153,10 +180,29 @@ def _configured_spec(tool: _ConfiguredTool) -> ToolSpec:
     )
 
 
+def _profile_tools(profile: Profile | None, listed: list[_ConfiguredTool]) -> list[_ConfiguredTool]:
+    """The browser built-ins a website profile adds, those the roster does not list itself."""
+    if profile is None:
+        return []
+    have = {t.name for t in listed}
+    return [
+        _ConfiguredTool(name=n, side_effect=_PROFILE_SIDE_EFFECTS[n]) for n in WEBSITE_PROFILE_TOOLS if n not in have
+    ]
+
+
+def _bound_to(spec: ToolSpec, profile: Profile | None) -> ToolSpec:
+    """``browser.navigate`` of a website profile says which site the chat is bound to."""
+    if profile is None or spec.name != WEBSITE_PROFILE_TOOLS[0]:
+        return spec
+    site = f"This chat is bound to the website {profile.url}: start there."
+    return spec.model_copy(update={"description": f"{spec.description} {site}".strip()})
+
+
 def parse_roster(data: dict[str, Any], name: str = "roster") -> Roster:
     try:
         rf = RosterFile.model_validate(data)
-        configured = tuple(_configured_spec(t) for t in rf.configured)
+        listed = rf.configured + _profile_tools(rf.agent.profile, rf.configured)
+        configured = tuple(_bound_to(_configured_spec(t), rf.agent.profile) for t in listed)
         discovered = tuple(server_tool_spec(s.name, t) for s in rf.servers for t in s.tools)
         devices = tuple(server_tool_spec(d.name, t, Origin.DEVICE) for d in rf.devices for t in d.tools)
     except ValidationError as exc:
@@ -169,6 +215,8 @@ def parse_roster(data: dict[str, Any], name: str = "roster") -> Roster:
         controls=tuple(a.controls),
         can_defer=a.can_defer,
         instructions=a.instructions,
+        always_load=tuple(a.always_load),
+        profile=a.profile,
     )
     return Roster(name=name, agent=agent, configured=configured, discovered=discovered + devices)
 

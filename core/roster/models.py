@@ -11,10 +11,14 @@ from core.context.regions import DEFERRED_INDEX, TOOL_DEFINITIONS
 from core.deferral.names import STRATEGY_NAMES, WRAPPER
 from core.tools import Origin, SideEffect, ToolSpec
 
-BUILDER = "context-builder@12"
+BUILDER = "context-builder@13"
 # Builders whose plans this builder accepts as current when they render the same bytes
-# (ADR-0123 decision 19: an @11 plan defers nothing and renders exactly as @12 would).
-COMPATIBLE_BUILDERS = ("context-builder@11",)
+# (ADR-0123 decision 19: an @11 plan defers nothing and renders exactly as @12 would; @13 adds
+# always-load pins, which rank first, and renders a pin-free @12 plan byte for byte).
+COMPATIBLE_BUILDERS = ("context-builder@11", "context-builder@12")
+
+# ADR-0130: a chat bound to a website profile pins these three, ranked first, never deferred.
+WEBSITE_PROFILE_TOOLS = ("browser.navigate", "browser.observe", "browser.act")
 
 POLICIES = ("overflow", "threshold")
 STRATEGIES = STRATEGY_NAMES  # the concrete strategies a plan may name (core.deferral.names)
@@ -50,12 +54,38 @@ class PolicyConfig(BaseModel):
     aggregate: int = Field(30, ge=0, description="more MCP tools than this in all defers every one")
 
 
+class Profile(BaseModel):
+    """What a chat is bound to. ``website`` (ADR-0130): the chat works on one site, so the
+    browser tools are pinned; ``url`` is where it starts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["website"]
+    url: str = Field(pattern=r"^https?://[^\s/]+", description="the site's absolute http(s) address")
+
+    @property
+    def pinned_tools(self) -> tuple[str, ...]:
+        return WEBSITE_PROFILE_TOOLS
+
+
+def always_load_matches(pattern: str, name: str) -> bool:
+    """An ``always_load`` entry names one tool exactly, or every tool under a prefix
+    (``mcp.<server>.*``)."""
+    if pattern.endswith(".*"):
+        return name.startswith(pattern[:-1])
+    return name == pattern
+
+
 class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = "chat"
     version: str = "1"
     deferred: tuple[str, ...] = ()
+    # Tools never deferred and ranked first: exact names, or ``mcp.<server>.*`` for a whole server.
+    always_load: tuple[str, ...] = ()
+    # A chat profile; a website profile pins the browser tools (ADR-0130).
+    profile: Profile | None = None
     # Optional control tools this agent always carries (tool.describe, tool.result, chat.title).
     controls: tuple[str, ...] = ()
     # An agent without the deferral control tool defers nothing (ADR-0123 decision 16).
@@ -89,6 +119,8 @@ class PlanInput(BaseModel):
     configured: tuple[ToolSpec, ...] = ()
     discovered: tuple[ToolSpec, ...] = ()
     rejected: tuple[RejectedTool, ...] = ()
+    # Servers whose ``mcpServers`` entry says ``"alwaysLoad": true``: every tool of theirs is pinned.
+    always_load_servers: tuple[str, ...] = ()
     caps: Caps = Field(default_factory=Caps)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     strategy: str = WRAPPER
@@ -124,6 +156,8 @@ class ToolPlacement(BaseModel):
     hints: dict[str, bool] = Field(default_factory=dict)
     remote_name: str | None = None
     pin: str = Field(description="content hash of the spec: the run's pin for this tool")
+    # Always-load: what pins it (ranked first, never deferred); absent from the JSON when not pinned.
+    always_load: str | None = Field(None, exclude_if=lambda v: v is None)
 
     @property
     def rejected(self) -> bool:
@@ -156,6 +190,10 @@ class RosterPlan(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     prefix_ceiling: int = 0
     render_sha256: str = ""
+    # Always-load pins, in rank order, and the servers pinned whole by their mcpServers entry.
+    # Both are left out of the JSON while empty, so a plan without pins reads as before.
+    always_load_tool_names: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    always_load_servers: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2)

@@ -4,19 +4,26 @@ Pure and deterministic: the same :class:`PlanInput` always gives a byte-identica
 
 Ranking (decision 13): configured tools first, in first-occurrence order; then discovered
 and device tools, reads (NONE, WORKSPACE_READ, NETWORK_READ) before tools that change the
-world, ties broken by server or device, then by name.
+world, ties broken by server or device, then by name. *Always-load pins* (the agent's
+``always_load``, a server's ``"alwaysLoad": true``, a website profile's browser tools,
+ADR-0130) come before every other candidate, in that same order among themselves.
 
 Placement:
 
 1. *Deferrals by policy.* ``overflow`` (ADR-0123): the agent's configured deferrals
    (decision 18). ``threshold`` (seed 004, pickDeferredMcpTools): every MCP tool of a server
    with more than ``per_server`` MCP tools, or every MCP tool once they exceed
-   ``aggregate`` in all; built-in (configured) tools are never deferred.
+   ``aggregate`` in all; built-in (configured) tools are never deferred. A pinned tool is
+   never deferred by policy, under either (a configured deferral of it is a warning).
 2. *Definitions*, in rank order, first fit: a tool is defined while a slot and enough of
    the token budget remain. When anything is deferred, the strategy's control tool
-   (``tool.call`` on the wrapper) takes a definition slot first (decision 15).
-3. *Index*: every candidate without a definition becomes an index entry, policy deferrals
-   first, then the overflow in rank order (decision 15), while the index has room (40
+   (``tool.call`` on the wrapper) takes a definition slot first (decision 15). Pins come
+   first, so they are defined unless the pins alone exceed the caps, which do not change
+   (decision 19): the pins past the caps overflow like any tool, with the reason "pinned,
+   over the cap", and the plan warns.
+3. *Index*: every candidate without a definition becomes an index entry, pins over the cap
+   first, then policy deferrals, then the rest of the overflow in rank order (decision 15),
+   while the index has room (40
    entries, 2,000 tokens). Only the wrapper carries the index in the prompt, so only it is
    bound by the index caps; the native and active-tools strategies reach deferred tools
    by search.
@@ -31,6 +38,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.context.regions import PREFIX_CEILING
 from core.deferral.names import WRAPPER
@@ -40,11 +48,13 @@ from core.roster.models import (
     BUILDER,
     COMPATIBLE_BUILDERS,
     REJECTED_REASON_PREFIX,
+    Caps,
     Placement,
     PlanInput,
     RejectedTool,
     RosterPlan,
     ToolPlacement,
+    always_load_matches,
 )
 from core.tokens import TokenEstimator
 from core.tools import Origin, ToolSpec, canonical_json
@@ -62,6 +72,7 @@ class _Cand:
     entry_tokens: int
     placement: Placement | None = None
     reason: str = ""
+    always_load: str | None = None  # what pins it, when something does
 
 
 @dataclass
@@ -102,10 +113,43 @@ def ranked_candidates(
     return ranked, rejects
 
 
-def policy_deferrals(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, str], list[str]]:
-    """Names deferred by policy (with their reasons), and warnings about the configuration."""
+def always_load_pins(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, str], list[str]]:
+    """The pinned candidates, each with what pins it (the first that does: the profile, the
+    agent's ``always_load``, the server's ``alwaysLoad``), and warnings about pins that name
+    no candidate."""
+    pins: dict[str, str] = {}
+    warnings: list[str] = []
+    names = [s.name for s in ranked]
+    agent = inp.agent
+    if agent.profile is not None:
+        for name in agent.profile.pinned_tools:
+            if name in pins or name in names:
+                pins.setdefault(name, f"the chat's {agent.profile.kind} profile (ADR-0130)")
+            else:
+                warnings.append(f"the {agent.profile.kind} profile pins {name}, which is not a candidate")
+    for entry in agent.always_load:
+        matched = [n for n in names if always_load_matches(entry, n)]
+        if not matched:
+            warnings.append(f"agent {agent.name} always loads {entry}, which names no candidate")
+        for name in matched:
+            pins.setdefault(name, f"always_load {entry} in agent {agent.name}")
+    servers = set(inp.always_load_servers)
+    for s in ranked:
+        if s.server in servers and s.origin is Origin.DISCOVERED:
+            pins.setdefault(s.name, f"alwaysLoad in server {s.server}'s mcpServers entry")
+    offered = {s.server for s in ranked if s.origin is Origin.DISCOVERED}
+    warnings += [f"server {server} is alwaysLoad, but it offers no candidate" for server in sorted(servers - offered)]
+    return pins, warnings
+
+
+def policy_deferrals(
+    inp: PlanInput, ranked: list[ToolSpec], pins: dict[str, str] | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """Names deferred by policy (with their reasons), and warnings about the configuration.
+    A pinned name is never deferred by policy."""
     warnings: list[str] = []
     reasons: dict[str, str] = {}
+    pins = pins or {}
     names = {s.name for s in ranked}
     if not inp.agent.can_defer:
         if inp.agent.deferred:
@@ -116,7 +160,9 @@ def policy_deferrals(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, 
         return reasons, warnings
     if inp.policy.name == "overflow":
         for name in inp.agent.deferred:
-            if name in names:
+            if name in pins:
+                warnings.append(f"agent {inp.agent.name} defers {name}, which is pinned ({pins[name]}): the pin wins")
+            elif name in names:
                 reasons.setdefault(name, "deferred: the agent's configuration defers it (ADR-0123 decision 18)")
             else:
                 warnings.append(f"agent {inp.agent.name} defers {name}, which is not a candidate")
@@ -127,13 +173,14 @@ def policy_deferrals(inp: PlanInput, ranked: list[ToolSpec]) -> tuple[dict[str, 
         warnings.append("policy threshold ignores the agent's configured deferrals: built-in tools are never deferred")
     mcp = [s for s in ranked if s.origin in (Origin.DISCOVERED, Origin.DEVICE)]
     per_server = Counter(s.server for s in mcp)
+    deferrable = [s for s in mcp if s.name not in pins]  # pins count towards the thresholds
     if len(mcp) > inp.policy.aggregate:
-        for s in mcp:
+        for s in deferrable:
             reasons[s.name] = (
                 f"deferred: {len(mcp)} MCP tools in all exceed the aggregate threshold of {inp.policy.aggregate}"
             )
     else:
-        for s in mcp:
+        for s in deferrable:
             if per_server[s.server] > inp.policy.per_server:
                 reasons[s.name] = (
                     f"deferred: server {s.server} offers {per_server[s.server]} MCP tools, "
@@ -154,11 +201,16 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
     est = estimator or TokenEstimator()
     caps = inp.caps
     ranked, rejects = ranked_candidates(inp.configured, inp.discovered)
-    deferral_reasons, warnings = policy_deferrals(inp, ranked)
+    pins, warnings = always_load_pins(inp, ranked)
+    if pins:  # pinned tools rank first, in their own order
+        ranked = [s for s in ranked if s.name in pins] + [s for s in ranked if s.name not in pins]
+    deferral_reasons, policy_warnings = policy_deferrals(inp, ranked, pins)
+    warnings += policy_warnings
 
     def cand(spec: ToolSpec, rank: int) -> _Cand:
         entry = idx.entry_text(spec)
-        return _Cand(spec, rank, est.definition(spec), entry, spec.envelope_source, est.entry(entry))
+        tokens = est.definition(spec)
+        return _Cand(spec, rank, tokens, entry, spec.envelope_source, est.entry(entry), always_load=pins.get(spec.name))
 
     # Optional controls the agent carries always take the first slots.
     optional = [CONTROL_TOOLS[n] for n in sorted(set(inp.agent.controls) & OPTIONAL_CONTROLS)]
@@ -196,15 +248,16 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
         policy_deferred: list[_Cand] = []
         overflow: list[_Cand] = []
         for c in cands:
+            pinned = f"pinned, over the cap ({c.always_load}): " if c.always_load else ""
             if c.spec.name in deferral_reasons:
                 c.reason = deferral_reasons[c.spec.name]
                 policy_deferred.append(c)
             elif slots <= 0:
-                c.reason = f"overflow: all {caps.max_definitions} definition slots are taken"
+                c.reason = f"overflow: {pinned}all {caps.max_definitions} definition slots are taken"
                 overflow.append(c)
             elif c.def_tokens > budget:
                 c.reason = (
-                    f"overflow: its {c.def_tokens}-token definition exceeds the "
+                    f"overflow: {pinned}its {c.def_tokens}-token definition exceeds the "
                     f"{budget} tokens left of {caps.max_definition_tokens}"
                 )
                 overflow.append(c)
@@ -213,7 +266,9 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
                 budget -= c.def_tokens
                 c.placement = Placement.DEFINED
                 c.reason = f"defined: slot {caps.max_definitions - slots} of {caps.max_definitions}" + (
-                    ", a read ranked ahead of writes"
+                    f", pinned ({c.always_load}): ranked first, never deferred"
+                    if c.always_load
+                    else ", a read ranked ahead of writes"
                     if c.spec.origin is not Origin.CONFIGURED and c.spec.is_read
                     else ""
                 )
@@ -227,7 +282,9 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
         reachable = (control_cand is None and inp.agent.can_defer) or (
             with_control and control_cand is not None and control_cand.placement is Placement.DEFINED
         )
-        for c in policy_deferred + overflow:
+        # Pins over the cap take the index's room first (they rank first).
+        pinned_over = [c for c in overflow if c.always_load]
+        for c in pinned_over + policy_deferred + [c for c in overflow if not c.always_load]:
             if not reachable or not _deferrable(inp, c.spec):
                 c.placement = Placement.SKIPPED
                 c.reason = _no_deferral_reason(inp, c)
@@ -295,6 +352,7 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
     tools += [_rejected_row(r, len(tools) + i) for i, r in enumerate(rejected)]
 
     defined = [c for c, p, _ in tool_rows if p is Placement.DEFINED]
+    warnings += _over_the_cap_warnings(caps, [c for c in cands if c.always_load])
     skipped_names = [t.name for t in tools if t.placement is Placement.SKIPPED]
     plan = RosterPlan(
         builder=BUILDER,
@@ -311,20 +369,56 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
         index_entries=[c.entry for c in deferred_sorted],
         index_text=index_text,
         tools=tools,
-        agent={
-            "name": inp.agent.name,
-            "version": inp.agent.version,
-            "deferred": list(inp.agent.deferred),
-            "controls": list(inp.agent.controls),
-            "can_defer": inp.agent.can_defer,
-        },
+        agent=_agent_record(inp),
         control_tool_names=[c.spec.name for c in defined if c.spec.origin is Origin.CONTROL],
         policy_settings=inp.policy.model_dump(),
         warnings=warnings,
         prefix_ceiling=PREFIX_CEILING,
+        always_load_tool_names=[c.spec.name for c in cands if c.always_load],
+        always_load_servers=sorted(set(inp.always_load_servers)),
     )
     plan.render_sha256 = render_sha256(plan)
     return plan
+
+
+def _agent_record(inp: PlanInput) -> dict[str, Any]:
+    """The agent as the plan records it; its pins and profile only when it has them, so a plan
+    without pins reads as before."""
+    a = inp.agent
+    record: dict[str, Any] = {
+        "name": a.name,
+        "version": a.version,
+        "deferred": list(a.deferred),
+        "controls": list(a.controls),
+        "can_defer": a.can_defer,
+    }
+    if a.always_load:
+        record["always_load"] = list(a.always_load)
+    if a.profile is not None:
+        record["profile"] = a.profile.model_dump()
+    return record
+
+
+def _over_the_cap_warnings(caps: Caps, pinned: list[_Cand]) -> list[str]:
+    """When the pins alone exceed the definition caps: what became of the pins that did not fit."""
+    over = [c for c in pinned if c.placement is not Placement.DEFINED]
+    if not over:
+        return []
+    deferred = [c.spec.name for c in over if c.placement is Placement.DEFERRED]
+    skipped = [c.spec.name for c in over if c.placement is Placement.SKIPPED]
+    fate = "; ".join(
+        part
+        for part in (
+            f"deferred: {', '.join(deferred)}" if deferred else "",
+            f"skipped: {', '.join(skipped)}" if skipped else "",
+        )
+        if part
+    )
+    return [
+        f"{len(pinned)} pinned tools exceed the definition caps ({caps.max_definitions} definitions, "
+        f"{caps.max_definition_tokens:,} tokens): {len(pinned) - len(over)} are defined and "
+        f"{len(over)} are pinned, over the cap ({fate}); each says so in its reason"
+    ]
 
 
 def _no_deferral_reason(inp: PlanInput, c: _Cand) -> str:
@@ -365,6 +459,7 @@ def _placement_row(c: _Cand, placement: Placement, reason: str) -> ToolPlacement
         hints=dict(s.hints),
         remote_name=s.remote_name,
         pin=s.content_hash(),
+        always_load=c.always_load,
     )
 
 

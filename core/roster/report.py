@@ -39,6 +39,21 @@ def budget_lines(plan: RosterPlan) -> dict[str, str]:
     }
 
 
+PIN_MARK = "\u2691"  # the mark of an always-load pin, in the table and the TUI's roster
+
+
+def pinned_line(plan: RosterPlan) -> str | None:
+    """The plan's always-load pins in one line, or None when it has none."""
+    names = plan.always_load_tool_names
+    if not names:
+        return None
+    defined = set(plan.defined_tool_names)
+    over = [n for n in names if n not in defined]
+    return f"Pinned {len(names)} \u00b7 ranked first, never deferred" + (
+        f" \u00b7 {len(over)} over the cap" if over else ""
+    )
+
+
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
@@ -53,7 +68,8 @@ def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
         f"{plan.candidates} candidates \u00b7 prefix ceiling {plan.prefix_ceiling:,} tok",
     ]
     b = budget_lines(plan)
-    lines += [b["defined"], b["deferred"], b["skipped"], ""]
+    pinned = pinned_line(plan)
+    lines += [b["defined"], b["deferred"], b["skipped"], *([pinned] if pinned else []), ""]
     rows = [("PLACEMENT", "NAME", "ORIGIN", "SIDE EFFECT", "TOKENS", "REASON")]
     order = {Placement.DEFINED: 0, Placement.DEFERRED: 1, Placement.SKIPPED: 2}
     deferred_pos = {n: i for i, n in enumerate(plan.deferred_tool_names)}
@@ -62,7 +78,7 @@ def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
         origin = safe(t.origin + (f":{t.server}" if t.server else ""))
         rows.append(
             (
-                _PLACEMENT_LABEL[t.placement],
+                _PLACEMENT_LABEL[t.placement] + (f" {PIN_MARK}" if pinned and t.always_load else ""),
                 safe(t.name),
                 origin,
                 safe(f"{t.side_effect}"),
@@ -79,6 +95,8 @@ def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
             + "  "
             + r[5]
         )
+    if pinned:
+        lines += ["", f"{PIN_MARK} always-load pin: the reason says what pins it"]
     if plan.warnings:
         lines.append("")
         lines += [f"warning: {safe(w)}" for w in plan.warnings]

@@ -7,14 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.deferral.names import WRAPPER
-from core.roster.models import AgentConfig, Caps, Placement, PlanInput, PolicyConfig, RosterPlan
+from core.roster.models import AgentConfig, Caps, Placement, PlanInput, PolicyConfig, Profile, RosterPlan
 from core.roster.planner import plan_roster
 from core.tokens import TokenEstimator
 from core.tools import Origin
 
 
 def candidates_of(plan: RosterPlan) -> PlanInput:
-    """The planner input a plan was built from (control tools and rejected duplicates aside)."""
+    """The planner input a plan was built from (control tools and rejected duplicates aside),
+    its always-load pins included."""
     tools = [
         t
         for t in sorted(plan.tools, key=lambda t: t.rank)
@@ -32,10 +33,13 @@ def candidates_of(plan: RosterPlan) -> PlanInput:
             deferred=tuple(agent.get("deferred") or ()),
             controls=tuple(agent.get("controls") or ()),
             can_defer=bool(agent.get("can_defer", True)),
+            always_load=tuple(agent.get("always_load") or ()),
+            profile=Profile.model_validate(agent["profile"]) if agent.get("profile") else None,
         ),
         configured=tuple(s for s in specs if s is not None and s.origin is Origin.CONFIGURED),
         discovered=tuple(s for s in specs if s is not None and s.origin is not Origin.CONFIGURED),
         rejected=tuple(plan.rejected_tools()),
+        always_load_servers=tuple(plan.always_load_servers),
         caps=Caps(**plan.caps),
         policy=PolicyConfig(**plan.policy_settings) if plan.policy_settings else PolicyConfig(name=plan.policy),
         strategy=plan.strategy,

@@ -247,11 +247,12 @@ def test_decision_18_default_agent_defers_its_six_management_tools_and_keeps_cre
 def test_decision_19_caps_unchanged_builder_12_and_an_11_plan_that_renders_the_same_bytes_is_current():
     assert Caps() == Caps(max_definitions=30, max_definition_tokens=9_000, max_index_entries=40, max_index_tokens=2_000)
     p = production_plan()
-    assert p.builder == BUILDER == "context-builder@12"
+    assert p.builder == BUILDER == "context-builder@13"  # @13: always-load pins (ADR-0130, issue 14)
     assert plan_is_current(p)
     old = plan(many(10)).model_copy(update={"builder": "context-builder@11"})
     assert old.deferred_tool_names == []
-    assert plan_is_current(old)  # an @11 plan defers nothing: @12 renders it byte for byte
+    assert plan_is_current(old)  # an @11 plan defers nothing: this builder renders it byte for byte
+    assert plan_is_current(p.model_copy(update={"builder": "context-builder@12"}))  # @12 had no pins
     tampered = old.model_copy(update={"render_sha256": "0" * 64})
     assert not plan_is_current(tampered)
     assert not plan_is_current(old.model_copy(update={"builder": "context-builder@10"}))
