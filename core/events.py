@@ -35,6 +35,8 @@ class PlanEvent(_Event):
     definition_tokens: int
     index_tokens: int
     caps: dict[str, int] = Field(default_factory=dict)
+    # Always-load pins (defined first, never deferred unless over the caps), in rank order.
+    always_load_tool_names: list[str] = Field(default_factory=list)
 
 
 class TurnStarted(_Event):

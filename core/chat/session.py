@@ -182,6 +182,7 @@ class ChatSession:
             definition_tokens=p.definition_tokens,
             index_tokens=p.index_tokens,
             caps=p.caps,
+            always_load_tool_names=p.always_load_tool_names,
         )
 
     # -- events ------------------------------------------------------------------------------------
