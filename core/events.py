@@ -56,6 +56,23 @@ class ModelText(_Event):
     text: str
 
 
+class ModelThinkingDelta(_Event):
+    """A piece of the model's thinking as it streams (Anthropic thinking, an OpenAI reasoning
+    summary, an OpenAI-compatible server's reasoning_content)."""
+
+    type: Literal["model.thinking.delta"] = "model.thinking.delta"
+    text: str
+
+
+class ModelThinking(_Event):
+    """One whole thinking block of a response, after the response: ``redacted`` when the
+    provider encrypted it (Anthropic redacted_thinking; ``text`` is then empty)."""
+
+    type: Literal["model.thinking"] = "model.thinking"
+    text: str
+    redacted: bool = False
+
+
 class ModelToolUse(_Event):
     type: Literal["model.tool_use"] = "model.tool_use"
     id: str
@@ -252,6 +269,8 @@ Event = Annotated[
     | TurnStarted
     | ModelTextDelta
     | ModelText
+    | ModelThinkingDelta
+    | ModelThinking
     | ModelToolUse
     | ModelToolSearch
     | ToolDiscovered

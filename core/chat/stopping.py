@@ -3,7 +3,8 @@
 The turn loop cancels the task that runs the turn (:meth:`core.chat.turn.TurnLoop.stop`): the
 provider's stream is closed where it stood (its HTTP connection with it), a tool call in flight
 is abandoned where it stood. What the model had written is kept, as an assistant message with
-the text so far and the tool uses it had finished. Every tool use of the turn then gets its
+the thinking blocks that came whole, the text so far and the tool uses it had finished (a thinking
+block cut before its signature is dropped: no API takes it back). Every tool use of the turn then gets its
 result, so the next request is valid on every wire:
 
 * a call that finished keeps its own result;
@@ -41,17 +42,23 @@ class PartialResponse:
 
     texts: list[str] = field(default_factory=list)
     tool_uses: list[dict[str, Any]] = field(default_factory=list)
+    thinking: list[dict[str, Any]] = field(default_factory=list)
+    """The thinking blocks that came whole (``ThinkingBlock``: an Anthropic block with its
+    signature, a ``reasoning_content``); thinking still streaming has no signature yet, could
+    not be sent back, and is not kept."""
 
     @property
     def text(self) -> str:
         return "".join(self.texts)
 
     def content(self) -> list[dict[str, Any]]:
-        """The blocks to keep: the text so far, then the tool uses the model had finished
-        writing (a half-written one never reached us: adapters yield a use once it is whole)."""
+        """The blocks to keep: the whole thinking blocks (they come before the rest of a
+        response, and a tool loop fails without them), the text so far, then the tool uses the
+        model had finished writing (a half-written one never reached us: adapters yield a use
+        once it is whole)."""
         text = self.text
         blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
-        return blocks + self.tool_uses
+        return self.thinking + blocks + self.tool_uses
 
 
 def _names(block: dict[str, Any]) -> tuple[str, str | None]:
