@@ -51,7 +51,7 @@ class DiscoveryPool:
         self.names: list[str] = []
 
     def discover(self, names: Iterable[str]) -> list[str]:
-        added = [n for n in names if n in self.deferred and n not in self.names]
+        added = [n for n in dict.fromkeys(names) if n in self.deferred and n not in self.names]
         self.names.extend(added)
         return added
 
