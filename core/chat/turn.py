@@ -14,12 +14,13 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from core import events as ev
 from core.chat.blocks import well_formed
 from core.chat.eventlog import EventLog
+from core.chat.meter import Meter
 from core.chat.options import TurnResult, TurnStatus
 from core.chat.stopping import STOP_REASON, STOPPED_ERROR, PartialResponse, settle_unanswered
 from core.context.prompt import compact
@@ -37,9 +38,13 @@ from core.providers.base import (
     Retrying,
     ServerToolUse,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolSearchResult,
     ToolUse,
+    thinking_of,
 )
+from core.providers.portable import for_target
 from core.roster.models import RosterPlan
 from core.store import Store, TurnRow
 from core.tokens import TokenEstimator
@@ -79,6 +84,7 @@ class TurnLoop:
         estimator: TokenEstimator,
         max_steps: int,
         record: str | None = None,
+        fallback: Callable[[str, ProviderError], bool] | None = None,
     ):
         self.chat_id = chat_id
         self.store = store
@@ -94,6 +100,9 @@ class TurnLoop:
         self.estimator = estimator
         self.max_steps = max_steps
         self.record_path = record
+        self.meter = Meter(store=store, chat_id=chat_id, emit=events.emit)  # the session's has the prices
+        # called when the provider failed: True when it switched the chat to a fallback (use())
+        self.fallback = fallback
         self._busy = asyncio.Lock()
         # the running turn: its task (what stop() cancels), the response being streamed and the
         # results of the tool uses answered so far (what a stop keeps)
@@ -101,6 +110,25 @@ class TurnLoop:
         self._stopping = False
         self._partial: PartialResponse | None = None
         self._answered: dict[str, dict[str, Any]] = {}
+
+    def use(self, provider: Provider, strategy: Strategy) -> None:
+        """Run the next requests on ``provider`` with ``strategy`` (a switch, between turns or,
+        for a fallback, between two requests of one turn)."""
+        self.provider, self.strategy = provider, strategy
+
+    def _request(self, sent: list[dict[str, Any]]) -> ModelRequest:
+        """The next request: the strategy's surface for the sent history, and that history
+        converted for the provider's API (core.providers.portable; the store keeps it as it is)."""
+        surface = self.strategy.surface(sent)
+        if surface.seeded:
+            self.events.emit(ev.ToolDiscovered(names=surface.seeded, source="history"))
+        return ModelRequest(
+            model=self.provider.model,
+            system=surface.system,
+            tools=surface.tools,
+            messages=for_target(sent, self.provider.name, surface.tools),
+            cache_prefix_tools=surface.cache_prefix_tools,
+        )
 
     # -- the turn's bounds -------------------------------------------------------------------------
     def open_turn(self) -> TurnRow | None:
@@ -300,22 +328,20 @@ class TurnLoop:
         for step in range(self.max_steps):
             self._check_stop()
             sent = compact(self._history(), HISTORY_BUDGET_TOKENS, self.estimator)
-            surface = self.strategy.surface(sent)
-            if surface.seeded:
-                self.events.emit(ev.ToolDiscovered(names=surface.seeded, source="history"))
-            request = ModelRequest(
-                model=self.provider.model,
-                system=surface.system,
-                tools=surface.tools,
-                messages=sent,
-                cache_prefix_tools=surface.cache_prefix_tools,
-            )
-            self._record(request)
             self.store.update_turn(turn_id, steps=step + 1)
             try:
-                done, searches = await self._stream(request)
+                while True:
+                    request = self._request(sent)
+                    self._record(request)
+                    try:
+                        done, searches = await self._stream(request)
+                        break
+                    except ProviderError as exc:
+                        self.events.emit(ev.ErrorEvent(code=exc.code, message=exc.message, retryable=exc.retryable))
+                        if self.fallback is None or not self.fallback(turn_id, exc):
+                            raise
+                        self._partial = None  # the failed answer is not kept: the fallback answers anew
             except ProviderError as exc:
-                self.events.emit(ev.ErrorEvent(code=exc.code, message=exc.message, retryable=exc.retryable))
                 return self._end(turn_id, "failed", exc.message, stop_reason="error")
             except Exception as exc:  # an adapter bug must not lose the chat
                 log.exception("provider failed")
@@ -329,15 +355,7 @@ class TurnLoop:
             if text:
                 text_out = text
                 self.events.emit(ev.ModelText(text=text))
-            u = done.usage
-            self.events.emit(
-                ev.UsageEvent(
-                    input_tokens=u.input_tokens,
-                    output_tokens=u.output_tokens,
-                    cache_read_input_tokens=u.cache_read_input_tokens,
-                    cache_creation_input_tokens=u.cache_creation_input_tokens,
-                )
-            )
+            self.meter.record(request, done.usage, self.provider.name)  # usage and cost (core.chat.meter)
             uses = [b for b in content if b.get("type") == "tool_use"]
             if not uses and not searches:
                 return self._end(turn_id, "done", text=text_out, stop_reason=done.stop_reason)
@@ -371,6 +389,10 @@ class TurnLoop:
                 if isinstance(item, TextDelta):
                     partial.texts.append(item.text)
                     emit(ev.ModelTextDelta(text=item.text))
+                elif isinstance(item, ThinkingDelta):
+                    emit(ev.ModelThinkingDelta(text=item.text))
+                elif isinstance(item, ThinkingBlock):
+                    partial.thinking.append(item.block)  # whole, so a stop may keep it
                 elif isinstance(item, ToolUse):
                     if (call_id := ids.for_use(item.id)) != item.id:
                         item = item.model_copy(update={"id": call_id})
@@ -401,6 +423,8 @@ class TurnLoop:
                 "provider.incomplete", "the model's response ended before it was complete", retryable=True
             )
         done.content = ids.content(done.content)
+        for text, redacted in thinking_of(done.content):
+            emit(ev.ModelThinking(text=text, redacted=redacted))
         return done, client_searches
 
     async def _answer(
@@ -437,6 +461,8 @@ class TurnLoop:
         return False
 
     def _record(self, request: ModelRequest) -> None:
+        """``request`` goes out: the meter counts its prefix breaks, ``--record`` writes it."""
+        self.meter.sent(request, self.provider.name)
         if self.record_path:
             with open(self.record_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(request.record(), ensure_ascii=False) + "\n")
