@@ -1,7 +1,8 @@
 """The roster panel: the chat's plan as sections (Defined, Indexed or Deferred, Skipped) with
 their budgets, every tool with its side-effect badge, tokens, origin, server and untrusted
-marker, live marks for what this chat called, discovered or loaded, a filter, server status
-and the roster-changed notice. It shows the plan; it never computes one.
+marker, live marks for what this chat called, discovered or loaded, a pin mark on always-load
+tools (the tool screen's reason says what pins each), a filter, server status and the
+roster-changed notice. It shows the plan; it never computes one.
 
 Where the terminal is too narrow for it, the app folds the panel into :class:`RosterStrip`,
 one line in the words of the panel's summary."""
@@ -21,7 +22,7 @@ from textual.widgets.option_list import Option
 
 from core.display import safe
 from core.roster.models import Placement, RosterPlan, ToolPlacement
-from core.roster.report import budget_lines, deferred_reach
+from core.roster.report import PIN_MARK, budget_lines, deferred_reach
 from core.tools import SideEffect
 from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, SIDE_EFFECT_BADGE, is_read
 
@@ -56,6 +57,7 @@ def tool_words(t: ToolPlacement, marks: set[str]) -> str:
             SIDE_EFFECT_BADGE.get(t.side_effect, ""),
             label,
             untrusted,
+            "pinned always-load" if t.always_load else "",
             *marks,
         ]
     ).lower()
@@ -74,7 +76,8 @@ def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
     ]
     if t.untrusted:
         line2.append((" \u26a0untrusted", "red"))
-    return Content.assemble((glyphs, "bold cyan"), " ", (short, "bold"), "\n", *line2)
+    pin = (PIN_MARK, "bold yellow") if t.always_load else " "  # the pin takes the gap before the name
+    return Content.assemble((glyphs, "bold cyan"), pin, (short, "bold"), "\n", *line2)
 
 
 PINNED = "pinned plan"  # the chat's plan; the what-if screen calls it the same
@@ -88,13 +91,24 @@ def summary_parts(plan: RosterPlan) -> list[tuple[str, str] | str]:
         if plan.strategy == "wrapper"
         else f"{len(plan.deferred_tool_names)} deferred, reached by {deferred_reach(plan)}"
     )
-    return [
+    parts: list[tuple[str, str] | str] = [
         (f"{len(plan.defined_tool_names)} defined", "bold"),
         " \u00b7 ",
         (deferred, "bold"),
         " \u00b7 ",
         (f"{len(plan.skipped_tool_names)} skipped", "bold"),
     ]
+    if plan.always_load_tool_names:
+        parts += [" \u00b7 ", (f"{PIN_MARK} {len(plan.always_load_tool_names)} pinned", "bold yellow")]
+    return parts
+
+
+def legend(plan: RosterPlan | None) -> Content:
+    """What the marks mean; the pin mark only where the plan pins something."""
+    marks = f"{MARK_GLYPH[CALLED]} called {MARK_GLYPH[DISCOVERED]} discovered {MARK_GLYPH[LOADED]} loaded"
+    if plan is not None and plan.always_load_tool_names:
+        return Content.assemble((marks, "dim"), " ", (f"{PIN_MARK} pinned", "yellow"))
+    return Content.assemble((marks, "dim"))
 
 
 class RosterStrip(Static):
@@ -149,12 +163,7 @@ class RosterPanel(Vertical):
         self.options = OptionList(id="roster-list")
         self.servers_line = Static("", id="roster-servers")
         self.changed_line = Static("", id="roster-changed")
-        self.legend = Static(
-            Content.assemble(
-                (f"{MARK_GLYPH[CALLED]} called {MARK_GLYPH[DISCOVERED]} discovered {MARK_GLYPH[LOADED]} loaded", "dim")
-            ),
-            id="roster-legend",
-        )
+        self.legend = Static(legend(None), id="roster-legend")
 
     def compose(self) -> ComposeResult:
         yield self.title
@@ -177,6 +186,7 @@ class RosterPanel(Vertical):
         self.changed = []
         self.title.update("Roster")
         self.summary.update("")
+        self.legend.update(legend(None))
         self.options.clear_options()
         self._render_servers()
         self._render_changed()
@@ -192,6 +202,7 @@ class RosterPanel(Vertical):
         )
         parts = summary_parts(plan)
         self.summary.update(Content.assemble(*parts))
+        self.legend.update(legend(plan))
         self.strip.show(parts, self.servers)
         self.render_tools()
 
