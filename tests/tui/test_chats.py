@@ -111,7 +111,7 @@ async def test_plan_inspector_shows_the_plan_and_the_index_as_sent(engine) -> No
         areas = {a.id: a.text for a in app.screen.query(TextArea)}
         assert "Defined 30/30" in areas["plan-table"] and "Indexed 17/40" in areas["plan-table"]
         assert areas["plan-index"] == plan.index_text
-        assert '"builder": "context-builder@12"' in areas["plan-json"]
+        assert '"builder": "context-builder@13"' in areas["plan-json"]
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, PlanScreen))
 
