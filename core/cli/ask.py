@@ -3,7 +3,13 @@
 A continued chat whose last turn is parked or interrupted finishes that turn first; the new
 prompt is sent only if it ends done. Exit codes: 0 done, 1 failed, 3 parked, 130 stopped (ctrl+c
 stops the turn; the owner's message and the partial answer are kept). The timeout flags
-bound this run's waits on the provider, over ``[timeouts]`` in config.toml.
+bound this run's waits on the provider, over ``[timeouts]`` in config.toml; ``--thinking-budget``
+sets Anthropic's extended thinking for this run, over ``[thinking]``.
+
+Thinking shows as ``model.thinking`` lines in ``--json`` (one per whole block; the streamed
+``model.thinking.delta`` pieces are left out, as the whole follows), and as one
+``[thinking...]`` note on stderr per response in the transcript (the thinking itself is not
+printed: it is the model's scratch work, and often long).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from core.cli.options import caps_from, policy_from, record_file
 from core.cli.printer import EventPrinter
 
 if TYPE_CHECKING:
+    from core.chat.session import ChatSession
     from core.config import Settings
 
 _TIMEOUT_FLAGS = (  # flag, Waits field, what it bounds
@@ -51,11 +58,72 @@ def add_timeout_options(p: argparse.ArgumentParser) -> None:
         )
 
 
+def _budget(text: str) -> int:
+    from core.providers.base import MIN_THINKING_BUDGET
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value != 0 and not value >= MIN_THINKING_BUDGET:
+        raise argparse.ArgumentTypeError(f"expected 0 (off) or at least {MIN_THINKING_BUDGET} tokens, got {text!r}")
+    return value
+
+
+def add_thinking_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--thinking-budget",
+        type=_budget,
+        default=None,
+        metavar="TOKENS",
+        help="Anthropic extended thinking budget for this run, 0 off "
+        "(default: [thinking] anthropic_budget_tokens in config.toml)",
+    )
+
+
+def add_system_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--system",
+        default=None,
+        metavar="TEXT",
+        help="the chat's own system prompt (a new chat's, or with --chat a change to it: after the first "
+        'message that breaks the cached prefix once, and is recorded); "" removes it '
+        "(default for a new chat: system_prompt in config.toml)",
+    )
+
+
+def add_switch_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fallback",
+        action="append",
+        default=None,
+        metavar="PROVIDER:MODEL",
+        help="a new chat's fallback model, tried when its provider keeps failing (repeat for more; "
+        "default: fallback in config.toml). With --chat, --provider/--model/--base-url switch the chat",
+    )
+
+
+async def switch_if_asked(session: ChatSession, args: argparse.Namespace, settings: Settings) -> None:
+    """``--chat ID`` with ``--provider``/``--model``/``--base-url``: continue the chat there."""
+    if not (args.provider or args.model or args.base_url):
+        return
+    row = session.chat()
+    provider = args.provider or row.provider
+    same = provider == row.provider
+    model = args.model or (row.model if same else settings.model_for(provider))
+    base_url = args.base_url or (row.base_url if same else settings.base_url if provider == settings.provider else None)
+    if (provider, model, base_url) != (row.provider, row.model, row.base_url):
+        session.switch(provider, model, base_url)
+
+
 def settings_for(args: argparse.Namespace) -> Settings:
-    """The settings with this run's timeout flags in force for every provider."""
+    """The settings with this run's timeout and thinking flags in force for every provider."""
     from core.config import load_settings
 
     settings = load_settings()
+    if (budget := getattr(args, "thinking_budget", None)) is not None:
+        thinking = settings.thinking.model_copy(update={"anthropic_budget_tokens": budget})
+        settings = settings.model_copy(update={"thinking": thinking})
     bounds = {field: getattr(args, f"{field}_timeout", None) for _, field, _ in _TIMEOUT_FLAGS}
     if all(v is None for v in bounds.values()):
         return settings
@@ -85,11 +153,14 @@ async def _ask(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         policy=policy_from(args),
         caps=caps_from(args),
+        fallback=getattr(args, "fallback", None),
     )
     session = await engine.open_chat(
         args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=record_file(args.record)
     )
     try:
+        if getattr(args, "system", None) is not None:
+            session.prompt.set(args.system)  # recorded as chat.system_prompt (core.chat.prompting)
         async with stop_on_sigint(session):  # ctrl+c stops the turn: its partial answer is kept, exit 130
             if args.chat and session.parked() is not None and engine.store.busy(session.chat_id) is None:
                 result = await session.resume(wait=args.wait)
@@ -101,6 +172,8 @@ async def _ask(args: argparse.Namespace) -> int:
                         file=sys.stderr,
                     )
                     return exit_for(result.status)
+            if args.chat:
+                await switch_if_asked(session, args, engine.settings)
             result = await session.send(args.prompt, wait=args.wait)
         if not args.json:
             print(f"[chat {session.chat_id}]", file=sys.stderr)

@@ -65,6 +65,9 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print every event as one JSON line")
     ask.add_timeout_options(p)
+    ask.add_switch_options(p)
+    ask.add_system_option(p)
+    ask.add_thinking_options(p)
     p.set_defaults(func=ask.run)
 
     p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")
@@ -84,6 +87,7 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.add_argument("action", nargs="?", choices=list(chats.ACTIONS))
     p.add_argument("chat_id", nargs="?")
     p.add_argument("--md", action="store_true", help="export: Markdown, with the tool calls")
+    p.add_argument("--usage", action="store_true", help="show: the cost meter, per request and in total")
     p.add_argument("--output", "-o", default=None, metavar="FILE")
     p.add_argument("--title", default=None)
     p.add_argument("--json", action="store_true")

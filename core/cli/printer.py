@@ -1,5 +1,6 @@
 """How the headless commands show engine events: one JSON line each, or a readable transcript
-(the model's text on stdout, one bracketed line per tool step on stderr).
+(the model's text on stdout, one bracketed line per tool step on stderr; thinking is one
+``[thinking...]`` note, and in JSON only its whole ``model.thinking`` blocks).
 
 Every string of an event in the transcript (tool and server names, messages, queries, the
 model's text, which may repeat what a tool said) passes :func:`core.display.safe`, so nothing
@@ -20,6 +21,7 @@ class EventPrinter:
     def __init__(self, as_json: bool):
         self.as_json = as_json
         self.in_text = False
+        self.thinking = False  # thinking deltas are arriving (one note says so)
 
     def __call__(self, event: Any) -> None:
         try:
@@ -30,11 +32,17 @@ class EventPrinter:
             stdout_gone()
 
     def _print(self, event: Any) -> None:
+        t = event.type
+        if t == "model.thinking.delta":  # the whole block follows as model.thinking
+            if not self.as_json and not self.thinking:
+                self._note("[thinking...]")
+            self.thinking = True
+            return
+        self.thinking = False
         if self.as_json:
             sys.stdout.write(event.to_json() + "\n")
             sys.stdout.flush()
             return
-        t = event.type
         if t == "model.text.delta":
             sys.stdout.write(safe(event.text, multiline=True))
             sys.stdout.flush()
@@ -45,7 +53,13 @@ class EventPrinter:
             self.in_text = False
         line = transcript_line(event)
         if line:
-            print(line, file=sys.stderr)
+            self._note(line)
+
+    def _note(self, line: str) -> None:
+        if self.in_text:
+            sys.stdout.write("\n")
+            self.in_text = False
+        print(line, file=sys.stderr)
 
 
 def _s(value: Any) -> str:
@@ -83,6 +97,13 @@ def transcript_line(event: Any) -> str | None:
         return f"[retrying in {event.seconds:g} s: {_s(event.reason)}]"
     if t == "error":
         return f"[error {_s(event.code)}: {_s(event.message)}]"
+    if t == "provider.switched":
+        why = "falling back" if event.cause == "fallback" else "switched"
+        return f"[{why} to {_s(event.provider)}/{_s(event.model)}, strategy {_s(event.strategy)}]"
+    if t == "prefix.break":
+        return f"[prefix break ({event.cause}): {_s(event.detail)}]"
+    if t == "chat.system_prompt":
+        return "[system prompt " + ("set]" if event.before_first_message else "changed: the cached prefix breaks]")
     if t == "turn.completed" and event.status == "parked":
         return f"[parked: run `deferchat resume {_s(event.chat_id)} --approve yes|no`]"
     if t == "turn.completed" and event.status == "stopped":
