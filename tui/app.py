@@ -49,6 +49,7 @@ from tui.retry_status import RetryCountdown
 from tui.router import EventRouter
 from tui.screens.chats import ChatsScreen
 from tui.screens.dialogs import Confirm, TextPrompt
+from tui.screens.model_picker import ModelPicker
 from tui.screens.plan import PlanScreen
 from tui.screens.project_config import ProjectConfigs
 from tui.screens.system_prompt import SystemPromptScreen
@@ -117,6 +118,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("plan", "Plan inspector", "The chat's whole plan and the index text as sent"),
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
     ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
+    ("model_picker", "Switch model", "Continue this chat on another provider or model (the plan stays pinned)"),
     (
         "system_prompt",
         "Edit this chat's system prompt",
@@ -125,6 +127,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("toggle_roster", "Toggle the roster panel", "Show or hide the roster (below 100 columns it folds into one line)"),
     ("filter_tools", "Filter the roster", "Focus the roster's filter box"),
     ("copy_last", "Copy the last answer", "Copy the assistant's last message to the clipboard"),
+    ("toggle_thinking", "Show or hide the thinking", "Unfold or fold the model's thinking blocks in the log"),
     ("resume", "Resume the unfinished turn", "Show a parked approval again, or continue an interrupted turn"),
     ("stop_turn", "Stop the turn", "Stop the running turn at once (Esc, ctrl+c); its partial answer is kept"),
     ("focus_input", "Focus the message box", "Back to typing"),
@@ -172,10 +175,13 @@ class DeferchatApp(App[int]):
         Binding("f2", "rename_current", "Rename", id="rename_current", show=False),
         Binding("ctrl+s", "export_current", "Export", id="export_current", show=False),
         Binding("f3", "copy_last", "Copy answer", id="copy_last", show=False),
+        Binding("ctrl+b", "toggle_thinking", "Thinking", id="toggle_thinking", show=False),
         Binding("f8", "delete_current", "Delete chat", id="delete_current", show=False),
         Binding("f9", "change_theme", "Theme", id="change_theme", show=False),
-        Binding("f6", "system_prompt", "System prompt", id="system_prompt", show=False),
-        Binding("f7", "usage", "Usage", id="usage", show=False),
+        # over the message box's own f6/f7 (TextArea: select line, select all), on the chat only
+        Binding("f6", "system_prompt", "System prompt", id="system_prompt", show=False, priority=True),
+        Binding("f7", "usage", "Usage", id="usage", show=False, priority=True),
+        Binding("f10", "model_picker", "Model", id="model_picker", show=False, priority=True),
         Binding("escape", "focus_input", "Input", id="focus_input", show=False),
         # an open approval is answered in its bar, reached on purpose (check_action: only then)
         Binding("tab", "answer_approval", "Answer", id="answer_approval", priority=True),
@@ -413,8 +419,8 @@ class DeferchatApp(App[int]):
             title=row.title,
             provider=row.provider,
             model=row.model,
-            strategy=plan.strategy,
-            reason=plan.strategy_reason,
+            strategy=session.strategy.name,  # the chat's strategy now (a switch resolved it again)
+            reason=session.strategy_reason,
             pinned=self.pinned,
         )
         from core.chat.meter import chat_usage
@@ -714,6 +720,8 @@ class DeferchatApp(App[int]):
             # only while a turn runs and the chat is in front: otherwise Esc and ctrl+c go on
             # to their other bindings (back to the input, TextArea's copy, the quit hint)
             return self.turn_running and self.session is not None and self.screen is self.screen_stack[0]
+        if action in ("usage", "system_prompt"):  # otherwise f6/f7 are the focused text's own keys
+            return self.screen is self.screen_stack[0]
         return True
 
     async def action_stop_turn(self) -> None:
@@ -847,6 +855,10 @@ class DeferchatApp(App[int]):
         self.copy_to_clipboard(text)
         self.notify("Copied the last answer.", timeout=2)
 
+    def action_toggle_thinking(self) -> None:
+        shown = self.router.toggle_thinking()
+        self.notify("The model's thinking is shown." if shown else "The model's thinking is folded.", timeout=2)
+
     def action_plan(self) -> None:
         if self.session is None or self.session.plan is None:
             self.notify("No chat is open.", severity="warning")
@@ -860,6 +872,28 @@ class DeferchatApp(App[int]):
         from core.chat.meter import chat_usage
 
         self.push_screen(UsageScreen(chat_usage(self.store, self.session.chat_id)))
+
+    def action_model_picker(self) -> None:
+        session = self.session
+        if session is None:
+            self.notify("No chat is open.", severity="warning")
+            return
+        from core.chat.switch import models_of, usable_providers
+
+        usable = usable_providers(self.engine.settings)
+        current = (session.provider_name, session.provider.model)
+        if current[0] not in usable:
+            usable.insert(0, current[0])
+
+        def picked(choice: tuple[str, str] | None) -> None:
+            if choice is None or self.session is not session or choice == current:
+                return
+            try:
+                session.switch(*choice)  # provider.switched reaches the log and the header
+            except UserFacingError as exc:
+                self.notify(str(exc), severity="error")
+
+        self.push_screen(ModelPicker(current, usable, {p: models_of(p) for p in usable}), picked)
 
     def action_system_prompt(self) -> None:
         session = self.session

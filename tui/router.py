@@ -11,16 +11,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeAlias
 
+from textual.content import Content
+
+from core.display import safe
 from core.events import (
     ChatTitled,
     ErrorEvent,
     Event,
     ModelText,
     ModelTextDelta,
+    ModelThinking,
+    ModelThinkingDelta,
     ModelToolSearch,
     ModelToolUse,
     PlanEvent,
     PrefixBreak,
+    ProviderSwitched,
     RosterChanged,
     ServerStatus,
     SystemPromptChanged,
@@ -53,6 +59,7 @@ from tui.state import (
     is_native_search,
     marks_for,
 )
+from tui.widgets.thinking import STOPPED, ThinkingItem, ThinkingView, show_all
 
 if TYPE_CHECKING:
     from tui.retry_status import RetryCountdown
@@ -77,12 +84,15 @@ class EventRouter:
         self.header = header
         self.retry = retry  # provider.retrying: "retrying in N s" on the status line (tui/retry_status.py)
         self.displays: dict[str, str] = {}  # tool name -> the name a row shows
+        self.thinking_shown = False  # the thinking blocks' text shown (toggle_thinking), else folded
         self.reset()
 
     def reset(self, displays: dict[str, str] | None = None) -> None:
         self.current: AssistantItem | None = None  # the text segment being streamed
         self.segments: list[AssistantItem] = []  # this response's streamed segments
         self.tools: dict[str, ToolItem] = {}
+        self.thinking: ThinkingItem | None = None  # the thinking block being streamed
+        self.thoughts: list[ThinkingItem] = []  # this response's streamed blocks, for model.thinking to finish
         if displays is not None:
             self.displays = displays
 
@@ -100,6 +110,10 @@ class EventRouter:
                 await self.on_delta(event)
             case ModelText():
                 await self.on_text(event)
+            case ModelThinkingDelta():
+                await self.on_thinking_delta(event)
+            case ModelThinking():
+                await self.on_thinking(event)
             case ModelToolUse():
                 await self.on_tool_use(event)
             case ModelToolSearch():
@@ -128,6 +142,8 @@ class EventRouter:
                 await self.on_system_prompt(event)
             case ErrorEvent():
                 await self.on_error(event)
+            case ProviderSwitched():
+                await self.on_switched(event)
             case ServerStatus():
                 await self.on_server_status(event)
             case RosterChanged():
@@ -143,7 +159,50 @@ class EventRouter:
             item, self.current = self.current, None
             await self.log.finish(item)
 
+    # -- thinking (tui/widgets/thinking.py) ------------------------------------------------------
+    async def on_thinking_delta(self, e: ModelThinkingDelta) -> None:
+        if self.thinking is None:
+            await self._end_segment()
+            self.thinking = ThinkingItem(streaming=True, expanded=self.thinking_shown)
+            self.thoughts.append(self.thinking)
+            await self.log.add(self.thinking)
+        self.thinking.text += e.text
+        if isinstance(self.thinking.widget, ThinkingView) and self.thinking.widget.is_mounted:
+            self.thinking.widget.streamed()
+
+    async def on_thinking(self, e: ModelThinking) -> None:
+        """A whole block, after its response: it finishes the block that streamed it, or is
+        shown whole (a provider that did not stream it, a redacted block)."""
+        self.thinking = None
+        if self.thoughts:
+            item = self.thoughts.pop(0)
+            item.text, item.redacted, item.streaming = e.text, e.redacted, False
+            self._redraw_thinking(item)
+        else:
+            await self.log.add(ThinkingItem(text=e.text, redacted=e.redacted, expanded=self.thinking_shown))
+
+    def _redraw_thinking(self, item: ThinkingItem) -> None:
+        if isinstance(item.widget, ThinkingView) and item.widget.is_mounted:
+            item.widget.refresh_from_item()
+
+    def _end_thinking(self, ended: str = "") -> None:
+        """The response went on past its thinking (or the turn ended): no block streams now."""
+        self.thinking = None
+        if ended:
+            for item in self.thoughts:
+                if item.streaming:
+                    item.streaming, item.ended = False, ended
+                    self._redraw_thinking(item)
+            self.thoughts = []
+
+    def toggle_thinking(self) -> bool:
+        """Show the text of every thinking block, or fold them all; True when shown now."""
+        self.thinking_shown = not self.thinking_shown
+        show_all(self.log.items, self.thinking_shown)
+        return self.thinking_shown
+
     async def on_delta(self, e: ModelTextDelta) -> None:
+        self._end_thinking()
         if self.current is None:
             self.current = AssistantItem(streaming=True)
             self.segments.append(self.current)
@@ -173,6 +232,7 @@ class EventRouter:
             await self.log.add(UserItem(text=e.text))
 
     async def on_turn_completed(self, e: TurnCompleted) -> None:
+        self._end_thinking(STOPPED)
         await self._end_segment()
         self.segments = []
         if e.status == "parked":
@@ -202,12 +262,25 @@ class EventRouter:
                 )
             )
 
+    async def on_switched(self, e: ProviderSwitched) -> None:
+        """A switch of provider or model: a note in the log, and the header's model and strategy."""
+        await self._end_segment()
+        how = "fell back" if e.cause == "fallback" else "switched"
+        why = f" ({e.reason})" if e.reason else ""
+        text = f"{how} from {e.from_provider}/{e.from_model} to {e.provider}/{e.model}; strategy {e.strategy}{why}"
+        await self.log.add(NoteItem(text=text, level="warning" if e.cause == "fallback" else "info"))
+        self.header.model_label.update(Content(safe(f"{e.provider}/{e.model}")))
+        self.header.badge.update(Content(f" {e.strategy} "))
+        self.header.badge.tooltip = e.strategy_reason
+        self.header.reason.update(Content(safe(e.strategy_reason)))
+
     async def on_error(self, e: ErrorEvent) -> None:
         await self._end_segment()
         await self.log.add(NoteItem(text=f"{e.code}: {e.message}", level="error"))
 
     # -- tools --------------------------------------------------------------------------------
     async def on_tool_use(self, e: ModelToolUse) -> None:
+        self._end_thinking()
         await self._end_segment()
         item = ToolItem(call_id=e.id, model_name=e.name, arguments=e.input)
         self.tools[e.id] = item

@@ -8,6 +8,7 @@ imported only when it is built.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -45,7 +46,9 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
             return script
 
         key = settings.api_key(name)
-        if not key and not base_url:
+        # a base URL set in the SDK's own variable (OPENAI_BASE_URL...) is one too: a local server
+        env_url = os.environ.get(profile.base_url_env) if profile.base_url_env else None
+        if not key and not (base_url or env_url):
             raise UsageError(f"provider {name} needs an API key: set {profile.env_var} or [keys] in {settings_file()}")
         return make_provider(
             name,

@@ -1,0 +1,53 @@
+"""What the model picker offers: the providers usable now (a key, or a base URL; the demo
+always) and their profiles' models; a typed name on the current provider or another."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.chat.switch import models_of, parse_target, strategy_for, usable_providers
+from core.config import Settings
+from core.errors import UsageError
+from tui.screens.model_picker import choices, parse_typed
+
+
+def test_only_providers_with_a_key_or_a_base_url_are_offered(home, monkeypatch):
+    assert usable_providers(Settings()) == ["demo"]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    assert usable_providers(Settings()) == ["demo", "anthropic"]
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+    assert usable_providers(Settings()) == ["demo", "anthropic", "openai", "openai-chat"]
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    settings = Settings(provider="openai-chat", base_url="http://127.0.0.1:8000/v1")
+    assert usable_providers(settings) == ["demo", "openai-chat"]
+
+
+def test_each_provider_lists_its_default_model_first():
+    for provider in ("anthropic", "openai", "openai-chat", "demo"):
+        models = models_of(provider)
+        assert models and len(models) == len(set(models))
+    assert models_of("anthropic")[0] == "claude-sonnet-4-6"
+    rows = choices(["demo", "anthropic"], {p: models_of(p) for p in ("demo", "anthropic")})
+    assert rows[0] == ("demo", "demo-1") and ("anthropic", "claude-opus-4-6") in rows
+
+
+def test_a_typed_model_names_its_provider_or_stays_on_the_current_one():
+    usable = ["demo", "openai-chat"]
+    assert parse_typed("openai-chat:qwen3:8b", "demo", usable) == ("openai-chat", "qwen3:8b")
+    assert parse_typed("openai-chat/local", "demo", usable) == ("openai-chat", "local")
+    assert parse_typed("my-model", "openai-chat", usable) == ("openai-chat", "my-model")
+    assert parse_typed("   ", "demo", usable) is None
+
+
+def test_fallback_entries_and_strategies_resolved_for_the_new_provider():
+    assert parse_target("openai:gpt-5.4") == ("openai", "gpt-5.4")
+    assert parse_target("anthropic") == ("anthropic", "claude-sonnet-4-6")
+    with pytest.raises(UsageError):
+        parse_target("nosuch:x")
+    settings = Settings()
+    assert strategy_for("auto", "openai", "gpt-5.4", None, settings)[0] == "openai"
+    assert strategy_for(None, "openai", "gpt-4.1", None, settings)[0] == "active-tools"
+    assert strategy_for("wrapper", "anthropic", "claude-sonnet-4-6", None, settings)[0] == "wrapper"
+    strategy, reason = strategy_for("anthropic", "openai-chat", "gpt-4.1", None, settings)
+    assert strategy == "active-tools" and "cannot run" in reason
