@@ -6,7 +6,7 @@ encoding is loaded on first use only, and every count is cached by content hash,
 re-plan over tools already seen tokenizes nothing and never loads the encoding.
 
 The cache is a plain mapping; :class:`core.store.Store` provides a persistent one so the
-cache survives between processes.
+cache survives between processes (:meth:`TokenEstimator.flush` writes it back).
 """
 
 from __future__ import annotations
@@ -63,6 +63,14 @@ class TokenEstimator:
         n = len(_encoding().encode(text, disallowed_special=()))
         self.cache[key] = n
         return n
+
+    def flush(self) -> None:
+        """Write the counts made since the last flush to a persistent cache (one with a
+        ``flush``, as :class:`core.store.TokenCache`): the next process counts them from the
+        cache and never loads the encoding. A plain mapping keeps them as it is."""
+        flush = getattr(self.cache, "flush", None)
+        if callable(flush):
+            flush()
 
     def definition(self, spec: ToolSpec) -> int:
         """Estimated tokens of one tool definition (name, description, input schema)."""

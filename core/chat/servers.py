@@ -1,13 +1,16 @@
 """A chat's live MCP servers: which to start, their status, and the tools as they are now.
 
 The user's and the project's configs, ``--mcp-config``, and the embedded demo servers for any
-roster server that no config provides. A server that changes its tools is noted; the chat
-keeps its pinned plan (ADR-0123 decision 19).
+roster server that no config provides. The demo servers run in this process, spoken to over
+the MCP SDK's in-memory transport (``DEFERCHAT_DEMO_SERVERS=process`` starts them as
+processes on stdio instead); every other server is started as its config says. A server that
+changes its tools is noted; the chat keeps its pinned plan (ADR-0123 decision 19).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
 from core import events as ev
 from core.events import EventSink
@@ -18,6 +21,8 @@ from core.tools import Origin, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from core.mcp.client import McpManager
+
+DEMO_SERVERS_ENV = "DEFERCHAT_DEMO_SERVERS"  # "process": the demo servers as processes on stdio
 
 
 class ChatServers:
@@ -47,6 +52,7 @@ class ChatServers:
         config = load_mcp_config([mcp_config] if mcp_config else [])
         self.always_load = always_load_servers(config)  # the demo servers pin nothing
         configured = {s.name for s in config.servers}
+        local: dict[str, Any] = {}
         if start_demo:
             from core.demo import DEMO_SERVERS, demo_config
 
@@ -54,11 +60,15 @@ class ChatServers:
             if wanted:
                 demo = demo_config()
                 config = McpConfig(servers=tuple(s for s in demo.servers if s.name in wanted)).merged(config)
+                if os.environ.get(DEMO_SERVERS_ENV) != "process":
+                    from core.demo.servers import in_process
+
+                    local = in_process(wanted)
         if not config.servers:
             return
         from core.mcp.client import McpManager
 
-        self.manager = McpManager(config, on_event=self._on_event)
+        self.manager = McpManager(config, on_event=self._on_event, in_process=local)
         await self.manager.start()
 
     def live_specs(self, roster: Roster) -> dict[str, ToolSpec]:

@@ -77,7 +77,9 @@ def _docs_and_scope(args: argparse.Namespace) -> tuple[list[SearchDoc | ToolSpec
     inp = build_plan_input(
         roster=args.roster, mcp_config=args.mcp_config, strategy=ACTIVE_TOOLS, on_event=server_failures_to_stderr
     )
-    plan = plan_roster(inp, token_estimator())
+    estimator = token_estimator()
+    plan = plan_roster(inp, estimator)
+    estimator.flush()  # the counts are kept: the next search loads no tokenizer
     pool = plan.deferred_tool_names if not args.all else plan.pinned_names()
     docs = [spec for n in pool if (spec := plan.spec_of(n)) is not None]  # every pooled name has one
     return docs, f"{len(docs)} {'pinned' if args.all else 'deferred'} tools of roster {args.roster or 'production'}"

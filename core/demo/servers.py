@@ -5,17 +5,26 @@ lists (name, description, input schema, annotations). This module binds each lis
 its implementation and refuses to build a server whose tools and implementations disagree.
 The implementations' signatures mirror the schemas, so the SDK validates arguments the way
 the schema says; ``tests/demo/test_demo_servers.py`` checks both agreements.
+
+A chat runs them in its own process (:func:`in_process`), spoken to over the SDK's in-memory
+transport: the same MCP messages as over stdio, without a Python process per server to start
+(each spent most of a second importing the SDK). ``python -m core.demo SERVER`` runs one as a
+process on stdio, as :func:`core.demo.demo_mcp_config` starts them.
 """
 
 from __future__ import annotations
 
 import json
-from functools import cache
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 ROSTER = "production"
+_OPENING = threading.Lock()  # builds in this process open and seed the demo database in turn
 
 
 @cache
@@ -71,7 +80,9 @@ def build_server(server: str, db_path: str | Path, *, call_seconds: float = 3.0)
     specs = roster_servers().get(server)
     if specs is None:
         raise KeyError(f"no demo server {server!r}; the roster has {', '.join(sorted(roster_servers()))}")
-    impls = implementations(server, connect(db_path), call_seconds=call_seconds)
+    with _OPENING:  # one at a time: on a new file, SQLite refuses a second switch to WAL at once
+        conn = connect(db_path)
+        impls = implementations(server, conn, call_seconds=call_seconds)
     listed = [t["name"] for t in specs]
     if sorted(listed) != sorted(impls):
         raise RuntimeError(f"{server}: roster lists {sorted(listed)} but the demo implements {sorted(impls)}")
@@ -85,4 +96,24 @@ def build_server(server: str, db_path: str | Path, *, call_seconds: float = 3.0)
             structured_output=False,
         )
         tools.append(tool.model_copy(update={"parameters": spec.get("inputSchema", spec.get("input_schema"))}))
-    return MCPServer(server, tools=tools, log_level="WARNING")
+
+    @asynccontextmanager
+    async def closing(_: Any) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            conn.close()  # the server has stopped (in a process or in this one): its database too
+
+    return MCPServer(server, tools=tools, log_level="WARNING", lifespan=closing)
+
+
+def in_process(
+    servers: Iterable[str], db_path: str | Path | None = None, *, call_seconds: float | None = None
+) -> dict[str, Callable[[], Any]]:
+    """``{server: factory}`` for :class:`core.mcp.client.McpManager` (``in_process``): each
+    factory builds that demo server on the demo database, as ``python -m core.demo`` would."""
+    from core.demo import DEFAULT_CALL_SECONDS, demo_db_path
+
+    db = Path(db_path) if db_path is not None else demo_db_path()
+    seconds = DEFAULT_CALL_SECONDS if call_seconds is None else call_seconds
+    return {name: partial(build_server, name, db, call_seconds=seconds) for name in servers}

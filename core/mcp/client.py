@@ -30,6 +30,10 @@ What a caller sees:
   or an error: each server's messages pass through its config's ``redact``.
 * A server from a file the user has not approved (``needs_approval``) is never started; it is
   reported ``needs_approval`` with the command that approves the file.
+* ``in_process={name: factory}``: those servers run in this process (the embedded demo's),
+  each built by its factory off the event loop and spoken to over the SDK's in-memory
+  transport, with the same messages, listing sieve, failures and restarts as a server in a
+  process; their report's ``transport`` is ``in-process``.
 * ``notifications/tools/list_changed``: the server is listed again; if its tools really
   changed, ``manager.tools()`` returns the new list and a ``RosterChanged`` event says so. An
   open chat keeps the plan it pinned; only a new chat plans with the new list.
@@ -37,7 +41,7 @@ What a caller sees:
 The rooms of the client, one job each:
 
 * :mod:`core.mcp.server`: one server's lifecycle (connect, list, call, crash, restart);
-* :mod:`core.mcp.transport`: its transport (stdio, streamable HTTP, SSE), watched;
+* :mod:`core.mcp.transport`: its transport (stdio, streamable HTTP, SSE, in-memory), watched;
 * :mod:`core.mcp.sieve`: the listing sieve, each ``tools/list`` answer read tool by tool;
 * :mod:`core.mcp.errors`: SDK exceptions as one line; :mod:`core.mcp.logs`: redacted log records;
 * :mod:`core.mcp.reports`: ``ServerReport`` and ``Discovery``; :mod:`core.mcp.discovery`: one-shot discovery.
@@ -62,7 +66,7 @@ from core.mcp.discovery import discover
 from core.mcp.logs import REDACTOR, log
 from core.mcp.reports import Discovery, ServerReport, State
 from core.mcp.server import CLIENT_NAME, CLIENT_VERSION, MAX_LIST_PAGES, STDERR_TAIL, Server
-from core.mcp.transport import load_sdk
+from core.mcp.transport import ServerFactory, load_sdk
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
 
@@ -91,13 +95,17 @@ class McpManager:
         *,
         on_event: EventSink | None = None,
         log_dir: str | Path | None = None,
+        in_process: Mapping[str, ServerFactory] | None = None,
     ):
         servers = config.servers if isinstance(config, McpConfig) else tuple(config)
         self._on_event = on_event
         self._own_log_dir = log_dir is None
         self._log_dir = Path(tempfile.mkdtemp(prefix="deferchat-mcp-")) if log_dir is None else Path(log_dir)
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        self._servers = {s.name: Server(s, self, self._log_dir) for s in sorted(servers, key=lambda s: s.name)}
+        local = in_process or {}
+        self._servers = {
+            s.name: Server(s, self, self._log_dir, local.get(s.name)) for s in sorted(servers, key=lambda s: s.name)
+        }
         self._secrets = [pair for s in self._servers.values() for pair in s.config.secrets]
         REDACTOR.add(self._secrets)
         self._started = False

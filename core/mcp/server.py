@@ -23,7 +23,7 @@ from core.mcp.errors import describe_error, is_connection_closed, is_timeout
 from core.mcp.logs import guard_loggers, log
 from core.mcp.reports import ServerReport, State
 from core.mcp.sieve import ListingSieve, negotiated
-from core.mcp.transport import open_transport
+from core.mcp.transport import ServerFactory, open_transport
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
 
@@ -81,8 +81,9 @@ class Conn:
 class Server:
     """One configured server: what is known of it, and its current connection."""
 
-    def __init__(self, config: McpServerConfig, host: ServerHost, log_dir: Path):
+    def __init__(self, config: McpServerConfig, host: ServerHost, log_dir: Path, local: ServerFactory | None = None):
         self.config = config
+        self.local = local  # runs in this process (see open_transport)
         self.name = config.name
         self.host = host
         self.state: State = "idle"
@@ -105,7 +106,7 @@ class Server:
     def report(self) -> ServerReport:
         return ServerReport(
             name=self.name,
-            transport=self.config.transport,
+            transport="in-process" if self.local is not None else self.config.transport,
             target=self.config.redact(self.config.describe()),
             status=self.state,
             message=self.config.redact(self.message),
@@ -244,7 +245,7 @@ class Server:
 
         guard_loggers()  # the transport's modules are loaded now
         sieve = ListingSieve()
-        transport = open_transport(self.config, errlog, conn.lost.set, sieve)
+        transport = open_transport(self.config, errlog, conn.lost.set, sieve, local=self.local)
         client = Client(
             transport,
             cache=None,

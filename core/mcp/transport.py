@@ -1,8 +1,11 @@
-"""One server's transport: stdio, streamable HTTP or SSE, opened with the expanded values.
+"""One server's transport: stdio, streamable HTTP or SSE, opened with the expanded values, or
+the SDK's in-memory transport to a server that runs in this process.
 
 The SDK's streams are wrapped: the read side tells the connection when it ends (the server
-went away) and both sides feed the :class:`core.mcp.sieve.ListingSieve`. :func:`open_transport`
-is the only place the expanded values of a config (``endpoint()``) are used.
+went away) and both sides feed the :class:`core.mcp.sieve.ListingSieve`, whichever the
+transport: an in-process server is spoken to over the same JSON-RPC messages as one in a
+process. :func:`open_transport` is the only place the expanded values of a config
+(``endpoint()``) are used.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from typing import Any
 from core.mcp.config import McpServerConfig
 from core.mcp.logs import guard_loggers
 from core.mcp.sieve import ListingSieve
+
+ServerFactory = Callable[[], Any]
+"""Builds an SDK server object (``mcp.server.mcpserver.MCPServer`` or a low-level ``Server``)
+that runs in this process. Called off the event loop (it may open files), once per start."""
 
 
 class WatchedSend:
@@ -89,10 +96,22 @@ class WatchedReceive:
 
 @asynccontextmanager
 async def open_transport(
-    server: McpServerConfig, errlog: Any, on_end: Callable[[], None], sieve: ListingSieve
+    server: McpServerConfig,
+    errlog: Any,
+    on_end: Callable[[], None],
+    sieve: ListingSieve,
+    *,
+    local: ServerFactory | None = None,
 ) -> AsyncIterator[tuple[WatchedReceive, WatchedSend]]:
     """The SDK transport for one server, its read side watched for the end of the connection
-    and its listings sieved. The only place the expanded values (``endpoint()``) are used."""
+    and its listings sieved. The only place the expanded values (``endpoint()``) are used.
+
+    ``local``: the server runs in this process, built by that factory and reached over the
+    SDK's in-memory transport (the config's command is not run)."""
+    if local is not None:
+        async with _in_process(local) as (read, write):
+            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+        return
     live = server.endpoint()
     if server.transport == "stdio":
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -117,6 +136,33 @@ async def open_transport(
         assert live.url is not None
         async with sse_client(live.url, headers=dict(live.headers)) as (read, write):
             yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+
+
+@asynccontextmanager
+async def _in_process(factory: ServerFactory) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's in-memory transport to a server built by ``factory``: the server's loop runs
+    in a task of this connection, so it starts and ends with it."""
+    import anyio.to_thread
+    from mcp.client._memory import InMemoryTransport  # what mcp.Client(server) uses
+
+    built = await anyio.to_thread.run_sync(_quiet_build, factory)
+    async with InMemoryTransport(built) as (read, write):
+        yield read, write
+
+
+def _quiet_build(factory: ServerFactory) -> Any:
+    """``factory()`` without the SDK's ``MCPServer`` configuring this process's root logger
+    (it calls ``logging.basicConfig`` with a handler on stderr, fit for a server process of
+    its own, not for the process the app draws in): basicConfig does nothing while the root
+    logger has a handler, so one stands in while the server is built."""
+    import logging
+
+    stand_in = logging.NullHandler()
+    logging.root.addHandler(stand_in)
+    try:
+        return factory()
+    finally:
+        logging.root.removeHandler(stand_in)
 
 
 def load_sdk() -> None:
