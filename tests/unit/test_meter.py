@@ -197,3 +197,24 @@ def test_an_old_database_upgrades_to_chat_system_prompts(tmp_path: Path) -> None
     assert row is not None and row.title == "kept" and row.system_prompt is None  # no prompt: its prefix as it was
     store.update_chat("chat_old", system_prompt="Be brief.")
     assert (store.chat("chat_old") or row).system_prompt == "Be brief."
+
+
+def test_the_markdown_export_has_the_meter_and_the_chats_own_prompt(store: Store) -> None:
+    from core.export import chat_markdown
+
+    chat_id = chat(store)
+    assert "## Usage" not in chat_markdown(store, chat_id)  # no request yet: no section
+    store.update_chat(chat_id, system_prompt="Be | brief.")
+    meter, _ = metered(store, chat_id)
+    for system in ("A.", "B."):
+        r = request(system=system, model="claude-sonnet-4-6")
+        meter.sent(r, "anthropic")
+        meter.record(r, Usage(input_tokens=1000, output_tokens=100, cache_read_input_tokens=3000), "anthropic")
+    text = chat_markdown(store, chat_id)
+    assert "- system prompt (this chat's own): 'Be | brief.'" in text
+    section = text.split("## Usage\n\n", 1)[1]
+    assert section.startswith(
+        "2 requests · in 2,000 · out 200 · cache read 6,000 / write 0 · hit 75% · cost $0.0108"
+    )  # 2 x (3,000 + 1,500 + 900) / 1e6
+    assert "| # | model | input | output | cache read | cache write | hit | cost | prefix break |" in section
+    assert "| 2 | anthropic/claude-sonnet-4-6 | 1,000 | 100 | 3,000 | 0 | 75% | $0.0054 | system: " in section
