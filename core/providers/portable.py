@@ -24,7 +24,9 @@ reasoning_content                 dropped             dropped             kept
 anything else                     dropped             dropped             dropped
 ================================  ==================  ==================  ==================
 
-Then, for every target: a ``tool_result`` whose call was dropped (the answer to an OpenAI
+Then, for every target: a server search whose result never came (it was to open the next
+response, and a fallback answered that one) is dropped unless it is the last response's; a
+``tool_result`` whose call was dropped (the answer to an OpenAI
 client search, on another provider) is dropped with it, a search result whose search was
 dropped likewise, so every tool use still has its result and no result is orphaned;
 ``tool_reference`` blocks naming a tool the request does not declare become text; messages
@@ -157,11 +159,20 @@ def for_target(
         blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
         filtered.append({"role": m["role"], "content": accept.message(blocks)})
     calls, searches = _call_ids(filtered)
+    answered = {
+        str(b.get("tool_use_id") or "")
+        for m in filtered
+        for b in m["content"]
+        if b.get("type") == "tool_search_tool_result"
+    }
+    last_assistant = max((i for i, m in enumerate(filtered) if m["role"] == "assistant"), default=-1)
     out: list[dict[str, Any]] = []
-    for m in filtered:
+    for at, m in enumerate(filtered):
         content = []
         for b in m["content"]:
             kind = b.get("type")
+            if kind == "server_tool_use" and at != last_assistant and str(b.get("id") or "") not in answered:
+                continue  # its result was to open a response that another provider gave instead
             if kind == "tool_result":
                 if str(b.get("tool_use_id") or "") not in calls:
                     continue

@@ -192,3 +192,51 @@ def test_without_the_conversion_the_anthropic_request_breaks_the_rules():
     # the answer to OpenAI's client search, whose call Anthropic never sees
     assert any("which the previous message did not call" in p for p in problems)
     assert any("two user messages in a row" in p for p in problems)
+
+
+SEARCH_TOOL = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+
+
+def deferred_case() -> list[dict[str, Any]]:
+    """Anthropic's deferred case: a response with a client tool_use and a server search whose
+    result is to open the next response (engine shape, as the adapter stores it)."""
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "Weather and files?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"location": "SF"}},
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": SEARCH_TOOL["name"], "input": {"query": "f"}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "61F"}]},
+    ]  # fmt: skip
+
+
+def anthropic_body(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    tools = [{"name": "get_weather", "description": "w", "input_schema": {"type": "object"}}, SEARCH_TOOL]
+    provider = make_provider("anthropic", "m", api_key="k")
+    converted = for_target(messages, "anthropic", tools)
+    params, _ = provider.build_params(ModelRequest(model="m", system="s", tools=tools, messages=converted))  # type: ignore[attr-defined]
+    return params
+
+
+def test_a_server_search_waiting_for_the_next_response_is_kept_while_it_can_still_come():
+    body = anthropic_body(deferred_case())
+    assert api_rules.check("anthropic", body) == []
+    assert any(b["type"] == "server_tool_use" for b in body["messages"][1]["content"])
+
+
+def test_a_server_search_whose_response_a_fallback_gave_is_dropped_on_the_way_back():
+    history = [
+        *deferred_case(),
+        {"role": "assistant", "content": [{"type": "text", "text": "It is 61F (from the fallback)."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Thanks"}]},
+    ]
+    raw = make_provider("anthropic", "m", api_key="k")
+    tools = [{"name": "get_weather", "description": "w", "input_schema": {"type": "object"}}, SEARCH_TOOL]
+    unconverted, _ = raw.build_params(ModelRequest(model="m", system="s", tools=tools, messages=history))  # type: ignore[attr-defined]
+    assert any("has no tool_search_tool_result" in p for p in api_rules.check("anthropic", unconverted))
+    body = anthropic_body(history)
+    assert api_rules.check("anthropic", body) == []
+    assert not any(b["type"] == "server_tool_use" for m in body["messages"] for b in m["content"])
