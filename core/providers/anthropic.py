@@ -16,12 +16,15 @@
   "tool_name": <internal>}`` blocks is sent with wire names.
 * Extended thinking (``thinking=ThinkingSettings(anthropic_budget_tokens=N)``, for models whose
   profile says they think): ``thinking: {"type": "enabled", "budget_tokens": N}`` with the
-  ``interleaved-thinking-2025-05-14`` beta header (thinking between tool calls), ``max_tokens``
+  ``interleaved-thinking-2025-05-14`` beta header for the models that can think between tool
+  calls (the profile's ``interleaved_thinking``), ``max_tokens``
   grown by the budget (it must exceed it) and no ``temperature``/``top_k`` (the API refuses
   them with thinking). ``thinking_delta`` streams as :class:`ThinkingDelta`; each finished
   ``thinking``/``redacted_thinking`` block is a :class:`ThinkingBlock` and stays in
   ``ResponseDone.content`` exactly as sent (signature included), echoed verbatim and in order.
-  Another provider's ``reasoning_content`` is never sent.
+  Another provider's ``reasoning_content`` is never sent. A request that answers the tool uses
+  of an assistant message written without thinking goes without it (the API refuses thinking
+  there).
 
 ``ResponseDone.content`` is the assistant turn in engine shape (internal names), ready to be
 appended to history and echoed on the next request.
@@ -169,6 +172,19 @@ def wire_messages(messages: list[dict[str, Any]], names: WireNames) -> list[dict
     return out
 
 
+def unthought_tool_loop(messages: list[dict[str, Any]]) -> bool:
+    """True when the request answers tool uses of its last assistant message and that message
+    does not start with thinking (it was written with thinking off, or by another provider): with thinking on the
+    API refuses it ("a final assistant message must start with a thinking block"), so this
+    request goes without thinking and the next turn thinks again."""
+    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "assistant"), None)
+    if at is None:
+        return False
+    last = messages[at]["content"]
+    answered = any(b.get("type") == "tool_result" for m in messages[at + 1 :] for b in m["content"])
+    return answered and any(b.get("type") == "tool_use" for b in last) and last[0].get("type") not in _THINKING_BLOCKS
+
+
 def read_block(block: dict[str, Any], names: WireNames) -> tuple[ProviderEvent | None, dict[str, Any] | None]:
     """One response block -> (its event, its engine-shaped content block with internal names)."""
     kind = block.get("type")
@@ -257,13 +273,16 @@ class AnthropicProvider(SdkAdapter):
         return params, names
 
     def _think(self, params: dict[str, Any]) -> None:
-        """Extended thinking on, when a budget is set and the model can think (see the module)."""
+        """Extended thinking on, when a budget is set, the model can think and the tool loop in
+        progress did not start without it (see :func:`unthought_tool_loop`)."""
         budget = self.thinking.anthropic_budget_tokens
-        if not budget or not self.profile.abilities(params["model"]).thinking:
+        abilities = self.profile.abilities(params["model"])
+        if not budget or not abilities.thinking or unthought_tool_loop(params["messages"]):
             return
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}
         params["max_tokens"] += budget
-        params["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
+        if abilities.interleaved_thinking:
+            params["extra_headers"] = {"anthropic-beta": INTERLEAVED_THINKING}
         for key in _NOT_WITH_THINKING:
             params.pop(key, None)
 

@@ -150,6 +150,9 @@ class OpenAIChatProvider(SdkAdapter):
             params["tools"] = [chat_tool(t, names) for t in request.tools]
         if self.streaming and self.include_usage:
             params["stream_options"] = {"include_usage": True}
+        effort = self.thinking.openai_effort
+        if effort and self.genuine and self.profile.abilities(params["model"]).reasoning:
+            params["reasoning_effort"] = effort  # [thinking] openai_effort, for OpenAI's reasoning models
         return params, names
 
     async def _send(self, client: Any, params: dict[str, Any]) -> Any:

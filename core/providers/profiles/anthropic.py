@@ -57,5 +57,7 @@ ANTHROPIC = ProviderProfile(
     models=("claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"),
     # Extended thinking: Claude 3.7 Sonnet and the Claude 4 family on.
     thinking_models=r"claude-(3-7-sonnet|(opus|sonnet|haiku)-[4-9])",
+    # Interleaved thinking (between tool calls): the Claude 4 family on, not Claude 3.7 Sonnet.
+    interleaved_thinking_models=r"claude-(opus|sonnet|haiku)-[4-9]",
     prices=PRICES,
 )

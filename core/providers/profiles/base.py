@@ -51,6 +51,8 @@ class ModelAbilities:
     """The model reasons in items whose encrypted state must travel back (OpenAI reasoning models)."""
     thinking: bool
     """The model may answer with thinking blocks that history must echo verbatim (Anthropic)."""
+    interleaved_thinking: bool = False
+    """The model thinks between tool calls too (Anthropic's interleaved-thinking beta)."""
     rule: ModelSupportRule | None = None
     """The model-support row that decided ``native_tool_search``, if one matched."""
 
@@ -150,6 +152,8 @@ class ProviderProfile:
     """A regular expression searched in the model name's last path segment: the models that reason."""
     thinking_models: str | None = None
     """A regular expression searched in the model name's last path segment: the models that can think."""
+    interleaved_thinking_models: str | None = None
+    """The same, for the models that can think between tool calls."""
     waits: Waits = DEFAULT_WAITS
     """How long to wait on it (connect, first byte, idle gap, the retry-after cap)."""
     models: tuple[str, ...] = ()
@@ -163,7 +167,7 @@ class ProviderProfile:
     def __post_init__(self) -> None:
         if self.default_host is not None and self.default_host not in self.genuine_hosts:
             raise ValueError(f"profile {self.name}: the default host must be one of its genuine hosts")
-        for attr in ("reasoning_models", "thinking_models"):
+        for attr in ("reasoning_models", "thinking_models", "interleaved_thinking_models"):
             if (pattern := getattr(self, attr)) is not None:
                 self._patterns[attr] = re.compile(pattern, re.IGNORECASE)
 
@@ -203,5 +207,6 @@ class ProviderProfile:
             tool_reference=native,
             reasoning=self._matches("reasoning_models", model),
             thinking=self._matches("thinking_models", model),
+            interleaved_thinking=self._matches("interleaved_thinking_models", model),
             rule=rule,
         )
