@@ -13,6 +13,7 @@ from core.engine import ChatOptions, Engine
 from core.errors import UsageError
 from core.pipeline.approvals import Decision, FixedApprover
 from core.providers import make_provider
+from core.providers.profiles import Waits
 from core.store import Store
 from tests import api_rules
 from tests.streaming_server import StreamingServer
@@ -28,18 +29,19 @@ def answer(text: str) -> dict[str, Any]:
     return {"parts": [{"text": text}]}
 
 
-def factory(server: StreamingServer, unusable: tuple[str, ...] = ()) -> Any:
+def factory(server: StreamingServer, unusable: tuple[str, ...] = (), waits: Waits | None = None) -> Any:
     def make(name: str, model: str, base_url: str | None, extra: dict[str, Any]) -> Any:
         if name in unusable:
             raise UsageError(f"provider {name} needs an API key")
-        return make_provider(name, model, base_url=server.url_for(name), api_key="test-key", max_retries=1)
+        bounds = {"waits": waits} if waits else {}
+        return make_provider(name, model, base_url=server.url_for(name), api_key="test-key", max_retries=1, **bounds)
 
     return make
 
 
-async def open_chat(env, server, settings: Settings, *, fallback: list[str] | None = None, unusable=()):
+async def open_chat(env, server, settings: Settings, *, fallback: list[str] | None = None, unusable=(), waits=None):
     events: list[Any] = []
-    engine = Engine(Store(env / "db.sqlite"), settings, provider_factory=factory(server, unusable))
+    engine = Engine(Store(env / "db.sqlite"), settings, provider_factory=factory(server, unusable, waits))
     session = await engine.open_chat(
         None,
         ChatOptions(provider="anthropic", model="claude-sonnet-4-6", fallback=fallback, start_demo_servers=False),
@@ -76,6 +78,29 @@ async def test_a_provider_that_keeps_failing_hands_the_turn_to_the_fallback(env,
         assert (row.provider, row.model, row.strategy) == ("openai", "gpt-5.4", "openai")
         stored = engine.store.events(session.chat_id, ("provider.switched",))
         assert [e["cause"] for e in stored] == ["fallback"]
+        await session.close()
+
+
+async def test_a_provider_that_does_not_answer_in_time_hands_the_turn_to_the_fallback(env):
+    script = [{"parts": [{"text": "too late"}], "first_byte_delay": 3}, answer("On time.")]
+    with StreamingServer(script) as server:
+        _, session, events = await open_chat(
+            env, server, Settings(fallback=["openai-chat:gpt-4.1"]), waits=Waits(first_byte=0.3)
+        )
+        result = await session.send("Hi")
+        assert result.status == "done" and result.text == "On time."
+        assert [e.code for e in events if e.type == "error"] == ["provider.timeout"]
+        assert [e.provider for e in events if e.type == "provider.switched"] == ["openai-chat"]
+        await session.close()
+
+
+async def test_a_request_the_provider_refuses_is_not_a_reason_to_fall_back(env):
+    with StreamingServer([{"status": 400}]) as server:
+        _, session, events = await open_chat(env, server, Settings(fallback=["openai:gpt-5.4"]))
+        result = await session.send("Hi")
+        assert result.status == "failed"
+        assert [e.code for e in events if e.type == "error"] == ["provider.bad_request"]
+        assert not [e for e in events if e.type == "provider.switched"]
         await session.close()
 
 
