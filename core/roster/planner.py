@@ -265,12 +265,16 @@ def plan_roster(inp: PlanInput, estimator: TokenEstimator | None = None) -> Rost
                 slots -= 1
                 budget -= c.def_tokens
                 c.placement = Placement.DEFINED
-                c.reason = f"defined: slot {caps.max_definitions - slots} of {caps.max_definitions}" + (
-                    f", pinned ({c.always_load}): ranked first, never deferred"
+                slot = f"slot {caps.max_definitions - slots} of {caps.max_definitions}"
+                c.reason = (
+                    f"defined: pinned by {c.always_load}; ranked first, never deferred; {slot}"
                     if c.always_load
-                    else ", a read ranked ahead of writes"
-                    if c.spec.origin is not Origin.CONFIGURED and c.spec.is_read
-                    else ""
+                    else f"defined: {slot}"
+                    + (
+                        ", a read ranked ahead of writes"
+                        if c.spec.origin is not Origin.CONFIGURED and c.spec.is_read
+                        else ""
+                    )
                 )
                 st.defined.append(c)
 

@@ -213,7 +213,8 @@ def test_adr_0130_a_website_profile_pins_the_browser_tools_first(policy, strateg
     for name in WEBSITE_PROFILE_TOOLS:
         row = p.placement_of(name)
         assert row is not None and row.placement is Placement.DEFINED
-        assert row.always_load == "the chat's website profile (ADR-0130)" and "ADR-0130" in row.reason
+        assert row.always_load == "the chat's website profile (ADR-0130)"
+        assert row.reason.startswith("defined: pinned by the chat's website profile (ADR-0130); ranked first")
     assert p.agent["profile"] == {"kind": "website", "url": "https://ferries.example"}
     assert p.candidates == 49 and len(p.tools) == 49 + len(p.control_tool_names)
 

@@ -63,4 +63,4 @@ async def test_the_panel_shows_pins_first_and_the_tool_screen_says_why():
         app.push_screen(ToolScreen(plan, "mcp.crm.update", set()))
         await pilot.pause()
         facts = "\n".join(str(s.render()) for s in app.screen.query(Static))
-        assert "pinned (always_load mcp.crm.update in agent chat): ranked first, never deferred" in facts
+        assert "pinned by always_load mcp.crm.update in agent chat; ranked first, never deferred" in facts
