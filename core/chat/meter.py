@@ -202,8 +202,32 @@ def _tools_detail(before: tuple[str, ...] | None, now: list[dict[str, Any]]) -> 
 
 
 # -- reading it back -----------------------------------------------------------------------------
+class _Counts:
+    """What a request and a chat's totals share: four token counts and a cost."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read: int
+    cache_write: int
+    cost_usd: float | None
+
+    @property
+    def hit_ratio(self) -> float | None:
+        return hit_ratio(self.input_tokens, self.cache_read, self.cache_write)
+
+    def counts_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_input_tokens": self.cache_read,
+            "cache_creation_input_tokens": self.cache_write,
+            "cache_hit_ratio": self.hit_ratio,
+            "cost_usd": self.cost_usd,
+        }
+
+
 @dataclass(frozen=True)
-class RequestUsage:
+class RequestUsage(_Counts):
     """One model request as the meter recorded it."""
 
     n: int
@@ -217,28 +241,13 @@ class RequestUsage:
     cost_usd: float | None
     breaks: tuple[tuple[BreakCause, str], ...] = ()
 
-    @property
-    def hit_ratio(self) -> float | None:
-        return hit_ratio(self.input_tokens, self.cache_read, self.cache_write)
-
     def to_json(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "turn_id": self.turn_id,
-            "provider": self.provider,
-            "model": self.model,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_input_tokens": self.cache_read,
-            "cache_creation_input_tokens": self.cache_write,
-            "cache_hit_ratio": self.hit_ratio,
-            "cost_usd": self.cost_usd,
-            "prefix_breaks": [{"cause": c, "detail": d} for c, d in self.breaks],
-        }
+        where = {"n": self.n, "turn_id": self.turn_id, "provider": self.provider, "model": self.model}
+        return {**where, **self.counts_json(), "prefix_breaks": [{"cause": c, "detail": d} for c, d in self.breaks]}
 
 
 @dataclass
-class UsageTotals:
+class UsageTotals(_Counts):
     """A chat's totals; ``cost_usd`` sums the requests that have a cost (None if none has),
     ``unpriced`` counts those that have none."""
 
@@ -269,22 +278,13 @@ class UsageTotals:
         self.add(_request(self.requests + 1, None, e.model_dump(), [(b.cause, b.detail) for b in breaks]))
 
     @property
-    def hit_ratio(self) -> float | None:
-        return hit_ratio(self.input_tokens, self.cache_read, self.cache_write)
-
-    @property
     def prefix_breaks(self) -> int:
         return sum(self.breaks.values())
 
     def to_json(self) -> dict[str, Any]:
         return {
             "requests": self.requests,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_input_tokens": self.cache_read,
-            "cache_creation_input_tokens": self.cache_write,
-            "cache_hit_ratio": self.hit_ratio,
-            "cost_usd": self.cost_usd,
+            **self.counts_json(),
             "unpriced_requests": self.unpriced,
             "prefix_breaks": dict(self.breaks),
         }
