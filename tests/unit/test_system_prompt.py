@@ -128,3 +128,31 @@ async def test_a_chat_from_before_chat_prompts_keeps_its_prefix_and_a_prompt_is_
             again.prompt.set("x" * 20_001)
     finally:
         await again.close()
+
+
+def test_ask_system_sets_a_new_chats_prompt_and_with_chat_changes_it(home: Path, capsys) -> None:
+    from core.cli import main
+
+    def events(out: str) -> list[dict]:
+        return [json.loads(line) for line in out.splitlines()]
+
+    assert main(["ask", "--provider", "demo", "--system", "Answer in French.", "--json", "hello"]) == 0
+    first = events(capsys.readouterr().out)
+    chat_id = next(e["chat_id"] for e in first if e["type"] == "plan")
+    [set_] = [e for e in first if e["type"] == "chat.system_prompt"]
+    assert set_["text"] == "Answer in French." and set_["before_first_message"] is True
+    assert not [e for e in first if e["type"] == "prefix.break"]
+    assert main(["ask", "--chat", chat_id, "--system", "Answer in German.", "--json", "again"]) == 0
+    second = events(capsys.readouterr().out)
+    [changed] = [e for e in second if e["type"] == "chat.system_prompt"]
+    assert changed["before_first_message"] is False
+    [brk] = [e for e in second if e["type"] == "prefix.break"]  # the first request after the change
+    assert brk["cause"] == "system"
+    kinds = [e["type"] for e in second]
+    assert kinds.index("chat.system_prompt") < kinds.index("prefix.break") < kinds.index("usage")
+    assert Store().chat(chat_id).system_prompt == "Answer in German."
+    # the transcript says so in words
+    assert main(["ask", "--chat", chat_id, "--system", "", "once more"]) == 0
+    err = capsys.readouterr().err
+    assert "[system prompt changed: the cached prefix breaks]" in err and "[prefix break (system): " in err
+    assert Store().chat(chat_id).system_prompt == ""
