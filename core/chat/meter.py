@@ -134,9 +134,8 @@ class Meter:
     def _previous(self) -> _Seen | None:
         if not self._seeded:
             self._seeded = True
-            stored = [e for _, e in self.store.turn_events(self.chat_id, ("usage",)) if e.get("prefix")]
-            if stored:
-                e = stored[-1]
+            e = self.store.last_event(self.chat_id, "usage")
+            if e is not None and e.get("prefix"):  # one stored before the meter had no digest: no guess
                 self._last = _Seen(str(e.get("provider") or ""), str(e.get("model") or ""), str(e["prefix"]))
         return self._last
 

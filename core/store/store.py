@@ -347,6 +347,14 @@ class Store:
         ).fetchall()
         return [(r[0], json.loads(r[1])) for r in rows]
 
+    @_reads
+    def last_event(self, chat_id: str, event_type: str) -> dict[str, Any] | None:
+        """The chat's last stored event of ``event_type``, its JSON loaded (None: there is none)."""
+        row = self.db.execute(
+            "select json from events where chat_id = ? and type = ? order by id desc limit 1", [chat_id, event_type]
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
     # invocations ---------------------------------------------------------------------------
     @_reads
     def invocation(self, chat_id: str, call_id: str) -> InvocationRow | None:

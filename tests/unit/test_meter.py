@@ -82,6 +82,10 @@ def test_a_change_made_in_another_process_is_counted_from_the_stored_usage(store
     assert b.cause == "system" and "now 17 characters" in b.detail
     (s,) = again.breaks(request(model="m9"), "anthropic")
     assert s.cause == "switch"
+    # a chat whose last usage was stored before the meter (no digest): nothing to compare, no guess
+    older = chat(store)
+    store.add_event(older, None, "usage", ev.UsageEvent(input_tokens=5).to_json())
+    assert metered(store, older)[0].breaks(request(system="anything"), "anthropic") == []
 
 
 def test_prices_unknown_is_none_never_a_guess_and_config_overrides() -> None:
