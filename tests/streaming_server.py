@@ -54,6 +54,7 @@ past the end gets a 500 that says so). A response::
      "headers": {"retry-after-ms": "200"},
      "usage": {"input_tokens": 120, "output_tokens": 40,
                "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+                                     # or "measured": counted from the request (measured_usage)
      "stop_reason": "end_turn",      # default: tool_use when a tool part is present; max_tokens
      "chunk_chars": 8, "chunk_tokens": 1, "args_chunk_chars": 8}   # chunking defaults
 
@@ -69,6 +70,25 @@ headers; an N past the last delta means after the last one, before the closing e
 given in Anthropic's terms (``input_tokens`` uncached); the OpenAI wires report
 ``input_tokens + cache_read + cache_creation`` as the prompt and ``cache_read`` as its cached
 part. Unknown keys are an error, so a misspelt fault cannot silently not happen.
+
+Thinking parts: ``{"thinking": "I should look it up", "signature": "..."}`` (signature optional;
+the default is :func:`thinking_signature` of the text, so an altered block no longer matches) and
+``{"redacted_thinking": "<data>"}``. Anthropic streams them as ``thinking`` blocks
+(``thinking_delta`` pieces, then one ``signature_delta``) and ``redacted_thinking`` blocks;
+Chat Completions as ``delta.reasoning_content`` pieces (DeepSeek's thinking mode; the whole
+message's ``reasoning_content``); Responses as a ``reasoning`` item with ``encrypted_content``
+(the signature) and its summary text streamed as ``response.reasoning_summary_text.delta``.
+Thinking deltas count as chunks.
+
+Rules (``{"responses": [...], "rules": [...]}``) make the server refuse, with HTTP 400 and the
+real API's message and before any scripted response is used, a request its API would refuse:
+
+* ``deepseek_reasoning_content``: an assistant message with ``tool_calls`` but no
+  ``reasoning_content`` (DeepSeek's thinking mode: "The reasoning_content in the thinking mode
+  must be passed back to the API").
+* ``anthropic_thinking``: a ``thinking`` block whose signature is not its text's, a
+  ``redacted_thinking`` block this script never sent, or, with ``thinking`` enabled, a last
+  assistant message with ``tool_use`` that does not start with a thinking block.
 
 Every request is recorded (``server.requests``: path, wire, headers, parsed body, times, and
 once answered its ``outcome``: ``completed``, ``cut``, ``ended_early``, ``error_event``,
@@ -99,7 +119,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from pathlib import Path
 from typing import IO, Any, ClassVar
@@ -146,7 +166,28 @@ class ToolPart:
         return json.dumps({} if self.input is None else self.input, separators=(",", ":"), ensure_ascii=False)
 
 
-Part = TextPart | ToolPart
+@dataclass(frozen=True)
+class ThinkingPart:
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None  # the data of a redacted_thinking block (then ``text`` is empty)
+    chunk_chars: int | None = None
+    chunk_tokens: int | None = None
+
+    @property
+    def sign(self) -> str:
+        return self.signature or thinking_signature(self.text)
+
+
+def thinking_signature(text: str) -> str:
+    """The signature this server gives a thinking text by default: a digest of it, so a block
+    echoed with its text changed no longer matches (as Anthropic's signatures do not)."""
+    import hashlib
+
+    return "sig_" + hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+Part = TextPart | ToolPart | ThinkingPart
 
 
 @dataclass(frozen=True)
@@ -166,6 +207,7 @@ class Response:
     retry_after: float | str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     usage: dict[str, int] = field(default_factory=dict)
+    measured: bool = False  # "usage": "measured": counted from the request (measured_usage)
     stop_reason: str | None = None
     chunk_chars: int | None = None
     chunk_tokens: int = 1
@@ -176,6 +218,7 @@ class Response:
 class Script:
     responses: tuple[Response, ...]
     repeat: bool = False
+    rules: tuple[str, ...] = ()
 
 
 _RESPONSE_KEYS = {
@@ -200,6 +243,8 @@ _RESPONSE_KEYS = {
     "args_chunk_chars",
     "comment",
 }
+RULES = {"deepseek_reasoning_content", "anthropic_thinking"}
+DEEPSEEK_REASONING_MESSAGE = "The reasoning_content in the thinking mode must be passed back to the API."
 _USAGE_KEYS = {"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
 _MALFORMED = {"invalid_json", "missing_field", "no_choices"}
 _STOP_REASONS = {"end_turn", "tool_use", "max_tokens"}
@@ -272,7 +317,19 @@ def parse_part(where: str, data: Any) -> Part:
             data.get("id"),
             _size(f"{where}.chunk_chars", data.get("chunk_chars")),
         )
-    raise ValueError(f"{where}: a part has 'text', 'markdown' or 'tool'")
+    if "thinking" in data or "redacted_thinking" in data:
+        _check_keys(where, data, {"thinking", "signature", "redacted_thinking", "chunk_chars", "chunk_tokens"})
+        text, redacted = data.get("thinking", ""), data.get("redacted_thinking")
+        if not isinstance(text, str) or (redacted is not None and not isinstance(redacted, str)):
+            raise ValueError(f"{where}: thinking and redacted_thinking are strings")
+        return ThinkingPart(
+            text,
+            data.get("signature"),
+            redacted,
+            _size(f"{where}.chunk_chars", data.get("chunk_chars")),
+            _size(f"{where}.chunk_tokens", data.get("chunk_tokens")),
+        )
+    raise ValueError(f"{where}: a part has 'text', 'markdown', 'tool', 'thinking' or 'redacted_thinking'")
 
 
 def parse_response(where: str, data: Any) -> Response:
@@ -285,8 +342,11 @@ def parse_response(where: str, data: Any) -> Response:
     if not isinstance(parts, list):
         raise ValueError(f"{where}.parts: expected a list")
     usage = data.get("usage") or {}
+    measured = usage == MEASURED
+    if measured:
+        usage = {}
     if not isinstance(usage, dict):
-        raise ValueError(f"{where}.usage: expected an object")
+        raise ValueError(f"{where}.usage: expected an object or {MEASURED!r}")
     _check_keys(f"{where}.usage", usage, _USAGE_KEYS)
     headers = data.get("headers") or {}
     if not isinstance(headers, dict):
@@ -319,11 +379,54 @@ def parse_response(where: str, data: Any) -> Response:
         retry_after=retry_after,
         headers=tuple((str(k).lower(), str(v)) for k, v in headers.items()),
         usage={k: int(v) for k, v in usage.items()},
+        measured=measured,
         stop_reason=stop,
         chunk_chars=_size(f"{where}.chunk_chars", data.get("chunk_chars")),
         chunk_tokens=_size(f"{where}.chunk_tokens", data.get("chunk_tokens", 1)) or 1,
         args_chunk_chars=_size(f"{where}.args_chunk_chars", data.get("args_chunk_chars", 8)) or 8,
     )
+
+
+MEASURED = "measured"
+
+
+def _uncached(value: Any) -> Any:
+    """``value`` without ``cache_control`` markers (they move from request to request)."""
+    if isinstance(value, dict):
+        return {k: _uncached(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_uncached(v) for v in value]
+    return value
+
+
+def prompt_pieces(wire: str, body: dict[str, Any]) -> list[str]:
+    """A request's prompt in the order its API caches it: the tools, the system prompt, then each
+    message (or input item), each as canonical JSON without cache markers."""
+    body = _uncached(body)
+    if _ALIASES[wire] == "anthropic":
+        items = [body.get("system") or "", *(body.get("messages") or [])]
+    elif _ALIASES[wire] == "openai":
+        items = [body.get("instructions") or "", *(body.get("input") or [])]
+    else:
+        items = list(body.get("messages") or [])
+    return [json.dumps(x, sort_keys=True, separators=(",", ":")) for x in [body.get("tools") or [], *items]]
+
+
+def measured_usage(wire: str, body: dict[str, Any], cached: list[str]) -> tuple[dict[str, int], list[str]]:
+    """Usage counted from the request (four characters a token), with the prompt cache as the
+    APIs keep it: the leading pieces equal to the last request's are read from the cache (none
+    when the tools differ: the prefix broke at its first piece). Anthropic writes the rest to the
+    cache (its breakpoints end at the last message); the OpenAI wires write nothing they report.
+    Returns the usage in Anthropic's terms and the prompt to compare the next request with."""
+    pieces = prompt_pieces(wire, body)
+    sizes = [max(1, len(p) // 4) for p in pieces]
+    same = 0
+    while same < min(len(pieces), len(cached)) and pieces[same] == cached[same]:
+        same += 1
+    read = sum(sizes[:same])
+    write = sum(sizes[same:]) if _ALIASES[wire] == "anthropic" else 0
+    usage = {"input_tokens": sum(sizes) - read - write, "cache_read_input_tokens": read}
+    return {**usage, "cache_creation_input_tokens": write}, pieces
 
 
 def parse_script(data: Any) -> Script:
@@ -334,13 +437,17 @@ def parse_script(data: Any) -> Script:
         data = {"responses": data}
     if not isinstance(data, dict):
         raise ValueError("script: a list of responses or {'responses': [...]}")
-    _check_keys("script", data, {"responses", "repeat", "comment"})
+    _check_keys("script", data, {"responses", "repeat", "rules", "comment"})
+    rules = data.get("rules", [])
+    if not isinstance(rules, list) or not set(rules) <= RULES:
+        raise ValueError(f"script.rules: a list of {', '.join(sorted(RULES))}")
     responses = data.get("responses")
     if not isinstance(responses, list):
         raise ValueError("script.responses: expected a list")
     return Script(
         tuple(parse_response(f"responses[{i}]", r) for i, r in enumerate(responses)),
         repeat=bool(data.get("repeat", False)),
+        rules=tuple(rules),
     )
 
 
@@ -378,7 +485,7 @@ def split_text(text: str, *, chunk_chars: int | None = None, chunk_tokens: int |
 
 
 def _pieces(response: Response, part: Part) -> list[str]:
-    if isinstance(part, TextPart):
+    if isinstance(part, TextPart | ThinkingPart):
         if part.chunk_chars or part.chunk_tokens:
             return split_text(part.text, chunk_chars=part.chunk_chars, chunk_tokens=part.chunk_tokens)
         return split_text(part.text, chunk_chars=response.chunk_chars, chunk_tokens=response.chunk_tokens)
@@ -623,7 +730,7 @@ class _Ctx:
     def usage(self) -> dict[str, int]:
         u = self.response.usage
         out_default = sum(
-            len(tokens(p.text)) if isinstance(p, TextPart) else max(1, len(p.argument_text) // 4)
+            len(tokens(p.text)) if isinstance(p, TextPart | ThinkingPart) else max(1, len(p.argument_text) // 4)
             for p in self.response.parts
         )
         return {
@@ -687,7 +794,9 @@ class AnthropicWire(Wire):
     def _blocks(self, ctx: _Ctx) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for i, part in enumerate(ctx.response.parts):
-            if isinstance(part, TextPart):
+            if isinstance(part, ThinkingPart):
+                out.append(self._thinking_block(part, done=True))
+            elif isinstance(part, TextPart):
                 out.append({"type": "text", "text": part.text})
             else:
                 try:
@@ -702,11 +811,49 @@ class AnthropicWire(Wire):
     def body(self, ctx: _Ctx) -> dict[str, Any]:
         return self._message(ctx, self._blocks(ctx), done=True)
 
+    @staticmethod
+    def _thinking_block(part: ThinkingPart, *, done: bool) -> dict[str, Any]:
+        if part.redacted is not None:
+            return {"type": "redacted_thinking", "data": part.redacted}
+        return {"type": "thinking", "thinking": part.text if done else "", "signature": part.sign if done else ""}
+
+    def _thinking_frames(self, ctx: _Ctx, index: int, part: ThinkingPart) -> list[Frame]:
+        frames = [
+            Frame(
+                _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": self._thinking_block(part, done=False),
+                    },
+                )
+            )
+        ]
+        if part.redacted is None:
+            for piece in _pieces(ctx.response, part):
+                delta = {"type": "thinking_delta", "thinking": piece}
+                frames.append(
+                    Frame(
+                        _sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}),
+                        True,
+                    )
+                )
+            delta = {"type": "signature_delta", "signature": part.sign}
+            frames.append(
+                Frame(_sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+            )
+        frames.append(Frame(_sse("content_block_stop", {"type": "content_block_stop", "index": index})))
+        return frames
+
     def frames(self, ctx: _Ctx) -> list[Frame]:
         frames = [
             Frame(_sse("message_start", {"type": "message_start", "message": self._message(ctx, [], done=False)}))
         ]
         for index, part in enumerate(ctx.response.parts):
+            if isinstance(part, ThinkingPart):
+                frames += self._thinking_frames(ctx, index, part)
+                continue
             if isinstance(part, TextPart):
                 block: dict[str, Any] = {"type": "text", "text": ""}
             else:
@@ -819,6 +966,9 @@ class OpenAIChatWire(Wire):
         call = 0
         for i, part in enumerate(ctx.response.parts):
             pieces = _pieces(ctx.response, part)
+            if isinstance(part, ThinkingPart):
+                frames += [Frame(self._delta(ctx, {"reasoning_content": p}).data, delta=True) for p in pieces]
+                continue
             if isinstance(part, TextPart):
                 frames += [Frame(self._delta(ctx, {"content": p}).data, delta=True) for p in pieces]
                 continue
@@ -869,6 +1019,8 @@ class OpenAIChatWire(Wire):
         }
         if calls:
             message["tool_calls"] = calls
+        if reasoning := "".join(p.text for p in ctx.response.parts if isinstance(p, ThinkingPart)):
+            message["reasoning_content"] = reasoning
         return {
             "id": f"chatcmpl-{ctx.n:04d}",
             "object": "chat.completion",
@@ -896,7 +1048,17 @@ class OpenAIResponsesWire(Wire):
     def _items(self, ctx: _Ctx) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         for i, part in enumerate(ctx.response.parts):
-            if isinstance(part, TextPart):
+            if isinstance(part, ThinkingPart):
+                summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+                items.append(
+                    {
+                        "id": f"rs_{ctx.n:04d}_{i}",
+                        "type": "reasoning",
+                        "summary": summary,
+                        "encrypted_content": part.sign,
+                    }
+                )
+            elif isinstance(part, TextPart):
                 items.append(
                     {
                         "id": f"msg_{ctx.n:04d}_{i}",
@@ -978,7 +1140,32 @@ class OpenAIResponsesWire(Wire):
         items = self._items(ctx)
         for index, (part, item) in enumerate(zip(ctx.response.parts, items, strict=True)):
             pieces = _pieces(ctx.response, part)
-            if isinstance(part, TextPart):
+            if isinstance(part, ThinkingPart):
+                frames.append(
+                    self._event(ctx, "response.output_item.added", output_index=index, item={**item, "summary": []})
+                )
+                if part.text:
+                    at_summary = {"item_id": item["id"], "output_index": index, "summary_index": 0}
+                    no_summary = {"type": "summary_text", "text": ""}
+                    frames.append(
+                        self._event(ctx, "response.reasoning_summary_part.added", **at_summary, part=no_summary)
+                    )
+                    frames += [
+                        self._event(ctx, "response.reasoning_summary_text.delta", True, **at_summary, delta=p)
+                        for p in pieces
+                    ]
+                    frames.append(
+                        self._event(ctx, "response.reasoning_summary_text.done", **at_summary, text=part.text)
+                    )
+                    frames.append(
+                        self._event(
+                            ctx,
+                            "response.reasoning_summary_part.done",
+                            **at_summary,
+                            part={**no_summary, "text": part.text},
+                        )
+                    )
+            elif isinstance(part, TextPart):
                 frames.append(
                     self._event(
                         ctx,
@@ -1053,6 +1240,46 @@ def render(
     return _WIRE_BY_NAME[_ALIASES[wire]].frames(_Ctx(n, model, response, include_usage))
 
 
+# --- the API rules a script may enforce ---------------------------------------------------------------
+
+
+def refusal(wire: str, body: dict[str, Any], script: Script) -> str | None:
+    """The message of the HTTP 400 the real API would answer ``body`` with under the script's
+    ``rules`` (see the module), or None."""
+    found = body.get("messages")
+    messages: list[Any] = found if isinstance(found, list) else []
+    assistant = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+    if wire == "openai-chat" and "deepseek_reasoning_content" in script.rules:
+        for m in assistant:
+            if m.get("tool_calls") and not isinstance(m.get("reasoning_content"), str):
+                return DEEPSEEK_REASONING_MESSAGE
+    if wire == "anthropic" and "anthropic_thinking" in script.rules:
+        redacted = {p.redacted for r in script.responses for p in r.parts if isinstance(p, ThinkingPart)}
+        for i, m in enumerate(messages):
+            content: list[Any] = m["content"] if isinstance(m, dict) and isinstance(m.get("content"), list) else []
+            for j, block in enumerate(content):
+                kind = block.get("type") if isinstance(block, dict) else None
+                if kind == "thinking" and block.get("signature") != thinking_signature(str(block.get("thinking"))):
+                    return f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+                if kind == "redacted_thinking" and block.get("data") not in redacted:
+                    return f"messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block"
+        last = assistant[-1].get("content") if assistant else None
+        thinking_on = isinstance(body.get("thinking"), dict) and body["thinking"].get("type") == "enabled"
+        uses = isinstance(last, list) and any(b.get("type") == "tool_use" for b in last)
+        if (
+            thinking_on
+            and uses
+            and isinstance(last, list)
+            and last[0].get("type") not in ("thinking", "redacted_thinking")
+        ):
+            return (
+                f"messages.{messages.index(assistant[-1])}.content.0.type: Expected `thinking` or "
+                f"`redacted_thinking`, but found `{last[0].get('type')}`. When `thinking` is enabled, a final "
+                "`assistant` message must start with a thinking block."
+            )
+    return None
+
+
 # --- the server ------------------------------------------------------------------------------------
 
 
@@ -1113,6 +1340,7 @@ class StreamingServer:
         self._log: IO[str] | None = None
         self._lock = threading.Lock()
         self._next = 0
+        self._cached: list[str] = []  # the last measured request's prompt, piece by piece
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._stopping: asyncio.Event | None = None
@@ -1358,7 +1586,17 @@ class StreamingServer:
             await self._send_json(writer, reader, 400, error_body(wire, 400, "streaming_server: body is not JSON"))
             self._finish(record, "status", status=400)
             return True
+        refused = refusal(wire, body, self.script)
+        if refused is not None:
+            await self._send_json(writer, reader, 400, error_body(wire, 400, refused))
+            self._finish(record, "refused", status=400, message=refused)
+            return True
         response = self._take()
+        if response is not None and response.measured:
+            with self._lock:
+                usage, self._cached = measured_usage(wire, body, self._cached)
+            response = replace(response, usage={**response.usage, **usage})
+            record["usage"] = usage
         if response is None:
             message = f"streaming_server: no scripted response left for request {record['n']}"
             await self._send_json(writer, reader, 500, error_body(wire, 500, message), [("x-should-retry", "false")])
