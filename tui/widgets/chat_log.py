@@ -10,6 +10,7 @@ widget is mounted, the widget.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -26,6 +27,7 @@ from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserIte
 
 STREAM_INTERVAL = 1 / 15  # seconds between two renders of a streamed answer, at least
 STREAM_MOST = 1500  # characters one render of a streamed answer takes in, at most
+FRAME_WAIT = 1.0  # seconds a streamed answer waits, at most, for the frame that shows an append
 FOLD_BLOCKS = 10  # an answer showing more blocks than this, its reader at its end, folds the early ones
 FOLD_SCREENS = 1.2  # ... keeping at least this many screens of its end shown
 
@@ -64,12 +66,16 @@ class UserMessage(CopyMixin, Static):
 
 class PacedMarkdownStream(MarkdownStream):
     """Textual's ``MarkdownStream`` (fragments gathered while an append renders, then appended
-    as one), paced: at most one append per ``interval``, of at most ``most`` characters.
+    as one), paced: at most one append per ``interval``, of at most ``most`` characters, and
+    one append per frame, however far behind the stream is.
 
     Each append lays the whole screen out again, so a model that sends a token every few
     milliseconds would otherwise pay that per token; and an append's work (parsing, mounting
     the new blocks, the next frame) grows with what it brings, so a burst (a fast provider, or
-    an app that fell behind) is shown in pieces a frame can carry, not in one long pause."""
+    an app that fell behind) is shown in pieces a frame can carry, not in one long pause. The
+    stream waits for the frame that shows an append before ``appended`` runs (the new blocks
+    have their heights then) and before the next append, also while it empties after
+    ``stop``: two appends in one frame would make that frame lay out and paint both."""
 
     def __init__(
         self, markdown_widget: Markdown, interval: float, most: int, appended: Callable[[], None] | None = None
@@ -78,6 +84,7 @@ class PacedMarkdownStream(MarkdownStream):
         self.interval = interval
         self.most = most
         self.appended = appended or (lambda: None)
+        self._stopping = False
 
     def _take(self) -> str:
         pending = "".join(self._pending)
@@ -85,23 +92,37 @@ class PacedMarkdownStream(MarkdownStream):
         if len(pending) > self.most:
             self._pending.append(pending[self.most :])
             return pending[: self.most]
-        self._new_markup.clear()
         return pending
+
+    async def stop(self) -> None:
+        """Show what is still pending, at the same pace, then end."""
+        self._stopping = True
+        self._new_markup.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+        self._stopped = True
+
+    async def _shown(self) -> None:
+        """Wait for the frame that shows what was appended (not forever: an app that is
+        closing may never draw it)."""
+        drawn = asyncio.Event()
+        if self.markdown_widget.call_after_refresh(drawn.set):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(drawn.wait(), FRAME_WAIT)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        try:
-            while await self._new_markup.wait():
-                started = loop.time()
-                await asyncio.shield(self.markdown_widget.append(self._take()))
-                self.appended()
-                await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
-        except asyncio.CancelledError:
-            pass  # stopped: what is still pending goes in below, piece by piece
-        while self._pending:
+        while self._pending or not self._stopping:
+            if not self._pending:
+                await self._new_markup.wait()
+                self._new_markup.clear()
+                continue
+            started = loop.time()
             await self.markdown_widget.append(self._take())
+            await self._shown()
             self.appended()
-            await asyncio.sleep(0)
+            await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
 
 
 class AssistantMessage(CopyMixin, Markdown):
@@ -301,6 +322,8 @@ def widget_for(item: Item) -> Widget:
         w = AssistantMessage(item, classes="entry assistant")
     elif isinstance(item, ToolItem):
         w = ToolCallRow(item, classes="entry tool")
+    elif (make := getattr(item, "make_widget", None)) is not None:  # an entry that builds its own (thinking)
+        w = make()
     else:
         assert isinstance(item, NoteItem)
         w = NoteRow(item, classes="entry note")
