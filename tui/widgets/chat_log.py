@@ -14,13 +14,16 @@ import contextlib
 from collections.abc import Callable
 from typing import ClassVar
 
+from markdown_it import MarkdownIt
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Spacing
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
 from core.display import safe
 from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
@@ -28,6 +31,8 @@ from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserIte
 STREAM_INTERVAL = 1 / 15  # seconds between two renders of a streamed answer, at least
 STREAM_MOST = 1500  # characters one render of a streamed answer takes in, at most
 FRAME_WAIT = 1.0  # seconds a streamed answer waits, at most, for the frame that shows an append
+FIRST_BLOCK_MARGIN = Spacing(0, 0, 1, 0)  # the first shown block of an answer: no margin above
+LAST_BLOCK_MARGIN = Spacing(0, 0, 0, 0)  # the last: none below
 FOLD_BLOCKS = 10  # an answer showing more blocks than this, its reader at its end, folds the early ones
 FOLD_SCREENS = 1.2  # ... keeping at least this many screens of its end shown
 
@@ -64,6 +69,13 @@ class UserMessage(CopyMixin, Static):
         return self.item.text
 
 
+def block_lines(lines: list[str], block: MarkdownBlock) -> list[str]:
+    """The source lines a block was parsed from, without their line ends (a last line that
+    gains its newline is the same line)."""
+    start, end = block.source_range
+    return [line.rstrip("\r\n") for line in lines[start:end]]
+
+
 class PacedMarkdownStream(MarkdownStream):
     """Textual's ``MarkdownStream`` (fragments gathered while an append renders, then appended
     as one), paced: at most one append per ``interval``, of at most ``most`` characters, and
@@ -87,12 +99,20 @@ class PacedMarkdownStream(MarkdownStream):
         self._stopping = False
 
     def _take(self) -> str:
+        """What the next append brings: all that is pending, or at most ``most`` characters
+        ending where a block ends (else a line), so a list or table is not mounted half and
+        then again whole."""
         pending = "".join(self._pending)
         self._pending.clear()
-        if len(pending) > self.most:
-            self._pending.append(pending[self.most :])
-            return pending[: self.most]
-        return pending
+        if len(pending) <= self.most:
+            return pending
+        cut = pending.rfind("\n\n", 0, self.most) + 2
+        if cut < self.most // 4:
+            cut = pending.rfind("\n", 0, self.most) + 1
+            if cut < self.most // 4:
+                cut = self.most
+        self._pending.append(pending[cut:])
+        return pending[:cut]
 
     async def stop(self) -> None:
         """Show what is still pending, at the same pace, then end."""
@@ -135,17 +155,6 @@ class AssistantMessage(CopyMixin, Markdown):
     widgets and freezes the app for a second or more). Only a final text that differs from
     what was streamed (the engine's joined text blocks) is set whole."""
 
-    # Every block has a blank line below it (Markdown's own margins keep paragraphs apart); the
-    # first and last blocks lose their outer margin, so the answer sits tight in its border.
-    # Whole margins (a margin-top rule alone would zero the bottom too), and classes set by
-    # mark_edges (:first-child and :last-child go stale as a stream appends).
-    DEFAULT_CSS = """
-    AssistantMessage {
-        & > .-first-block { margin: 0 0 1 0; }
-        & > .-last-block { margin: 0; }
-    }
-    """
-
     BINDINGS = COPY_BINDINGS
 
     def __init__(self, item: AssistantItem, **kw) -> None:
@@ -156,15 +165,64 @@ class AssistantMessage(CopyMixin, Markdown):
         self.border_title = "Assistant"
         self._stream: MarkdownStream | None = None
         self.folded = 0  # leading blocks hidden (fold)
+        # the last block as the last append left it: (widget, kind, source lines, their text)
+        self._tail: tuple[MarkdownBlock, type[MarkdownBlock], tuple[int, int], list[str]] | None = None
+        self._edges: dict[Widget, Spacing] = {}  # blocks whose margin mark_edges set, and to what
 
     async def write(self, fragment: str) -> None:
-        """Stream ``fragment`` in. Not named ``append``: the stream calls Markdown.append to
-        show what it gathered, and an override would hand each fragment back to the stream
-        (nothing shown, and the stream spinning until the message ends)."""
+        """Stream ``fragment`` in (the stream gathers fragments and calls :meth:`append`)."""
         if self._stream is None:
             self._stream = PacedMarkdownStream(self, STREAM_INTERVAL, STREAM_MOST, self._appended)
             self._stream.start()
         await self._stream.write(safe(fragment, multiline=True))
+
+    def append(self, markdown: str) -> AwaitComplete:
+        """Textual's ``Markdown.append`` (the text parsed again from the start of the last block;
+        that block updated, the blocks after it mounted), except that the last block is left
+        as it is when the new parse gives it back unchanged: the same kind of block over the
+        same lines of the same text. Textual's own append rebuilds it every time, and for a
+        list (four widgets an item) or a table that is a whole block mounted again, laid out
+        and painted in the next frame, on every append of a stream."""
+        parser = MarkdownIt("gfm-like") if self._parser_factory is None else self._parser_factory()
+        self._markdown = self.source + markdown
+
+        async def await_append() -> None:
+            async with self.lock:
+                lines = self._markdown.splitlines(keepends=True)
+                start_line = self._last_parsed_line
+                tokens = parser.parse("".join(lines[start_line:]))
+                for token in reversed(tokens):
+                    if token.map is not None and token.level == 0:
+                        self._last_parsed_line = start_line + token.map[0]
+                        break
+                new_blocks = list(self._parse_markdown(tokens))
+                for block in new_blocks:
+                    start, end = block.source_range
+                    block.source_range = (start + start_line, end + start_line)
+                headers = any(block.name == "heading_open" for block in new_blocks)  # as MarkdownHeader
+                existing = [child for child in self.children if isinstance(child, MarkdownBlock)]
+                with self.app.batch_update():
+                    if existing and new_blocks:
+                        last, first = existing[-1], new_blocks[0]
+                        if self._tail == (last, type(first), first.source_range, block_lines(lines, first)):
+                            new_blocks = new_blocks[1:]  # unchanged: nothing to do
+                        else:
+                            last.source_range = first.source_range
+                            with contextlib.suppress(IndexError):  # as Markdown.append
+                                await last._update_from_block(first)
+                                new_blocks = new_blocks[1:]
+                    if new_blocks:
+                        await self.mount_all(new_blocks)
+                blocks = [child for child in self.children if isinstance(child, MarkdownBlock)]
+                self._tail = None
+                if blocks:
+                    tail = blocks[-1]
+                    self._tail = (tail, type(tail), tail.source_range, block_lines(lines, tail))
+                if headers:
+                    self._table_of_contents = None
+                    self.post_message(Markdown.TableOfContentsUpdated(self, self.table_of_contents).set_sender(self))
+
+        return AwaitComplete(await_append())
 
     async def finish(self) -> None:
         if self._stream is not None:
@@ -189,11 +247,24 @@ class AssistantMessage(CopyMixin, Markdown):
         self.mark_edges()
 
     def mark_edges(self) -> None:
-        """Class the first and last shown blocks (DEFAULT_CSS above takes their outer margin away)."""
+        """Every block has a blank line below it (Markdown's own margins keep paragraphs apart);
+        the first and last shown blocks lose their outer margin, so the answer sits tight in its
+        border. Whole margins, inline on those two blocks alone: a class (or :first-child and
+        :last-child, which go stale as a stream appends) would restyle the block and every widget
+        in it, each cell of a table and each item of a list, whenever an edge moves."""
         blocks = list(self.children)
-        for i, block in enumerate(blocks):
-            block.set_class(i == self.folded, "-first-block")
-            block.set_class(i == len(blocks) - 1, "-last-block")
+        edges: dict[Widget, Spacing] = {}
+        if self.folded < len(blocks):
+            edges[blocks[self.folded]] = FIRST_BLOCK_MARGIN
+        if blocks:
+            edges[blocks[-1]] = LAST_BLOCK_MARGIN
+        for block in self._edges.keys() - edges.keys():
+            if block.styles.clear_rule("margin"):
+                block.refresh(layout=True)
+        for block, margin in edges.items():
+            if self._edges.get(block) != margin:
+                block.styles.margin = margin
+        self._edges = edges
 
     def fold(self) -> None:
         """Hide (``display: none``) the early blocks of a long answer while its reader follows its
