@@ -14,17 +14,20 @@
   data directory (:func:`demo_db_path`), seeded on first use. Deleting it removes every trace
   of the demo; the next use seeds it again. The user's real database never holds demo rows.
 
-The servers are real MCP servers (the SDK's ``MCPServer``, stdio) started as subprocesses with
-``python -m core.demo <server>``. Their tool names, descriptions, input schemas and
-annotations are read from the production roster (``core/roster/rosters/production.json``,
-section ``servers``): that file is the one source of truth, and the tests check that what
-the servers list over the wire is exactly what it says. Their state is seeded with plausible
-mail and calls on first start, so a later read sees what a write did. Nothing leaves the
-machine: ``start_call`` records a simulated call, ``send_message`` delivers to the simulated
-mailbox.
+The servers are real MCP servers (the SDK's ``MCPServer``). A chat runs them in its own process
+and speaks MCP to them over the SDK's in-memory transport (:func:`core.demo.servers.in_process`);
+``python -m core.demo <server>`` runs one as a process on stdio, as :func:`demo_mcp_config`
+starts them (``deferchat servers --demo``, ``DEFERCHAT_DEMO_SERVERS=process``). Their tool
+names, descriptions, input schemas and annotations are read from the production roster
+(``core/roster/rosters/production.json``, section ``servers``): that file is the one source of
+truth, and the tests check that what the servers list over the wire is exactly what it says.
+Their state is seeded with plausible mail and calls on first start, so a later read sees what
+a write did. Nothing leaves the machine: ``start_call`` records a simulated call,
+``send_message`` delivers to the simulated mailbox.
 
-:func:`demo_mcp_config` is the ``mcpServers`` config deferchat uses when it runs with no API
-key. Importing this package is cheap (no MCP SDK, no provider SDK).
+:func:`demo_mcp_config` is the ``mcpServers`` config of the demo servers (a chat with no API key
+takes their names and timeouts from it). Importing this package is cheap (no MCP SDK, no
+provider SDK).
 """
 
 from __future__ import annotations

@@ -22,9 +22,11 @@ them alike. Figures are medians (and the range) over the rounds, in seconds.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -32,6 +34,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -39,6 +42,7 @@ COLS, ROWS = 120, 40
 POLL = 0.02
 TIMEOUT = 60.0
 ROSTER_TEXT = "30 defined"
+LAUNCHES = itertools.count()
 
 APP = "import sys; from tui.main import main; sys.argv[0] = 'deferchat'; sys.exit(main())"
 OPEN = """
@@ -73,7 +77,7 @@ def clean_env(tree: Path, home: Path, extra: dict[str, str]) -> dict[str, str]:
 
 def tmux_launch(variant: Variant, home: Path, work: Path) -> dict[str, float | None]:
     """Launch to first paint and launch to the roster reading "30 defined", from tmux's screen."""
-    socket = f"bench-startup-{os.getpid()}"
+    socket = f"bench-startup-{os.getpid()}-{next(LAUNCHES)}"  # a server of its own: the last may still be going
     env = clean_env(variant.tree, home, variant.env)
 
     def tmux(*args: str) -> subprocess.CompletedProcess[str]:
@@ -96,9 +100,29 @@ def tmux_launch(variant: Variant, home: Path, work: Path) -> dict[str, float | N
             time.sleep(POLL)
     finally:
         tmux("kill-server")
+        gone(home)
     if roster is None:
         sys.stderr.write(f"{variant.name}: no {ROSTER_TEXT!r} within {TIMEOUT:g}s; the screen was:\n{screen}\n")
     return {"first_paint": paint, "roster": roster}
+
+
+def gone(home: Path, timeout: float = 20.0) -> None:
+    """Wait until no process runs with this home (the app and any server it started), so the
+    next launch does not share the machine with this one's leftovers."""
+    needle = f"DEFERCHAT_HOME={home}".encode()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = False
+        for entry in Path("/proc").iterdir():
+            try:
+                alive = entry.name.isdigit() and needle in (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if alive:
+                break
+        if not alive:
+            return
+        time.sleep(0.05)
 
 
 def headless_open(variant: Variant, home: Path, work: Path) -> float | None:
@@ -115,21 +139,20 @@ def headless_open(variant: Variant, home: Path, work: Path) -> float | None:
     return float(opened) - began
 
 
-def summary(values: list[float | None]) -> dict[str, float | int | None]:
+def summary(values: list[float | None]) -> dict[str, Any]:
     got = [v for v in values if v is not None]
     if not got:
         return {"median": None, "failed": len(values)}
-    out: dict[str, float | int | None] = {
+    out: dict[str, Any] = {
         "median": round(statistics.median(got), 3),
-        "min": round(min(got), 3),
-        "max": round(max(got), 3),
+        "range": [round(min(got), 3), round(max(got), 3)],
     }
     if len(got) < len(values):
         out["failed"] = len(values) - len(got)
     return out
 
 
-def measure(variants: list[Variant], rounds: int) -> dict[str, dict[str, dict[str, float | int | None]]]:
+def measure(variants: list[Variant], rounds: int) -> dict[str, dict[str, dict[str, Any]]]:
     figures: dict[str, dict[str, list[float | None]]] = {v.name: {} for v in variants}
     for _ in range(rounds):
         for v in variants:
@@ -154,6 +177,7 @@ def main() -> None:
     parser.add_argument("--process", action="store_true", help="also this tree with the demo servers as processes")
     args = parser.parse_args()
     assert shutil.which("tmux"), "tmux is needed (apt-get install tmux)"
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: the worktree and tmux still go
     variants = [Variant("now", REPO)]
     if args.process:
         variants.append(Variant("now_process_servers", REPO, {"DEFERCHAT_DEMO_SERVERS": "process"}))
