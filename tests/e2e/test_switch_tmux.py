@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
-from tests.helpers import ROOT, subprocess_env
+from tests.helpers import subprocess_env
 from tests.streaming_server import serve_process
 from tests.tui.test_tmux_smoke import Tmux, deferchat_binary
+from tests.tui.test_tmux_streaming import deferchat
 
 ANSWER = "Streaming from the loopback endpoint after the switch."
 SCRIPT = {"responses": [{"parts": [{"text": ANSWER}], "chunk_delay": 0.02}]}
@@ -51,14 +51,6 @@ def test_the_model_picker_switches_the_chat_and_the_next_answer_streams(tmp_path
                 time.sleep(0.2)
         finally:
             tmux("kill-server", check=False)
-    listed = subprocess.run(
-        [deferchat_binary(), "chats", "list", "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        env=subprocess_env(home),
-        cwd=str(ROOT),
-    ).stdout
+    listed = deferchat(home, "chats", "list", "--json")
     [chat] = [json.loads(line) for line in listed.splitlines()]
     assert (chat["provider"], chat["model"], chat["strategy"]) == ("openai-chat", "loopback-1", "active-tools")
