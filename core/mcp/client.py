@@ -110,7 +110,7 @@ class McpManager:
         REDACTOR.add(self._secrets)
         self._started = False
         self._closed = False
-        self._sdk: asyncio.Future[None] | None = None
+        self._sdk: asyncio.Future[dict[str, Any]] | None = None
 
     async def __aenter__(self) -> McpManager:
         await self.start()
@@ -123,9 +123,10 @@ class McpManager:
     def closed(self) -> bool:
         return self._closed
 
-    async def sdk_loaded(self) -> None:
-        if self._sdk is not None:
-            await asyncio.shield(self._sdk)
+    async def sdk_loaded(self) -> dict[str, Any]:
+        if self._sdk is None:
+            return {}
+        return await asyncio.shield(self._sdk)
 
     async def emit(self, event: ServerStatus | RosterChanged) -> None:
         """Hand a server's event to the subscriber (a failing subscriber is logged, never raised)."""
@@ -146,8 +147,10 @@ class McpManager:
         if self._started:
             return self.servers()
         self._started = True
-        # Import the SDK off the event loop (a Textual UI keeps drawing); connections wait for it.
-        self._sdk = asyncio.ensure_future(asyncio.to_thread(load_sdk))
+        # Import the SDK off the event loop (a Textual UI keeps drawing), and build the in-process
+        # servers there too; connections wait for it.
+        ahead = {s.name: s.local for s in self._servers.values() if s.local and not s.config.needs_approval}
+        self._sdk = asyncio.ensure_future(asyncio.to_thread(load_sdk, ahead))
         for held in (s for s in self._servers.values() if s.config.needs_approval):
             await held.hold_for_approval()
         conns = [s.launch() for s in self._servers.values() if not s.config.needs_approval]

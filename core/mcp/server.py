@@ -23,7 +23,7 @@ from core.mcp.errors import describe_error, is_connection_closed, is_timeout
 from core.mcp.logs import guard_loggers, log
 from core.mcp.reports import ServerReport, State
 from core.mcp.sieve import ListingSieve, negotiated
-from core.mcp.transport import ServerFactory, open_transport
+from core.mcp.transport import ServerFactory, built_already, open_transport
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
 
@@ -43,8 +43,9 @@ class ServerHost(Protocol):
 
     async def emit(self, event: ServerStatus | RosterChanged) -> None: ...
 
-    async def sdk_loaded(self) -> None:
-        """Returns once the MCP SDK is imported (it is imported off the event loop)."""
+    async def sdk_loaded(self) -> dict[str, Any]:
+        """Returns once the MCP SDK is imported (it is imported off the event loop), with the
+        in-process servers built alongside: ``{name: server}``, each to be used once."""
         ...
 
 
@@ -178,7 +179,7 @@ class Server:
             previous.stop.set()
             await asyncio.wait([previous.task])  # the old process is reaped before a new one starts
         await self._status("starting", "restarting after a crash" if conn.restart else "connecting")
-        await self.host.sdk_loaded()
+        built = (await self.host.sdk_loaded()).pop(self.name, None)  # the first start's, built ahead
         if self.config.error:
             await self._fail(conn, self.config.error)
             return
@@ -187,7 +188,7 @@ class Server:
             # the server's stderr log: a local file opened once per start, not worth a thread
             with anyio.CancelScope() as scope, open(self._log_path, "a", encoding="utf-8") as errlog:  # noqa: ASYNC230
                 conn.scope = scope
-                await self._connect(conn, errlog, began)
+                await self._connect(conn, errlog, began, built)
         except Exception as exc:
             if conn.ready.done() and not conn.failed:
                 await self._crashed(conn)  # it was up: it broke while running
@@ -233,7 +234,7 @@ class Server:
             )
             await self._status("failed", self.message)
 
-    async def _connect(self, conn: Conn, errlog: Any, began: float) -> None:
+    async def _connect(self, conn: Conn, errlog: Any, began: float, built: Any = None) -> None:
         import anyio
         from mcp import Client
         from mcp_types import Implementation
@@ -245,7 +246,8 @@ class Server:
 
         guard_loggers()  # the transport's modules are loaded now
         sieve = ListingSieve()
-        transport = open_transport(self.config, errlog, conn.lost.set, sieve, local=self.local)
+        local = self.local if built is None else built_already(built)
+        transport = open_transport(self.config, errlog, conn.lost.set, sieve, local=local)
         client = Client(
             transport,
             cache=None,

@@ -10,7 +10,7 @@ process. :func:`open_transport` is the only place the expanded values of a confi
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -165,7 +165,10 @@ def _quiet_build(factory: ServerFactory) -> Any:
         logging.root.removeHandler(stand_in)
 
 
-def load_sdk() -> None:
+def load_sdk(ahead: Mapping[str, ServerFactory] | None = None) -> dict[str, Any]:
+    """Import the SDK (off the event loop), then build the in-process servers ``ahead`` while
+    the loop still has nothing for them: ``{name: server}``, or the exception that building
+    one raised (its connection fails with it)."""
     import mcp.client.sse
     import mcp.client.stdio
     import mcp.client.streamable_http  # noqa: F401
@@ -173,3 +176,22 @@ def load_sdk() -> None:
     import core.roster.loader  # noqa: F401
 
     guard_loggers()
+    built: dict[str, Any] = {}
+    for name, factory in (ahead or {}).items():
+        try:
+            built[name] = _quiet_build(factory)
+        except Exception as exc:
+            built[name] = exc
+    return built
+
+
+def built_already(built: Any) -> ServerFactory:
+    """A factory that gives ``built`` (a server :func:`load_sdk` built), or raises it (the
+    exception building it raised)."""
+
+    def factory() -> Any:
+        if isinstance(built, Exception):
+            raise built
+        return built
+
+    return factory
