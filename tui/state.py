@@ -221,6 +221,8 @@ def items_from_history(
                     item.result = inv.model_result
                     item.display = displays.get(item.name or "", "")
                 items.append(item)
+            elif (thought := stored_thinking(block)) is not None:
+                items.append(thought)
             elif kind == "server_tool_use":
                 items.append(NoteItem(text=f"tool search: {compact_json(block.get('input'))}"))
             elif kind == "tool_search_tool_result":
@@ -228,6 +230,27 @@ def items_from_history(
                 refs = [r.get("tool_name") for r in content.get("tool_references", []) if isinstance(r, dict)]
                 items.append(NoteItem(text="tool search found: " + (", ".join(str(r) for r in refs) or "nothing")))
     return items
+
+
+def stored_thinking(block: Mapping[str, Any]) -> Item | None:
+    """A stored block of the model's thinking as the log shows it (folded), or None: Anthropic
+    thinking and redacted thinking, an OpenAI-compatible server's reasoning_content, and an
+    OpenAI Responses reasoning item's summary (an item without one shows nothing)."""
+    from tui.widgets.thinking import ThinkingItem  # the widget module imports this one
+
+    kind = block.get("type")
+    if kind == "thinking":
+        return ThinkingItem(text=str(block.get("thinking") or ""))
+    if kind == "redacted_thinking":
+        return ThinkingItem(redacted=True)
+    if kind == "reasoning_content":
+        return ThinkingItem(text=str(block.get("text") or "")) if block.get("text") else None
+    item = block.get("item") if kind == "provider_item" else None
+    if isinstance(item, Mapping) and item.get("type") == "reasoning":
+        parts = [p.get("text") for p in item.get("summary") or [] if isinstance(p, Mapping)]
+        text = "\n\n".join(str(t) for t in parts if t)
+        return ThinkingItem(text=text) if text else None
+    return None
 
 
 def is_native_search(executor: str | None, search_id: str | None) -> bool:
