@@ -29,9 +29,10 @@ asyncio.run(main())
 """
 
 
-def search(home: Path, *args: str) -> tuple[dict, bool]:
+def python(home: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code args`` on ``home``, a process of its own as each run of deferchat is."""
     run = subprocess.run(
-        [sys.executable, "-c", REPORT, "search", "send an email", "--json", *args],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         env=subprocess_env(home),
@@ -39,6 +40,11 @@ def search(home: Path, *args: str) -> tuple[dict, bool]:
         timeout=60,
     )
     assert run.returncode == 0, run.stderr
+    return run
+
+
+def search(home: Path, *args: str) -> tuple[dict, bool]:
+    run = python(home, REPORT, "search", "send an email", "--json", *args)
     loaded = run.stderr.rsplit("tiktoken loaded: ", 1)[1].strip()
     return json.loads(run.stdout), loaded == "True"
 
@@ -55,16 +61,9 @@ def test_a_second_search_counts_from_the_cache_and_loads_no_tokenizer(home: Path
 
 
 def test_a_second_chat_opened_on_the_same_home_loads_no_tokenizer(home: Path) -> None:
-    def open_once() -> list[str]:
-        run = subprocess.run(
-            [sys.executable, "-c", OPEN], capture_output=True, text=True, env=subprocess_env(home), cwd=ROOT, timeout=60
-        )
-        assert run.returncode == 0, run.stderr
-        return run.stdout.split()
-
-    misses, _, loaded = open_once()
+    misses, _, loaded = python(home, OPEN).stdout.split()
     assert int(misses) > 0 and loaded == "True"
-    misses, hits, loaded = open_once()  # the plan's counts and the system prompt's were kept
+    misses, hits, loaded = python(home, OPEN).stdout.split()  # the plan's counts and the system prompt's were kept
     assert (misses, loaded) == ("0", "False") and int(hits) > 0
 
 
