@@ -273,6 +273,7 @@ class EventRouter:
         self.header.badge.update(Content(f" {e.strategy} "))
         self.header.badge.tooltip = e.strategy_reason
         self.header.reason.update(Content(safe(e.strategy_reason)))
+        self.roster.set_strategy(e.strategy, e.strategy_reason)
 
     async def on_error(self, e: ErrorEvent) -> None:
         await self._end_segment()

@@ -206,6 +206,15 @@ class RosterPanel(Vertical):
         self.strip.show(parts, self.servers)
         self.render_tools()
 
+    def set_strategy(self, strategy: str, reason: str = "") -> None:
+        """The chat now runs under another strategy (a switch of provider resolved it again): the
+        pinned plan's tools stay where they are, and the summary, the legend and the rows say how
+        the deferred ones are reached now."""
+        if self.plan is None or self.plan.strategy == strategy:
+            return
+        plan = self.plan.model_copy(update={"strategy": strategy, "strategy_reason": reason})
+        self.set_plan(plan, pinned=self.pinned, marks=self.marks)
+
     def mark(self, name: str, mark: str) -> bool:
         have = self.marks.setdefault(name, set())
         if mark in have:

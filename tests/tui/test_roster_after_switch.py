@@ -1,0 +1,62 @@
+"""After a switch of provider the roster panel says how the pinned plan's deferred tools are
+reached now, in the same words as a chat opened under that strategy, and keeps its marks."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from core.roster.models import AgentConfig, Caps, PlanInput, RosterPlan
+from core.roster.planner import plan_roster
+from core.tokens import TokenEstimator
+from tests.helpers import configured, discovered
+from tui.widgets.roster import RosterPanel, summary_parts
+
+
+def _plan(strategy: str) -> RosterPlan:
+    inp = PlanInput(
+        agent=AgentConfig(),
+        configured=(configured("local.read"),),
+        discovered=tuple(discovered("crm", f"t{i}") for i in range(6)),
+        caps=Caps(max_definitions=3),
+        strategy=strategy,
+    )
+    return plan_roster(inp, TokenEstimator())
+
+
+def _words(plan: RosterPlan) -> str:
+    return "".join(p if isinstance(p, str) else p[0] for p in summary_parts(plan))
+
+
+class _Host(App[None]):
+    def __init__(self, plan: RosterPlan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.panel = RosterPanel()
+
+    def compose(self) -> ComposeResult:
+        yield self.panel
+
+    def on_mount(self) -> None:
+        self.panel.set_plan(self.plan, pinned=True, marks={"mcp.crm.t5": {"loaded"}})
+
+
+async def test_the_summary_follows_the_strategy_the_chat_runs_now():
+    wrapper = _plan("wrapper")
+    assert wrapper.deferred_tool_names, "the test needs deferred tools"
+    app = _Host(wrapper)
+    async with app.run_test(size=(110, 40)) as pilot:
+        assert "indexed" in str(app.panel.summary.render())
+        for strategy in ("active-tools", "anthropic", "wrapper"):
+            app.panel.set_strategy(strategy, "switched")
+            await pilot.pause()
+            shown = str(app.panel.summary.render())
+            # the words of a chat opened under that strategy, the pinned plan's counts
+            assert shown == _words(wrapper.model_copy(update={"strategy": strategy})), strategy
+            assert (strategy == "wrapper") == ("indexed" in shown)
+            assert app.panel.plan is not None
+            # the pinned plan's placement never moves
+            assert app.panel.plan.deferred_tool_names == wrapper.deferred_tool_names
+            assert app.panel.plan.defined_tool_names == wrapper.defined_tool_names
+            assert app.panel.marks == {"mcp.crm.t5": {"loaded"}}
+        app.panel.set_strategy("active-tools")
+        assert "5 deferred, reached by tool.search" in str(app.panel.summary.render())
