@@ -16,7 +16,9 @@ user's chat would. Prints one JSON object:
 * ``after_stream_collection_ms``: the collector's pause once the turn is over (it waits while a
   turn streams, then walks the turn's objects once; tui/collector.py);
 * ``worst_lag_cpu_ms``: the CPU time the loop's thread spent during the worst lag (the rest of
-  it is the machine's other work), and ``--explain`` lists the slowest loop callbacks;
+  it is the machine's other work); ``most_cpu_in_a_sample_ms``: the most CPU time the loop's
+  thread spent within any one probe sample (what the worst lag would be on an idle machine);
+  ``--explain`` lists the slowest loop callbacks;
 
 for the app as it is (``streamed``) and, in the same run, for the naive way (``naive``:
 re-rendering the whole Markdown on every chunk, ``markdown.update(full_text)``), and the
@@ -98,6 +100,7 @@ class LagProbe:
             "lag_p50_ms": ms(0.5),
             "lag_p99_ms": ms(0.99),
             "worst_lag_cpu_ms": round(self.cpu[worst] * 1000, 1) if self.cpu else 0.0,
+            "most_cpu_in_a_sample_ms": round(max(self.cpu, default=0.0) * 1000, 1),
             "worst_lag_at_s": round(self.at[worst], 2) if self.at else 0.0,
             "probe_samples": len(self.lags),
         }
@@ -133,7 +136,7 @@ class SlowCallbacks:
                     what = what.split(" coro=<")[1].split(" ")[0] if " coro=<" in what else what[:80]
                     probe.found.append((spent, time.perf_counter() - probe._t0, what))
 
-        asyncio.events.Handle._run = run  # type: ignore[method-assign]
+        asyncio.events.Handle._run = run  # type: ignore[method-assign,assignment]
 
     def start(self) -> None:
         self.found, self._t0, self.on = [], time.perf_counter(), True

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -23,18 +24,22 @@ from textual.content import Content
 from textual.geometry import Spacing
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownBlock, MarkdownStream
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence, MarkdownStream
 
 from core.display import safe
 from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
 
-STREAM_INTERVAL = 1 / 15  # seconds between two renders of a streamed answer, at least
-STREAM_MOST = 1500  # characters one render of a streamed answer takes in, at most
+# A frame that brings a streamed answer's new blocks costs what it lays out and paints: about
+# 25-30 ms of CPU for half a screen of them (a table, a list), about 40 ms for a whole screen
+# (tests/bench/bench_streaming.py, 120x40, a 2-core machine). So a fast stream is shown in
+# pieces of half a screen, 20 a second, rather than a screen and a half 15 times a second.
+STREAM_INTERVAL = 1 / 20  # seconds between two renders of a streamed answer, at least
+STREAM_MOST = 700  # characters one render of a streamed answer takes in, at most (half a screen)
 FRAME_WAIT = 1.0  # seconds a streamed answer waits, at most, for the frame that shows an append
 FIRST_BLOCK_MARGIN = Spacing(0, 0, 1, 0)  # the first shown block of an answer: no margin above
 LAST_BLOCK_MARGIN = Spacing(0, 0, 0, 0)  # the last: none below
-FOLD_BLOCKS = 10  # an answer showing more blocks than this, its reader at its end, folds the early ones
-FOLD_SCREENS = 1.2  # ... keeping at least this many screens of its end shown
+FOLD_BLOCKS = 4  # an answer showing more blocks than this, its reader at its end, folds the early ones
+FOLD_SCREENS = 1.0  # ... keeping at least this many screens of its end shown
 
 COPY_BINDINGS: list[BindingType] = [Binding("c", "copy_entry", "Copy", id="copy_message")]
 
@@ -67,6 +72,25 @@ class UserMessage(CopyMixin, Static):
 
     def copy_text(self) -> str:
         return self.item.text
+
+
+WARM_LEXERS = ("python", "bash", "json", "javascript", "typescript")  # the code most answers show
+_lexers_warmed = threading.Event()
+
+
+def warm_lexers() -> None:
+    """Load the highlighter's common lexers in a thread of their own, once, when the first answer
+    streams: the first code block in a language otherwise loads and compiles its lexer in the
+    middle of a stream (25 ms for Python, on the loop, measured)."""
+    if _lexers_warmed.is_set():
+        return
+    _lexers_warmed.set()
+
+    def load() -> None:
+        for language in WARM_LEXERS:
+            MarkdownFence.highlight("x", language)
+
+    threading.Thread(target=load, name="warm-lexers", daemon=True).start()
 
 
 def block_lines(lines: list[str], block: MarkdownBlock) -> list[str]:
@@ -141,7 +165,7 @@ class PacedMarkdownStream(MarkdownStream):
             started = loop.time()
             await self.markdown_widget.append(self._take())
             await self._shown()
-            self.appended()
+            self.appended()  # the new blocks have their heights now
             await asyncio.sleep(max(0.0, self.interval - (loop.time() - started)))
 
 
@@ -172,6 +196,7 @@ class AssistantMessage(CopyMixin, Markdown):
     async def write(self, fragment: str) -> None:
         """Stream ``fragment`` in (the stream gathers fragments and calls :meth:`append`)."""
         if self._stream is None:
+            warm_lexers()
             self._stream = PacedMarkdownStream(self, STREAM_INTERVAL, STREAM_MOST, self._appended)
             self._stream.start()
         await self._stream.write(safe(fragment, multiline=True))
