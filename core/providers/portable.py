@@ -19,7 +19,9 @@ tool_search_call / _output                            array has
                                                       ``tool_search``
 provider_item (openai): reasoning dropped             kept, unless the    dropped
 and other items                                       item it preceded
-                                                      was dropped
+                                                      was dropped (or
+                                                      is none, or is
+                                                      reasoning)
 reasoning_content                 dropped             dropped             kept
 anything else                     dropped             dropped             dropped
 ================================  ==================  ==================  ==================
@@ -78,6 +80,10 @@ def _item(block: dict[str, Any]) -> dict[str, Any]:
     return item if isinstance(item, dict) else {}
 
 
+def _is_reasoning(block: dict[str, Any]) -> bool:
+    return block.get("type") == "provider_item" and _item(block).get("type") == "reasoning"
+
+
 class _Target:
     """What one request to one provider accepts."""
 
@@ -105,10 +111,12 @@ class _Target:
     def message(self, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The blocks of one message this target accepts (reasoning items go with the item they preceded)."""
         keep = [self.accepts(b) for b in content]
+        # a reasoning item goes only with the kept item it preceded: the API refuses one that ends
+        # a response (stopped mid-thought, cut short by max_output_tokens) or whose own follower
+        # is gone (an empty message the adapter did not keep), leaving it before another reasoning
         for i, block in enumerate(content):
-            if keep[i] and block.get("type") == "provider_item" and _item(block).get("type") == "reasoning":
-                follower = i + 1
-                keep[i] = follower >= len(content) or keep[follower]
+            if keep[i] and _is_reasoning(block):
+                keep[i] = i + 1 < len(content) and keep[i + 1] and not _is_reasoning(content[i + 1])
         return [b for b, k in zip(content, keep, strict=True) if k]
 
 
