@@ -32,6 +32,8 @@ appended to history and echoed on the next request.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
@@ -63,6 +65,20 @@ _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _NOT_WITH_THINKING = ("temperature", "top_k")  # the API rejects them when thinking is on
 _PASS_THROUGH_RESULT = ("text", "image", "document", "search_result")  # tool_result blocks Anthropic reads as-is
 _CACHEABLE = ("text", "tool_use", "tool_result", "server_tool_use", "tool_search_tool_result", "image", "document")
+
+
+_WIRE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")  # the Messages API's pattern for tool use ids
+
+
+def wire_id(call_id: Any) -> str:
+    """A call id as Anthropic accepts it. Another provider's ids may not be legal here (Kimi's
+    ``functions.get_weather:0``); those get a legal stem and a hash of the id, the same for the
+    tool use and its result, while legal ids (Anthropic's own among them) go as they are."""
+    text = str(call_id or "")
+    if _WIRE_ID.match(text):
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{re.sub(r'[^a-zA-Z0-9_-]', '_', text)}_{digest}"
 
 
 def cache_breakpoint(tools: list[dict[str, Any]], prefix_end: int | None) -> int | None:
@@ -136,7 +152,7 @@ def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None
         tool_input = block.get("input")  # an object; another wire's unparseable arguments cannot be sent
         out = {
             "type": kind,
-            "id": block["id"],
+            "id": wire_id(block["id"]),
             "name": name,
             "input": tool_input if isinstance(tool_input, dict) else {},
         }
@@ -146,13 +162,13 @@ def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None
     if kind == "tool_search_tool_result":
         return {
             "type": kind,
-            "tool_use_id": block["tool_use_id"],
+            "tool_use_id": wire_id(block["tool_use_id"]),
             "content": _wire_references(block.get("content"), names),
         }
     if kind == "tool_result":
         out = {
             "type": kind,
-            "tool_use_id": block["tool_use_id"],
+            "tool_use_id": wire_id(block["tool_use_id"]),
             "content": _wire_result_content(block.get("content", ""), names),
         }
         if "is_error" in block:
