@@ -17,7 +17,8 @@ user's chat would. Prints one JSON object:
   turn streams, then walks the turn's objects once; tui/collector.py);
 * ``worst_lag_cpu_ms``: the CPU time the loop's thread spent during the worst lag (the rest of
   it is the machine's other work); ``most_cpu_in_a_sample_ms``: the most CPU time the loop's
-  thread spent within any one probe sample (what the worst lag would be on an idle machine);
+  thread spent within any one probe sample (on an idle machine, about the worst lag plus the
+  probe's 5 ms sleep);
   ``--explain`` lists the slowest loop callbacks;
 
 for the app as it is (``streamed``) and, in the same run, for the naive way (``naive``:

@@ -1,12 +1,11 @@
 """The chat log: streamed Markdown with one final update, code blocks, copying, and the
-window of mounted entries for long chats."""
+window of mounted entries for long chats (how a streamed answer renders:
+test_streaming_render.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from textual.widgets import Markdown, Static
+from textual.widgets import Markdown
 
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
 from tui.state import AssistantItem, UserItem
@@ -41,79 +40,6 @@ async def test_streamed_through_markdown_stream_and_never_rendered_whole_again(e
         assert widget.markdown.source == answers[0].text
         # Markdown's own mount sets the (empty) initial document; the stream did the rest
         assert [text for md, text in markdown_updates if md is widget.markdown and text] == []
-
-
-def blocks_of(widget: Markdown) -> list[tuple[str, list[str]]]:
-    """A rendered document's shape: each top-level block's class and the text of everything in
-    it (Textual's incremental table update builds its cells as plain Statics, so nested
-    widgets are compared by what they show, not by class)."""
-
-    def shown(w: Any) -> str:
-        content = getattr(w, "_content", None)
-        if getattr(w, "code", None):
-            return str(w.code)
-        if content is not None and hasattr(content, "plain"):
-            return str(content.plain)
-        return str(w.render()) if isinstance(w, Static) else ""
-
-    return [(type(b).__name__, [t for w in [b, *b.walk_children()] if (t := shown(w))]) for b in widget.children]
-
-
-async def test_a_streamed_answer_ends_as_the_whole_text_renders() -> None:
-    """Token by token through the stream, then finished: the same blocks as one update of the
-    whole text (headings, lists, tables, code), each paragraph apart from the next."""
-    from textual.app import App, ComposeResult
-
-    from tests.streaming_server import markdown_answer, tokens
-
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield ChatLog()
-
-    text = markdown_answer(900, seed=2)
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        log = app.query_one(ChatLog)
-        streamed = AssistantItem(streaming=True)
-        await log.add(streamed)
-        for i, piece in enumerate(tokens(text)):
-            await log.stream(streamed, piece)
-            if i % 50 == 0:
-                await pilot.pause()
-        await log.finish(streamed)
-        whole = AssistantItem(text=text)
-        await log.add(whole)
-        await pilot.pause()
-        assert isinstance(streamed.widget, AssistantMessage) and isinstance(whole.widget, AssistantMessage)
-        assert streamed.widget.source == whole.widget.source == text
-        assert blocks_of(streamed.widget) == blocks_of(whole.widget)
-        kinds = {kind for kind, _ in blocks_of(whole.widget)}
-        assert {"MarkdownH1", "MarkdownH2", "MarkdownBulletList", "MarkdownTable", "MarkdownFence"} <= kinds
-        for widget in (streamed.widget, whole.widget):
-            margins = [b.styles.margin.bottom for b in widget.children]
-            assert margins[:-1] == [1] * (len(margins) - 1) and margins[-1] == 0
-
-
-async def test_streamed_text_shows_while_the_model_writes() -> None:
-    from textual.app import App, ComposeResult
-
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield ChatLog()
-
-    app = Host()
-    async with app.run_test(size=(100, 30)) as pilot:
-        log = app.query_one(ChatLog)
-        item = AssistantItem(streaming=True)
-        await log.add(item)
-        widget = item.widget
-        assert isinstance(widget, AssistantMessage)
-        await log.stream(item, "Hello ")
-        await log.stream(item, "**world**")
-        # shown before the message ends, through the stream (not only by the final update)
-        await until(pilot, lambda: widget.source == "Hello **world**")
-        await log.finish(item)
-        assert widget.source == "Hello **world**"
 
 
 async def test_an_empty_chat_shows_a_hint_until_the_first_message(engine) -> None:

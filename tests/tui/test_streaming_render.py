@@ -1,7 +1,8 @@
-"""A streamed answer's render, however the text arrives: token by token, in odd-sized pieces, or
-all at once (the stream then shows it in pieces of at most ``most`` characters, one per frame),
-it ends as the whole text renders at once, block for block, margins and all; a list or table
-the next append leaves unchanged is kept, not mounted again; the pieces end where blocks end."""
+"""A streamed answer's render: it shows while the model writes; however the text arrives (token
+by token, in odd-sized pieces, or all at once, which the stream shows in pieces of at most
+``most`` characters, one per frame) it ends as the whole text renders at once, block for block,
+margins and all; a list or table the next append leaves unchanged is kept, not mounted again;
+the pieces end where blocks end."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from tests.streaming_server import markdown_answer, tokens
+from tests.tui.conftest import until
 from tui.state import AssistantItem
 from tui.widgets.chat_log import AssistantMessage, ChatLog, PacedMarkdownStream
 
@@ -66,16 +68,13 @@ async def test_a_streamed_answer_ends_as_the_whole_text_renders(seed: int, how: 
     app = Host()
     async with app.run_test(size=(110, 34)) as pilot:
         log = app.query_one(ChatLog)
-        streamed = AssistantItem(streaming=True)
-        await log.add(streamed)
+        streamed, widget = await streaming(log)
         rng = random.Random(seed)
         for i, piece in enumerate(pieces(text, how, rng)):
             await log.stream(streamed, piece)
             if i % 40 == 0:
                 await pilot.pause()
         await log.finish(streamed)
-        widget = streamed.widget
-        assert isinstance(widget, AssistantMessage)
         widget.unfold()  # a long answer followed at its end folds its start; shown whole now
         whole = AssistantItem(text=text)
         await log.add(whole)
@@ -92,14 +91,30 @@ async def test_a_streamed_answer_ends_as_the_whole_text_renders(seed: int, how: 
         assert [b.outer_size for b in widget.children] == [b.outer_size for b in whole.widget.children]
 
 
-async def test_a_list_or_table_the_next_append_leaves_unchanged_is_kept() -> None:
+async def streaming(log: ChatLog) -> tuple[AssistantItem, AssistantMessage]:
+    item = AssistantItem(streaming=True)
+    await log.add(item)
+    assert isinstance(item.widget, AssistantMessage)
+    return item, item.widget
+
+
+async def test_streamed_text_shows_while_the_model_writes() -> None:
     app = Host()
     async with app.run_test(size=(100, 30)) as pilot:
         log = app.query_one(ChatLog)
-        item = AssistantItem(streaming=True)
-        await log.add(item)
-        widget = item.widget
-        assert isinstance(widget, AssistantMessage)
+        item, widget = await streaming(log)
+        await log.stream(item, "Hello ")
+        await log.stream(item, "**world**")
+        # shown before the message ends, through the stream (not only by the final update)
+        await until(pilot, lambda: widget.source == "Hello **world**")
+        await log.finish(item)
+        assert widget.source == "Hello **world**"
+
+
+async def test_a_list_or_table_the_next_append_leaves_unchanged_is_kept() -> None:
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        _, widget = await streaming(app.query_one(ChatLog))
         await widget.append("Intro.\n\n- one\n- two\n\n")
         [_, listed] = list(widget.children)
         await widget.append("| a | b |\n|---|---|\n| 1 | 2 |\n\n")
