@@ -107,22 +107,25 @@ def tmux_launch(variant: Variant, home: Path, work: Path) -> dict[str, float | N
 
 
 def gone(home: Path, timeout: float = 20.0) -> None:
-    """Wait until no process runs with this home (the app and any server it started), so the
-    next launch does not share the machine with this one's leftovers."""
-    needle = f"DEFERCHAT_HOME={home}".encode()
+    """Wait until no process runs with this home (the app, and any demo server it started as a
+    process: those get a clean environment but ``--db <home>/demo.sqlite``), so the next launch
+    does not share the machine with this one's leftovers."""
+    needle = str(home).encode()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        alive = False
-        for entry in Path("/proc").iterdir():
+    while time.monotonic() < deadline and any(needle in seen for seen in _processes()):
+        time.sleep(0.05)
+
+
+def _processes() -> list[bytes]:
+    """Every other process's environment and command line (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
-                alive = entry.name.isdigit() and needle in (entry / "environ").read_bytes().split(b"\0")
+                found.append((entry / "environ").read_bytes() + b"\0" + (entry / "cmdline").read_bytes())
             except OSError:
                 continue
-            if alive:
-                break
-        if not alive:
-            return
-        time.sleep(0.05)
+    return found
 
 
 def headless_open(variant: Variant, home: Path, work: Path) -> float | None:
@@ -130,6 +133,7 @@ def headless_open(variant: Variant, home: Path, work: Path) -> float | None:
     env = clean_env(variant.tree, home, variant.env)
     began = time.time()
     run = subprocess.run([PYTHON, "-c", OPEN], capture_output=True, text=True, env=env, cwd=work, timeout=TIMEOUT)
+    gone(home)
     if run.returncode != 0:
         sys.stderr.write(f"{variant.name}: the headless open failed:\n{run.stderr[-2000:]}\n")
         return None
