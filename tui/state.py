@@ -232,12 +232,37 @@ def items_from_history(
     return items
 
 
+STOPPED = "stopped"  # a thinking block whose turn ended before the block did
+
+
+@dataclass(eq=False)
+class ThinkingItem(Item):
+    """One thinking block as the log shows it."""
+
+    text: str = ""
+    streaming: bool = False
+    redacted: bool = False
+    expanded: bool = False
+    ended: str = ""  # STOPPED: the turn ended before the block did
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+    def title(self) -> str:
+        if self.redacted:
+            return "Redacted thinking (encrypted by the provider)"
+        if self.streaming:
+            return f"Thinking\u2026 {self.words:,} words"
+        if self.ended == STOPPED:
+            return f"Thinking, stopped after {self.words:,} words"
+        return f"Thought for {self.words:,} words"
+
+
 def stored_thinking(block: Mapping[str, Any]) -> Item | None:
     """A stored block of the model's thinking as the log shows it (folded), or None: Anthropic
     thinking and redacted thinking, an OpenAI-compatible server's reasoning_content, and an
     OpenAI Responses reasoning item's summary (an item without one shows nothing)."""
-    from tui.widgets.thinking import ThinkingItem  # the widget module imports this one
-
     kind = block.get("type")
     if kind == "thinking":
         return ThinkingItem(text=str(block.get("thinking") or ""))

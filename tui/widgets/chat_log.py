@@ -27,7 +27,18 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence, MarkdownStream
 
 from core.display import safe
-from tui.state import STATUSES, AssistantItem, Item, NoteItem, ToolItem, UserItem, pretty_json, tool_title
+from tui.state import (
+    STATUSES,
+    AssistantItem,
+    Item,
+    NoteItem,
+    ThinkingItem,
+    ToolItem,
+    UserItem,
+    pretty_json,
+    tool_title,
+)
+from tui.widgets.thinking import ThinkingView
 
 # A frame that brings a streamed answer's new blocks costs what it lays out and paints: about
 # 25-30 ms of CPU for half a screen of them (a table, a list), about 40 ms for a whole screen
@@ -418,8 +429,8 @@ def widget_for(item: Item) -> Widget:
         w = AssistantMessage(item, classes="entry assistant")
     elif isinstance(item, ToolItem):
         w = ToolCallRow(item, classes="entry tool")
-    elif (make := getattr(item, "make_widget", None)) is not None:  # an entry that builds its own (thinking)
-        w = make()
+    elif isinstance(item, ThinkingItem):
+        w = ThinkingView(item, classes="entry thinking")
     else:
         assert isinstance(item, NoteItem)
         w = NoteRow(item, classes="entry note")

@@ -2,7 +2,7 @@
 
 The router (:mod:`tui.router`) makes a :class:`ThinkingItem` when ``model.thinking.delta``
 events start and finishes it from ``model.thinking`` (the whole block, after the response);
-the log mounts its :class:`ThinkingView` through :meth:`ThinkingItem.make_widget`. A block is
+the log mounts a :class:`ThinkingView` for it (:func:`tui.widgets.chat_log.widget_for`). A block is
 folded to its title ("Thinking... 42 words" while it streams, "Thought for 120 words" after,
 "Redacted thinking" for a block the provider encrypted); the app's key (``toggle_thinking``)
 shows or hides the text of every block at once, and a click or Enter on a title toggles one.
@@ -13,46 +13,17 @@ the view is redrawn at most every :data:`REDRAW_EVERY` seconds, not per delta.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from textual.content import Content
 from textual.timer import Timer
-from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from core.display import safe
-from tui.state import Item
+from tui.state import STOPPED, Item, ThinkingItem
+
+__all__ = ["REDRAW_EVERY", "STOPPED", "ThinkingItem", "ThinkingView", "show_all"]
 
 REDRAW_EVERY = 0.1  # seconds between two redraws of a block that streams, at least
-STOPPED = "stopped"
-
-
-@dataclass(eq=False)
-class ThinkingItem(Item):
-    """One thinking block as the log shows it."""
-
-    text: str = ""
-    streaming: bool = False
-    redacted: bool = False
-    expanded: bool = False
-    ended: str = ""  # "stopped": the turn ended before the block did
-
-    @property
-    def words(self) -> int:
-        return len(self.text.split())
-
-    def title(self) -> str:
-        if self.redacted:
-            return "Redacted thinking (encrypted by the provider)"
-        if self.streaming:
-            return f"Thinking\u2026 {self.words:,} words"
-        if self.ended == STOPPED:
-            return f"Thinking, stopped after {self.words:,} words"
-        return f"Thought for {self.words:,} words"
-
-    def make_widget(self) -> Widget:
-        """The log's widget for this entry (:func:`tui.widgets.chat_log.widget_for` asks)."""
-        return ThinkingView(self, classes="entry thinking")
 
 
 class ThinkingView(Collapsible):
