@@ -22,6 +22,7 @@ from core.errors import UsageError
 from core.pipeline.approvals import Approver, Decision, FixedApprover
 from core.pipeline.policy import Policy, load_policy
 from core.providers.factory import ProviderFactory, default_provider_factory
+from core.roster.models import RosterPlan
 from core.store import Store
 from core.tokens import TokenEstimator
 
@@ -53,6 +54,30 @@ class Engine:
         model = opts.model or self.settings.model_for(provider)
         base_url = opts.base_url or (self.settings.base_url if provider == self.settings.provider else None)
         return provider, model, base_url
+
+    def preview_plan(self, opts: ChatOptions, estimator: TokenEstimator | None = None) -> RosterPlan:
+        """The plan a new chat with ``opts`` would pin if its servers list what the roster
+        recorded: the strategy resolved as :func:`core.chat.opening.open_new` resolves it, the
+        same caps and policy, the roster's own server listings (no server started, no MCP SDK,
+        nothing stored). What the TUI shows while a new chat's servers start."""
+        from core.chat.opening import search_note
+        from core.roster.inputs import build_plan_input, resolve_strategy_for
+        from core.roster.planner import plan_roster
+
+        settings = self.settings
+        provider, model, base_url = self.resolve_provider(opts)
+        choice = opts.strategy or settings.strategy
+        strategy, reason = resolve_strategy_for(choice, provider, model, base_url, settings=settings)
+        tool_search = {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search}
+        inp = build_plan_input(
+            roster=opts.roster or settings.roster,
+            mcp_config=None,
+            caps=opts.caps,
+            policy=opts.policy,
+            strategy=strategy,
+            strategy_reason=reason + search_note(strategy, tool_search),
+        )
+        return plan_roster(inp, estimator or self.estimator)
 
     async def open_chat(
         self,

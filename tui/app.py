@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import ChainMap
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -28,9 +29,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 
-from core.chat.retry import RetryPlan
+from core.chat.options import ChatOptions
 from core.display import safe
-from core.engine import ChatOptions, ChatSession, Engine
 from core.errors import UserFacingError
 from core.events import (
     Event,
@@ -42,20 +42,11 @@ from core.events import (
     TurnStarted,
 )
 from core.pipeline.approvals import ApprovalRequest, Decision, QueueApprover
-from core.store import ChatRow
 from tui.collector import Collector
 from tui.editor import edit_in, editor_command
 from tui.retry_status import RetryCountdown
 from tui.router import EventRouter
-from tui.screens.chats import ChatsScreen
-from tui.screens.dialogs import Confirm, TextPrompt
-from tui.screens.model_picker import ModelPicker
-from tui.screens.plan import PlanScreen
 from tui.screens.project_config import ProjectConfigs
-from tui.screens.system_prompt import SystemPromptScreen
-from tui.screens.tool import ToolScreen
-from tui.screens.usage import UsageScreen
-from tui.screens.whatif import WhatIfScreen
 from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
 from tui.terminal import TerminalSignals
 from tui.widgets.approval import ApprovalBar, ApprovalView
@@ -64,6 +55,14 @@ from tui.widgets.composer import Composer, QueuedNote
 from tui.widgets.footer import AppFooter
 from tui.widgets.header import ChatHeader
 from tui.widgets.roster import RosterPanel
+
+if TYPE_CHECKING:  # the engine is built after the first frame (its modules are imported then)
+    from core.chat.retry import RetryPlan
+    from core.chat.session import ChatSession
+    from core.config import Settings
+    from core.engine import Engine
+    from core.roster.models import RosterPlan
+    from core.store import ChatRow
 
 log = logging.getLogger("deferchat.tui")
 
@@ -206,7 +205,8 @@ class DeferchatApp(App[int]):
     ) -> None:
         super().__init__()
         self._engine = engine
-        self._engine_factory = engine_factory or (lambda: Engine(demo_delay=0.015))
+        self._engine_factory = engine_factory
+        self._settings: Settings | None = None  # read before the first frame, handed to the engine
         self.options = options or ChatOptions()
         self.initial_chat = open_chat
         self.export_dir = Path(export_dir) if export_dir else Path.cwd()
@@ -242,7 +242,23 @@ class DeferchatApp(App[int]):
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            self._engine = self._engine_factory()
+            self._engine = self._make_engine()
+        return self._engine
+
+    def _make_engine(self) -> Engine:
+        if self._engine_factory is not None:
+            return self._engine_factory()
+        from core.engine import Engine
+
+        return Engine(settings=self._settings, demo_delay=0.015)
+
+    async def _ready_engine(self) -> Engine:
+        """The engine, built off the event loop the first time (importing it and opening the
+        store take a while): the first frame never waits for it."""
+        if self._engine is None:
+            built = await asyncio.to_thread(self._make_engine)
+            if self._engine is None:  # nothing asked for it meanwhile (the property builds at once)
+                self._engine = built
         return self._engine
 
     @property
@@ -260,14 +276,20 @@ class DeferchatApp(App[int]):
         yield AppFooter(id="footer", spare=self.footer_spare)
 
     def on_mount(self) -> None:
-        settings = self.engine.settings
+        if self._engine is None and self._engine_factory is None:
+            from core.config import load_settings
+
+            self._settings = load_settings()  # the light loader: the engine is built after the first frame
+            settings = self._settings
+        else:
+            settings = self.engine.settings
         if settings.theme in self.available_themes:
             self.theme = settings.theme
         if settings.keymap:
             self.set_keymap(settings.keymap)
         self.composer.focus()
         self.lay_out(self.size.width)
-        self.open_session(self.initial_chat)
+        self.call_after_refresh(self.open_session, self.initial_chat)  # after the first frame
 
     def on_resize(self, event: Resize) -> None:
         self.lay_out(event.size.width)
@@ -371,8 +393,11 @@ class DeferchatApp(App[int]):
         await self.project_configs.review(self.options.mcp_config if chat_id is None else None)
         self.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
         self.header_bar.set_opening()
+        preview: asyncio.Task[RosterPlan | None] | None = None
         try:
-            session = await self.engine.open_chat(
+            engine = await self._ready_engine()
+            preview = asyncio.create_task(self._early_plan(engine, chat_id, generation))
+            session = await engine.open_chat(
                 chat_id,
                 self.options if chat_id is None else ChatOptions(),
                 approver=self.approver,
@@ -391,6 +416,8 @@ class DeferchatApp(App[int]):
             )
             self.header_bar.set_failed(f"{type(exc).__name__}: {exc}")
             return
+        finally:
+            shown = self._settle_preview(preview)
         if generation != self.generation:
             await session.close()
             return
@@ -400,10 +427,59 @@ class DeferchatApp(App[int]):
         self._load_history(session.chat_id)
         self._restore_draft(session.chat_id)
         await self._present(session)
+        if shown is not None and session.plan is not None and shown.to_json() != session.plan.to_json():
+            await self.log_view.add(
+                NoteItem(
+                    text="The roster preview changed: the servers listed other tools than the roster "
+                    "recorded (or one did not start); the roster shows the plan this chat pinned.",
+                    level="warning",
+                )
+            )
         self.set_status("")
         self.collector.settle()  # what startup built is frozen for the collector (once)
         # a callable, not a coroutine: a worker cancelled before it starts leaves nothing unawaited
         self.run_worker(partial(self._approvals, self.approver, generation), group="approvals", exit_on_error=False)  # type: ignore[arg-type]  # Textual cannot infer a worker type from a partial
+
+    async def _early_plan(self, engine: Engine, chat_id: str | None, generation: int) -> RosterPlan | None:
+        """The roster before the chat is open: a new chat's plan preview (planned from the
+        roster's recorded listings, in a thread, while the servers start), or a reopened chat's
+        stored pinned plan. Nothing is sent or pinned from it; the open chat's plan replaces it.
+        Returns the preview shown (None: none, or the stored plan)."""
+        if chat_id is not None:
+            plan = stored_plan(engine, chat_id)  # one row and one plan: cheap, and the store is this loop's
+            if plan is not None and generation == self.generation and self.session is None:
+                self.roster.set_plan(plan, pinned=True)
+                self._servers_starting(plan)
+            return None
+        counts: ChainMap[str, int] = ChainMap({}, engine.estimator.cache)  # counts made here stay here
+        from core.tokens import TokenEstimator
+
+        try:
+            plan = await asyncio.to_thread(engine.preview_plan, self.options, TokenEstimator(counts))
+        except Exception:  # the chat's own open says what is wrong
+            log.debug("no roster preview", exc_info=True)
+            return None
+        engine.estimator.cache.update(counts.maps[0])  # the open plans from them too (on this loop)
+        if generation != self.generation or self.session is not None:
+            return None
+        self.roster.set_plan(plan, pinned=False, preview=True)
+        self._servers_starting(plan)
+        return plan
+
+    def _servers_starting(self, plan: RosterPlan) -> None:
+        for server in sorted({t.server for t in plan.tools if t.server} - set(self.roster.servers)):
+            self.roster.set_server(server, "starting", 0, "")
+
+    def _settle_preview(self, preview: asyncio.Task[RosterPlan | None] | None) -> RosterPlan | None:
+        """The preview shown before the chat opened, if any; one still being planned is dropped."""
+        if preview is None:
+            return None
+        if not preview.done():
+            preview.cancel()
+            return None
+        if preview.cancelled() or preview.exception() is not None:
+            return None
+        return preview.result()
 
     async def _reset_view(self) -> None:
         await self._clear_approvals()
@@ -837,6 +913,8 @@ class DeferchatApp(App[int]):
             what, chat_id = result
             self.open_session(chat_id if what == "open" else None)
 
+        from tui.screens.chats import ChatsScreen
+
         self.push_screen(ChatsScreen(self, self.session.chat_id if self.session else None), chosen)
 
     def action_toggle_roster(self) -> None:
@@ -864,6 +942,8 @@ class DeferchatApp(App[int]):
         if self.session is None or self.session.plan is None:
             self.notify("No chat is open.", severity="warning")
             return
+        from tui.screens.plan import PlanScreen
+
         self.push_screen(PlanScreen(self.session.plan, self.pinned))
 
     def action_usage(self) -> None:
@@ -871,6 +951,7 @@ class DeferchatApp(App[int]):
             self.notify("No chat is open.", severity="warning")
             return
         from core.chat.meter import chat_usage
+        from tui.screens.usage import UsageScreen
 
         self.push_screen(UsageScreen(chat_usage(self.store, self.session.chat_id)))
 
@@ -894,6 +975,8 @@ class DeferchatApp(App[int]):
             except UserFacingError as exc:
                 self.notify(str(exc), severity="error")
 
+        from tui.screens.model_picker import ModelPicker
+
         self.push_screen(ModelPicker(current, usable, {p: models_of(p) for p in usable}), picked)
 
     def action_system_prompt(self) -> None:
@@ -912,16 +995,22 @@ class DeferchatApp(App[int]):
                     return
                 self.notify("System prompt saved." if changed else "The system prompt is unchanged.", timeout=3)
 
+        from tui.screens.system_prompt import SystemPromptScreen
+
         self.push_screen(SystemPromptScreen(prompt.text(), started=not prompt.before_first_message()), saved)
 
     def action_whatif(self) -> None:
         if self.session is None or self.session.plan is None:
             self.notify("No chat is open.", severity="warning")
             return
+        from tui.screens.whatif import WhatIfScreen
+
         self.push_screen(WhatIfScreen(self.session.plan, self.engine.estimator))
 
     def on_roster_panel_tool_selected(self, message: RosterPanel.ToolSelected) -> None:
         if self.roster.plan is not None:
+            from tui.screens.tool import ToolScreen
+
             self.push_screen(ToolScreen(self.roster.plan, message.name, self.roster.marks.get(message.name, set())))
 
     def action_project_config(self) -> None:
@@ -1039,6 +1128,8 @@ class DeferchatApp(App[int]):
         return self.store.chats()
 
     async def rename_chat(self, chat_id: str) -> bool:
+        from tui.screens.dialogs import TextPrompt
+
         row = self.store.chat(chat_id)
         if row is None:
             return False
@@ -1051,6 +1142,8 @@ class DeferchatApp(App[int]):
         return True
 
     async def delete_chat(self, chat_id: str) -> bool:
+        from tui.screens.dialogs import Confirm
+
         row = self.store.chat(chat_id)
         if row is None:
             return False
@@ -1069,6 +1162,7 @@ class DeferchatApp(App[int]):
 
     async def export_chat(self, chat_id: str) -> Path | None:
         from core.export import chat_markdown
+        from tui.screens.dialogs import Confirm, TextPrompt
 
         row = self.store.chat(chat_id)
         if row is None:
@@ -1088,6 +1182,18 @@ class DeferchatApp(App[int]):
             return None
         self.notify(f"Exported to {path}")
         return path
+
+
+def stored_plan(engine: Engine, chat_id: str) -> RosterPlan | None:
+    """A chat's pinned plan as the store keeps it (None: no such chat, or not readable here)."""
+    from core.roster.models import RosterPlan
+
+    row = engine.store.find_chat(chat_id)
+    text = engine.store.plan_json(row.plan_id) if row is not None and row.plan_id else None
+    try:
+        return RosterPlan.model_validate_json(text) if text else None
+    except ValueError:
+        return None
 
 
 def exists(where: str) -> bool:

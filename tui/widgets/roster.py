@@ -81,6 +81,7 @@ def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
 
 
 PINNED = "pinned plan"  # the chat's plan; the what-if screen calls it the same
+PREVIEW = "plan preview \u00b7 servers starting"  # before the new chat's servers listed their tools
 
 
 def summary_parts(plan: RosterPlan) -> list[tuple[str, str] | str]:
@@ -192,11 +193,17 @@ class RosterPanel(Vertical):
         self._render_changed()
         self.strip.show([], {})
 
-    def set_plan(self, plan: RosterPlan, *, pinned: bool, marks: dict[str, set[str]] | None = None) -> None:
+    def set_plan(
+        self, plan: RosterPlan, *, pinned: bool, marks: dict[str, set[str]] | None = None, preview: bool = False
+    ) -> None:
+        """``preview``: not the chat's plan yet, the one a new chat would pin if its servers list
+        what the roster recorded (shown while they start; the chat's pinned plan replaces it)."""
         self.plan = plan
         self.pinned = pinned
         self.marks = {k: set(v) for k, v in (marks or {}).items()}
         state = PINNED if pinned else f"{PINNED} (new)"  # a new chat pins its plan as it opens
+        if preview:
+            state = PREVIEW
         self.title.update(
             Content.assemble(("Roster", "bold"), f" \u00b7 {state} \u00b7 {plan.policy} \u00b7 {plan.builder}")
         )
