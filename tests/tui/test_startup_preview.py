@@ -1,0 +1,94 @@
+"""The roster before a chat is open: a new chat shows a plan preview while its servers start
+(planned from the roster's recorded listings) and the pinned plan replaces it; a reopened chat
+shows its own stored plan, never a preview."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from core.engine import ChatOptions, Engine
+from core.roster.models import Caps, RosterPlan
+from tests.tui.conftest import make_app, until
+from tui.widgets.roster import PINNED, PREVIEW
+
+
+class Gate:
+    """Holds the engine's open_chat until released (as slow servers would), recording the
+    roster's plans as they are set."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.release = asyncio.Event()
+        self.entered = False
+        self.opened = False
+        real = engine.open_chat
+
+        async def open_chat(*args: Any, **kw: Any) -> Any:
+            self.entered = True
+            await self.release.wait()
+            session = await real(*args, **kw)
+            self.opened = True
+            return session
+
+        engine.open_chat = open_chat  # type: ignore[method-assign]
+
+
+def watch_plans(app: Any) -> list[tuple[RosterPlan, bool, bool]]:
+    seen: list[tuple[RosterPlan, bool, bool]] = []
+    real = app.roster.set_plan
+
+    def set_plan(plan: RosterPlan, *, pinned: bool, marks: Any = None, preview: bool = False) -> None:
+        seen.append((plan, pinned, preview))
+        real(plan, pinned=pinned, marks=marks, preview=preview)
+
+    app.roster.set_plan = set_plan
+    return seen
+
+
+def title(app: Any) -> str:
+    return str(app.roster.title.render())
+
+
+async def test_a_new_chat_shows_the_preview_before_it_opens_then_its_pinned_plan(engine: Engine) -> None:
+    gate = Gate(engine)
+    app = make_app(engine)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: gate.entered and app.roster.plan is not None)
+        assert not gate.opened and app.session is None
+        assert PREVIEW in title(app) and "(new)" not in title(app)
+        preview = app.roster.plan
+        assert preview is not None and f"{len(preview.defined_tool_names)} defined" in str(app.roster.summary.render())
+        gate.release.set()
+        await until(pilot, lambda: app.session is not None and f"{PINNED} (new)" in title(app))
+        assert PREVIEW not in title(app)
+        assert app.session is not None and app.session.plan is not None
+        assert app.roster.plan == app.session.plan
+        # no servers started here: the roster's listings are the live ones, the preview was the plan
+        assert preview.to_json() == app.session.plan.to_json()
+        assert not [n for n in app.log_view.items if "preview changed" in getattr(n, "text", "")]
+
+
+async def test_a_reopened_chat_shows_its_stored_plan_never_a_preview(engine: Engine) -> None:
+    # a chat pinned with another plan than a new chat would get (fewer definitions)
+    session = await engine.open_chat(None, ChatOptions(start_demo_servers=False, caps=Caps(max_definitions=5)))
+    stored = session.plan
+    chat_id = session.chat_id
+    await session.close()
+    assert stored is not None
+    fresh = engine.preview_plan(ChatOptions(start_demo_servers=False))
+    assert fresh.to_json() != stored.to_json(), "the test needs a different plan"
+
+    gate = Gate(engine)
+    app = make_app(engine, open_chat=chat_id)
+    seen = watch_plans(app)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: gate.entered and app.roster.plan is not None)
+        assert not gate.opened
+        assert app.roster.plan is not None and app.roster.plan.to_json() == stored.to_json()
+        assert PINNED in title(app) and PREVIEW not in title(app) and "(new)" not in title(app)
+        gate.release.set()
+        await until(pilot, lambda: app.session is not None and gate.opened and len(seen) >= 2)
+        await pilot.pause(0.1)
+        assert app.roster.plan is not None and app.roster.plan.to_json() == stored.to_json()
+    assert seen and all(pinned and not preview for _, pinned, preview in seen)
+    assert all(plan.to_json() == stored.to_json() for plan, _, _ in seen)
