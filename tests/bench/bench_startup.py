@@ -6,8 +6,9 @@ Run: python tests/bench/bench_startup.py [--rounds 5] [--baseline 2e360ad] [--pr
 For each tree and round, with a fresh ``DEFERCHAT_HOME`` and no API key in the environment:
 
 * ``deferchat`` in a real terminal (tmux, 120x40), its screen read every 20 ms: launch to the
-  first paint (the first capture that is not blank) and launch to the roster reading
-  "30 defined". Twice on the same home: ``fresh`` (the first launch seeds the demo database and
+  first paint (the first capture that is not blank), launch to the roster reading
+  "30 defined" (a plan preview, where the tree shows one while the servers start) and launch
+  to the chat being open (the roster titled "pinned plan (new)": servers listed, plan pinned). Twice on the same home: ``fresh`` (the first launch seeds the demo database and
   the token cache) and ``again`` (the second);
 * a headless open: a process that opens a new chat through the engine (``Engine().open_chat``,
   the servers started and listed, the plan pinned) and exits, timed from its launch to the
@@ -42,6 +43,7 @@ COLS, ROWS = 120, 40
 POLL = 0.02
 TIMEOUT = 60.0
 ROSTER_TEXT = "30 defined"
+OPEN_TEXT = "pinned plan (new)"  # the roster's title once the new chat's plan is pinned
 LAUNCHES = itertools.count()
 
 APP = "import sys; from tui.main import main; sys.argv[0] = 'deferchat'; sys.exit(main())"
@@ -76,7 +78,7 @@ def clean_env(tree: Path, home: Path, extra: dict[str, str]) -> dict[str, str]:
 
 
 def tmux_launch(variant: Variant, home: Path, work: Path) -> dict[str, float | None]:
-    """Launch to first paint and launch to the roster reading "30 defined", from tmux's screen."""
+    """Launch to first paint, to the roster reading "30 defined" and to the chat open, from tmux's screen."""
     socket = f"bench-startup-{os.getpid()}-{next(LAUNCHES)}"  # a server of its own: the last may still be going
     env = clean_env(variant.tree, home, variant.env)
 
@@ -86,7 +88,7 @@ def tmux_launch(variant: Variant, home: Path, work: Path) -> dict[str, float | N
     began = time.monotonic()
     tmux("-f", os.devnull, "new-session", "-d", "-s", "b", "-x", str(COLS), "-y", str(ROWS), "-c", str(work),
          PYTHON, "-c", APP)  # fmt: skip
-    paint = roster = None
+    paint = roster = opened = None
     screen = ""
     try:
         while time.monotonic() - began < TIMEOUT:
@@ -94,16 +96,19 @@ def tmux_launch(variant: Variant, home: Path, work: Path) -> dict[str, float | N
             now = time.monotonic() - began
             if paint is None and screen.strip():
                 paint = now
-            if ROSTER_TEXT in screen:
+            if roster is None and ROSTER_TEXT in screen:
                 roster = now
+            if OPEN_TEXT in screen:
+                opened = now
                 break
             time.sleep(POLL)
     finally:
         tmux("kill-server")
         gone(home)
-    if roster is None:
-        sys.stderr.write(f"{variant.name}: no {ROSTER_TEXT!r} within {TIMEOUT:g}s; the screen was:\n{screen}\n")
-    return {"first_paint": paint, "roster": roster}
+    if opened is None:
+        sys.stderr.write(f"{variant.name}: no {OPEN_TEXT!r} within {TIMEOUT:g}s; the screen was:\n{screen}\n")
+    roster = roster if roster is not None else opened  # both on the screen in one capture
+    return {"first_paint": paint, "roster": roster, "chat_open": opened}
 
 
 def gone(home: Path, timeout: float = 20.0) -> None:
