@@ -8,7 +8,8 @@ For each tree and round, with a fresh ``DEFERCHAT_HOME`` and no API key in the e
 * ``deferchat`` in a real terminal (tmux, 120x40), its screen read every 20 ms: launch to the
   first paint (the first capture that is not blank), launch to the roster reading
   "30 defined" (a plan preview, where the tree shows one while the servers start) and launch
-  to the chat being open (the roster titled "pinned plan (new)": servers listed, plan pinned). Twice on the same home: ``fresh`` (the first launch seeds the demo database and
+  to the chat being open (the roster titled "pinned plan (new)": servers listed, plan
+  pinned). Twice on the same home: ``fresh`` (the first launch seeds the demo database and
   the token cache) and ``again`` (the second);
 * a headless open: a process that opens a new chat through the engine (``Engine().open_chat``,
   the servers started and listed, the plan pinned) and exits, timed from its launch to the
