@@ -60,22 +60,18 @@ class Engine:
         recorded: the strategy resolved as :func:`core.chat.opening.open_new` resolves it, the
         same caps and policy, the roster's own server listings (no server started, no MCP SDK,
         nothing stored). What the TUI shows while a new chat's servers start."""
-        from core.chat.opening import search_note
-        from core.roster.inputs import build_plan_input, resolve_strategy_for
+        from core.chat.opening import new_chat_choice
+        from core.roster.inputs import build_plan_input
         from core.roster.planner import plan_roster
 
-        settings = self.settings
-        provider, model, base_url = self.resolve_provider(opts)
-        choice = opts.strategy or settings.strategy
-        strategy, reason = resolve_strategy_for(choice, provider, model, base_url, settings=settings)
-        tool_search = {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search}
+        chosen = new_chat_choice(self, opts)
         inp = build_plan_input(
-            roster=opts.roster or settings.roster,
+            roster=opts.roster or self.settings.roster,
             mcp_config=None,
             caps=opts.caps,
             policy=opts.policy,
-            strategy=strategy,
-            strategy_reason=reason + search_note(strategy, tool_search),
+            strategy=chosen.strategy,
+            strategy_reason=chosen.reason,
         )
         return plan_roster(inp, estimator or self.estimator)
 

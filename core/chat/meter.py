@@ -32,15 +32,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from core import events as ev
 from core.config import PriceSettings
 from core.providers.base import ModelRequest, Usage
 from core.providers.profiles import ModelPrice, profile_for
 from core.providers.profiles.base import dated_base
-from core.store import Store
 from core.tools import canonical_json
+
+if TYPE_CHECKING:
+    from core.store import Store
 
 BreakCause = Literal["tools", "system", "switch"]
 CAUSES: tuple[BreakCause, ...] = ("tools", "system", "switch")

@@ -106,8 +106,22 @@ def _resolved_path(value: str | None) -> str | None:
     return str(Path(value).resolve()) if value else None
 
 
-async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, servers: ChatServers) -> OpenedChat:
-    """Plan a new chat now and pin it."""
+@dataclass(frozen=True)
+class NewChatChoice:
+    """What a new chat with given options runs on: its provider and the strategy resolved for it."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    choice: str  # the strategy asked for (``auto`` or a name), pinned so a switch resolves it again
+    strategy: str
+    reason: str
+    tool_search: dict[str, str]
+
+
+def new_chat_choice(env: OpeningContext, opts: ChatOptions) -> NewChatChoice:
+    """The provider and strategy a new chat with ``opts`` opens on (:func:`open_new`, and the
+    plan preview a presentation shows while the chat's servers start)."""
     from core.roster.inputs import resolve_strategy_for
 
     settings = env.settings
@@ -115,7 +129,17 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
     choice = opts.strategy or settings.strategy
     strategy, reason = resolve_strategy_for(choice, provider, model, base_url, settings=settings)
     tool_search: dict[str, str] = {"anthropic": settings.anthropic_tool_search, "openai": settings.openai_tool_search}
-    reason += search_note(strategy, tool_search)
+    return NewChatChoice(
+        provider, model, base_url, choice, strategy, reason + search_note(strategy, tool_search), tool_search
+    )
+
+
+async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, servers: ChatServers) -> OpenedChat:
+    """Plan a new chat now and pin it."""
+    settings = env.settings
+    chosen = new_chat_choice(env, opts)
+    provider, model, base_url = chosen.provider, chosen.model, chosen.base_url
+    choice, strategy, reason, tool_search = chosen.choice, chosen.strategy, chosen.reason, chosen.tool_search
     roster_name = opts.roster or settings.roster
     roster = load_roster(roster_name)
     script = _resolved_path(opts.script)
