@@ -3,13 +3,12 @@ reached now, in the same words as a chat opened under that strategy, and keeps i
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
-
 from core.roster.models import AgentConfig, Caps, PlanInput, RosterPlan
 from core.roster.planner import plan_roster
 from core.tokens import TokenEstimator
 from tests.helpers import configured, discovered
-from tui.widgets.roster import RosterPanel, summary_parts
+from tests.tui.roster_host import RosterHost
+from tui.widgets.roster import summary_parts
 
 
 def _plan(strategy: str) -> RosterPlan:
@@ -27,23 +26,10 @@ def _words(plan: RosterPlan) -> str:
     return "".join(p if isinstance(p, str) else p[0] for p in summary_parts(plan))
 
 
-class _Host(App[None]):
-    def __init__(self, plan: RosterPlan) -> None:
-        super().__init__()
-        self.plan = plan
-        self.panel = RosterPanel()
-
-    def compose(self) -> ComposeResult:
-        yield self.panel
-
-    def on_mount(self) -> None:
-        self.panel.set_plan(self.plan, pinned=True, marks={"mcp.crm.t5": {"loaded"}})
-
-
 async def test_the_summary_follows_the_strategy_the_chat_runs_now():
     wrapper = _plan("wrapper")
     assert wrapper.deferred_tool_names, "the test needs deferred tools"
-    app = _Host(wrapper)
+    app = RosterHost(wrapper, marks={"mcp.crm.t5": {"loaded"}})
     async with app.run_test(size=(110, 40)) as pilot:
         assert "indexed" in str(app.panel.summary.render())
         for strategy in ("active-tools", "anthropic", "wrapper"):

@@ -3,7 +3,6 @@ and explain them, and the tool screen gives the reason; a plan without pins show
 
 from __future__ import annotations
 
-from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from core.roster.models import AgentConfig, PlanInput, RosterPlan
@@ -11,8 +10,9 @@ from core.roster.planner import plan_roster
 from core.roster.report import PIN_MARK
 from core.tokens import TokenEstimator
 from tests.helpers import configured, discovered
+from tests.tui.roster_host import RosterHost
 from tui.screens.tool import ToolScreen
-from tui.widgets.roster import RosterPanel, legend, summary_parts, tool_prompt, tool_words
+from tui.widgets.roster import legend, summary_parts, tool_prompt, tool_words
 
 
 def _plan(*always_load: str) -> RosterPlan:
@@ -22,19 +22,6 @@ def _plan(*always_load: str) -> RosterPlan:
         discovered=(discovered("crm", "find"), discovered("crm", "update")),
     )
     return plan_roster(inp, TokenEstimator())
-
-
-class _Host(App[None]):
-    def __init__(self, plan: RosterPlan) -> None:
-        super().__init__()
-        self.plan = plan
-        self.panel = RosterPanel()
-
-    def compose(self) -> ComposeResult:
-        yield self.panel
-
-    def on_mount(self) -> None:
-        self.panel.set_plan(self.plan, pinned=True)
 
 
 def test_the_pin_mark_takes_the_gap_before_the_name_and_only_on_pins():
@@ -51,7 +38,7 @@ def test_the_pin_mark_takes_the_gap_before_the_name_and_only_on_pins():
 
 async def test_the_panel_shows_pins_first_and_the_tool_screen_says_why():
     plan = _plan("mcp.crm.update")
-    app = _Host(plan)
+    app = RosterHost(plan)
     async with app.run_test(size=(110, 40)) as pilot:
         names = app.panel.shown_names()
         assert names[0] == "mcp.crm.update"  # defined first (nothing is deferred, so no tool.call)
