@@ -51,7 +51,7 @@ from core.providers.base import (
     Usage,
 )
 from core.providers.profiles import ProviderProfile, Waits
-from core.providers.wirenames import WireNames
+from core.providers.wirenames import WireNames, blocks
 
 # A key is only sent where its SDK would send it; a local server (Ollama, llama.cpp) ignores it.
 PLACEHOLDER_KEY = "deferchat-no-key"
@@ -519,13 +519,6 @@ def incomplete_stream(label: str) -> ProviderError:
 
 
 # --- engine-shaped history ----------------------------------------------------------------------
-
-
-def blocks(content: Any) -> list[dict[str, Any]]:
-    """A message's content as a list of blocks (a bare string is one text block)."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return [b for b in (content or []) if isinstance(b, dict)]
 
 
 def render_result_block(block: dict[str, Any]) -> str:

@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from core.providers.wirenames import function_tool_names
+from core.providers.wirenames import blocks, function_tool_names
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
@@ -161,11 +161,7 @@ def for_target(
     them, given the request's ``tools``. Pure: the input is not changed; unchanged blocks are
     shared, not copied."""
     accept = _Target(target, tools)
-    filtered: list[dict[str, Any]] = []
-    for m in messages:
-        content = m.get("content")
-        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-        filtered.append({"role": m["role"], "content": accept.message(blocks)})
+    filtered = [{"role": m["role"], "content": accept.message(blocks(m.get("content")))} for m in messages]
     calls, searches = _call_ids(filtered)
     answered = {
         str(b.get("tool_use_id") or "")
@@ -207,12 +203,7 @@ def loaded_by_search(messages: list[dict[str, Any]], wire_to_internal: dict[str,
 
     seen: dict[str, None] = {}
     for m in messages:
-        content = m.get("content")
-        if not isinstance(content, list):
-            continue
-        for b in content:
-            if not isinstance(b, dict):
-                continue
+        for b in blocks(m.get("content")):
             kind = b.get("type")
             if kind in ("tool_search_tool_result", "tool_result"):
                 for ref in tool_references(b):

@@ -131,15 +131,17 @@ def function_tool_names(tools: list[dict[str, Any]]) -> Iterator[str]:
     return (t["name"] for t in function_tools(tools) if isinstance(t.get("name"), str))
 
 
+def blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content as a list of blocks (a bare string is one text block)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [b for b in (content or []) if isinstance(b, dict)]
+
+
 def history_tool_names(messages: list[dict[str, Any]]) -> Iterator[str]:
     """Internal tool names that history mentions: tool_use blocks and tool_reference blocks."""
     for message in messages:
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
+        for block in blocks(message.get("content")):
             kind = block.get("type")
             if kind == "tool_use" and isinstance(block.get("name"), str):
                 yield block["name"]
