@@ -121,9 +121,9 @@ class ChatSession:
             max_steps=settings.max_steps,
             record=record,
             fallback=self._fall_back,
+            meter=Meter(store=store, chat_id=self.chat_id, emit=events.emit, prices=settings.prices),
         )
         self.search = search
-        self.turns.meter = Meter(store=store, chat_id=self.chat_id, emit=events.emit, prices=settings.prices)
 
     def build_strategy(self, name: str, loaded: list[str], *, foreign_history: bool) -> BaseStrategy:
         """The strategy ``name`` over the chat's pinned plan, with its pinned search flavour."""

@@ -85,6 +85,7 @@ class TurnLoop:
         max_steps: int,
         record: str | None = None,
         fallback: Callable[[str, ProviderError], bool] | None = None,
+        meter: Meter | None = None,
     ):
         self.chat_id = chat_id
         self.store = store
@@ -100,7 +101,7 @@ class TurnLoop:
         self.estimator = estimator
         self.max_steps = max_steps
         self.record_path = record
-        self.meter = Meter(store=store, chat_id=chat_id, emit=events.emit)  # the session's has the prices
+        self.meter = meter or Meter(store=store, chat_id=chat_id, emit=events.emit)  # usage, cost, prefix breaks
         # called when the provider failed: True when it switched the chat to a fallback (use())
         self.fallback = fallback
         self._busy = asyncio.Lock()
