@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeAlias
 
-from textual.content import Content
-
-from core.display import safe
 from core.events import (
     ChatTitled,
     ErrorEvent,
@@ -269,10 +266,7 @@ class EventRouter:
         why = f" ({e.reason})" if e.reason else ""
         text = f"{how} from {e.from_provider}/{e.from_model} to {e.provider}/{e.model}; strategy {e.strategy}{why}"
         await self.log.add(NoteItem(text=text, level="warning" if e.cause == "fallback" else "info"))
-        self.header.model_label.update(Content(safe(f"{e.provider}/{e.model}")))
-        self.header.badge.update(Content(f" {e.strategy} "))
-        self.header.badge.tooltip = e.strategy_reason
-        self.header.reason.update(Content(safe(e.strategy_reason)))
+        self.header.show_run(provider=e.provider, model=e.model, strategy=e.strategy, reason=e.strategy_reason)
         self.roster.set_strategy(e.strategy, e.strategy_reason)
 
     async def on_error(self, e: ErrorEvent) -> None:

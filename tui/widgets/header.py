@@ -21,6 +21,7 @@ class ChatHeader(Horizontal):
         self.model_label = Static("", id="hdr-model")
         self.badge = Static("", id="hdr-badge")
         self.reason = Static("", id="hdr-reason")
+        self._pinned = False  # the open chat reused its stored plan (the badge says so)
         self.usage = Static("", id="hdr-usage")
         self.totals = UsageTotals()
         self._breaks: list[PrefixBreak] = []  # the next usage's
@@ -38,12 +39,17 @@ class ChatHeader(Horizontal):
     def set_chat(self, *, title: str, provider: str, model: str, strategy: str, reason: str, pinned: bool) -> None:
         self.remove_class("-failed")
         self.set_title(title)
-        self.model_label.update(Content(f"{provider}/{model}"))
-        self.badge.update(Content(f" {strategy} " + ("\u00b7 pinned " if pinned else "")))
-        self.badge.tooltip = reason
-        self.reason.update(Content(reason))
-        self.reason.tooltip = reason
+        self._pinned = pinned
+        self.show_run(provider=provider, model=model, strategy=strategy, reason=reason)
         self.show_totals(UsageTotals())
+
+    def show_run(self, *, provider: str, model: str, strategy: str, reason: str) -> None:
+        """What the open chat runs on now: at open, and after a switch (which keeps the totals)."""
+        self.model_label.update(Content(safe(f"{provider}/{model}")))
+        self.badge.update(Content(f" {strategy} " + ("\u00b7 pinned " if self._pinned else "")))
+        self.badge.tooltip = reason
+        self.reason.update(Content(safe(reason)))
+        self.reason.tooltip = reason
 
     def set_opening(self, what: str = "Opening a chat\u2026") -> None:
         """Another chat is opening: nothing of the previous one stays (its title, its usage)."""
