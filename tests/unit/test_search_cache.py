@@ -1,5 +1,7 @@
 """The token cache is kept between runs: a second ``deferchat search`` (and a second chat opened
-on the same home) counts every token from the store and never loads the tokenizer."""
+on the same home) counts every token from the store and never loads the tokenizer. Both run on a
+roster the shipped token seed does not hold: on the production roster the seed spares the
+tokenizer even on a fresh home (tests/unit/test_token_seed.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import asyncio, sys
 from core.engine import ChatOptions, Engine
 async def main():
     engine = Engine()
-    session = await engine.open_chat(None, ChatOptions(roster="production", start_demo_servers=False))
+    session = await engine.open_chat(None, ChatOptions(roster=sys.argv[1], start_demo_servers=False))
     await session.close()
     print(engine.estimator.misses, engine.estimator.hits, 'tiktoken' in sys.modules)
 asyncio.run(main())
@@ -43,8 +45,20 @@ def python(home: Path, code: str, *args: str) -> subprocess.CompletedProcess[str
     return run
 
 
+def unseeded_roster(home: Path) -> Path:
+    """The production roster with its server tools' descriptions changed: texts the shipped token
+    seed does not hold, so only the store's cache can spare the tokenizer."""
+    roster = json.loads((ROOT / "core" / "roster" / "rosters" / "production.json").read_text())
+    for server in roster["servers"]:
+        for tool in server["tools"]:
+            tool["description"] = "Changed: " + tool["description"]
+    path = home.parent / "unseeded.json"
+    path.write_text(json.dumps(roster))
+    return path
+
+
 def search(home: Path, *args: str) -> tuple[dict, bool]:
-    run = python(home, REPORT, "search", "send an email", "--json", *args)
+    run = python(home, REPORT, "search", "send an email", "--json", "--roster", str(unseeded_roster(home)), *args)
     loaded = run.stderr.rsplit("tiktoken loaded: ", 1)[1].strip()
     return json.loads(run.stdout), loaded == "True"
 
@@ -57,13 +71,14 @@ def test_a_second_search_counts_from_the_cache_and_loads_no_tokenizer(home: Path
     assert not loaded_second
     assert second == first and second["hits"]
     everything, loaded = search(home, "--all")  # the defined tools were counted too: still none
-    assert not loaded and everything["scope"].endswith("pinned tools of roster production")
+    assert not loaded and everything["scope"].endswith(f"pinned tools of roster {unseeded_roster(home)}")
 
 
 def test_a_second_chat_opened_on_the_same_home_loads_no_tokenizer(home: Path) -> None:
-    misses, _, loaded = python(home, OPEN).stdout.split()
+    roster = str(unseeded_roster(home))
+    misses, _, loaded = python(home, OPEN, roster).stdout.split()
     assert int(misses) > 0 and loaded == "True"
-    misses, hits, loaded = python(home, OPEN).stdout.split()  # the plan's counts and the system prompt's were kept
+    misses, hits, loaded = python(home, OPEN, roster).stdout.split()  # the plan's and system prompt's counts kept
     assert (misses, loaded) == ("0", "False") and int(hits) > 0
 
 
