@@ -46,7 +46,6 @@ from tui.collector import Collector
 from tui.editor import edit_in, editor_command
 from tui.retry_status import RetryCountdown
 from tui.router import EventRouter
-from tui.screens.project_config import ProjectConfigs
 from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
 from tui.terminal import TerminalSignals
 from tui.widgets.approval import ApprovalBar, ApprovalView
@@ -63,6 +62,7 @@ if TYPE_CHECKING:  # the engine is built after the first frame (its modules are 
     from core.engine import Engine
     from core.roster.models import RosterPlan
     from core.store import ChatRow
+    from tui.screens.project_config import ProjectConfigs
 
 log = logging.getLogger("deferchat.tui")
 
@@ -207,6 +207,7 @@ class DeferchatApp(App[int]):
         self._engine = engine
         self._engine_factory = engine_factory
         self._settings: Settings | None = None  # read before the first frame, handed to the engine
+        self.fatal: BaseException | None = None  # what ended the app, raised again by run_app
         self.options = options or ChatOptions()
         self.initial_chat = open_chat
         self.export_dir = Path(export_dir) if export_dir else Path.cwd()
@@ -236,7 +237,7 @@ class DeferchatApp(App[int]):
         self.roster_wanted: bool | None = None  # the owner's toggle; None: the width decides
         self.retry_status = RetryCountdown(self)  # "retrying in N s" while a provider's retry waits
         self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status)
-        self.project_configs = ProjectConfigs(self)  # a project's .mcp.json asks before a chat starts it
+        self._project_configs: ProjectConfigs | None = None
 
     # -- set-up ---------------------------------------------------------------------------------
     @property
@@ -260,6 +261,24 @@ class DeferchatApp(App[int]):
             if self._engine is None:  # nothing asked for it meanwhile (the property builds at once)
                 self._engine = built
         return self._engine
+
+    @property
+    def project_configs(self) -> ProjectConfigs:
+        """A project's ``.mcp.json`` asks before a chat starts it (made at the first chat's open:
+        its screen and the MCP config modules are not needed for the first frame)."""
+        if self._project_configs is None:
+            from tui.screens.project_config import ProjectConfigs
+
+            self._project_configs = ProjectConfigs(self)
+        return self._project_configs
+
+    def end_with(self, exc: BaseException) -> None:
+        """End the app on a failure it cannot work without (the database SQLite refuses, found
+        after the first frame): :func:`run_app` raises it once the terminal is back, so it is
+        the same one line on the normal terminal as a failure found before the app drew."""
+        log.debug("the app cannot go on", exc_info=exc)
+        self.fatal = exc
+        self.exit(1)
 
     @property
     def store(self) -> Any:
@@ -396,6 +415,10 @@ class DeferchatApp(App[int]):
         preview: asyncio.Task[RosterPlan | None] | None = None
         try:
             engine = await self._ready_engine()
+        except Exception as exc:  # the store cannot be opened: nothing in the app works without it
+            self.end_with(exc)
+            return
+        try:
             preview = asyncio.create_task(self._early_plan(engine, chat_id, generation))
             session = await engine.open_chat(
                 chat_id,
@@ -1230,4 +1253,6 @@ def run_app(args: Any) -> int:
     )
     app = DeferchatApp(options=options, open_chat=getattr(args, "open_chat", None))
     result = app.run()
+    if app.fatal is not None:
+        raise app.fatal  # guarded() says it in one line, with its exit code
     return int(result or 0)

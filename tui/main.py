@@ -72,15 +72,18 @@ def _run_app(args: argparse.Namespace) -> int:
 
 def _preflight() -> None:
     """Read what the app would otherwise fail on after it took the screen (the settings, the
-    policy file, the store), so that a broken one is one line on a normal terminal (through
-    :func:`~core.cli.exits.guarded`), never a traceback behind the app."""
+    policy file, whether the database's folder and file can be used), so that a broken one is
+    one line on a normal terminal (through :func:`~core.cli.exits.guarded`), never a traceback
+    behind the app. The database itself is opened after the first frame (SQLite and its library
+    cost ~50 ms): a file that SQLite then refuses ends the app with the same one line
+    (:attr:`tui.app.DeferchatApp.fatal`)."""
     from core.config import load_settings
     from core.pipeline.policy import load_policy
-    from core.store import Store
+    from core.store.paths import check_path, default_db_path
 
     settings = load_settings()
     load_policy(settings.policy_file)
-    Store()
+    check_path(default_db_path())
 
 
 if __name__ == "__main__":  # pragma: no cover

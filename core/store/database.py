@@ -32,7 +32,7 @@ from sqlite_utils import Database
 
 from core.store.errors import ELSEWHERE, StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew, StoreUnusable
 from core.store.migrations import OUR_SETS_PREFIX, known_migrations, migration_sets
-from core.store.paths import default_db_path
+from core.store.paths import check_path, default_db_path
 
 log = logging.getLogger("deferchat.store")
 
@@ -156,7 +156,7 @@ def open_file(path: str | Path | None = None) -> StoreFile:
         _migrate(db)
         return StoreFile(db, None)
     p = Path(path) if path else default_db_path()
-    writable = _check_path(p)
+    writable = check_path(p)
     db = _probe(_connect(p, writable), p)
     unknown = _unknown_migrations(db, p)
     if unknown:
@@ -180,32 +180,6 @@ def open_file(path: str | Path | None = None) -> StoreFile:
 
 
 # --- before SQLite --------------------------------------------------------------------------------
-
-
-def _check_path(p: Path) -> bool:
-    """Whether this process may write ``p``; raises when it cannot even read it."""
-    if p.is_dir():
-        raise StoreUnusable(p, f"{p} is a directory, not a database: move it out of the way, {ELSEWHERE}")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)  # several processes may make it at once
-    except OSError as exc:
-        raise StoreUnusable(
-            p, f"cannot create the folder {p.parent} ({exc.strerror}): make it yourself, {ELSEWHERE}"
-        ) from None
-    if not p.parent.is_dir():
-        raise StoreUnusable(p, f"{p.parent} is not a folder: move it out of the way, {ELSEWHERE}")
-    exists = p.exists()
-    if exists and not os.access(p, os.R_OK):
-        raise StoreUnusable(
-            p, f"cannot read {p} (permission denied): give yourself read and write access (chmod u+rw), {ELSEWHERE}"
-        )
-    folder_writable = os.access(p.parent, os.W_OK | os.X_OK)
-    if not exists:
-        if not folder_writable:
-            raise StoreUnusable(p, f"cannot create {p}: the folder is read-only; make it writable, {ELSEWHERE}")
-        return True
-    sidecars = [Path(f"{p}{s}") for s in ("-wal", "-shm")]
-    return folder_writable and os.access(p, os.W_OK) and all(os.access(s, os.W_OK) for s in sidecars if s.exists())
 
 
 def _read_only_why(p: Path) -> str:
