@@ -186,7 +186,7 @@ async def one_run(
     from tests.streaming_server import tokens as split_tokens
     from tui.app import DeferchatApp, EngineEvent
     from tui.state import AssistantItem
-    from tui.widgets.chat_log import AssistantMessage
+    from tui.widgets.answer import AssistantMessage
 
     mode = "naive" if naive else "streamed"
     engine = Engine(store=Store(home / f"bench-{mode}.db"), settings=Settings(), demo_delay=0)

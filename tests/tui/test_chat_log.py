@@ -9,7 +9,8 @@ from textual.widgets import Markdown
 
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
 from tui.state import AssistantItem, UserItem
-from tui.widgets.chat_log import AssistantMessage, ChatLog, UserMessage
+from tui.widgets.answer import AssistantMessage
+from tui.widgets.chat_log import ChatLog, UserMessage
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from tests.tui.conftest import make_app, opened, send, settled, until
 from tui.app import DeferchatApp
 from tui.router import STOPPED_NOTE
 from tui.state import AssistantItem, NoteItem
-from tui.widgets.chat_log import AssistantMessage
+from tui.widgets.answer import AssistantMessage
 
 TOKENS = 400
 SEED = 5
@@ -161,7 +161,7 @@ async def test_a_long_answer_folds_its_start_while_streaming_and_unfolds_where_t
     """Followed at its end, a long answer shows only its last screens (the early blocks hidden,
     the title counting them), so each append lays out a bounded screen; scrolling up shows the
     whole answer again with the block the reader was looking at where it was."""
-    from tui.widgets.chat_log import FOLD_BLOCKS
+    from tui.widgets.answer import FOLD_BLOCKS
 
     long_answer = markdown_answer(2500, seed=4)
     with serve([{"parts": [{"markdown": 2500, "seed": 4}], "chunk_tokens": 3}]) as server:

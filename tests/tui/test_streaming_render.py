@@ -16,7 +16,8 @@ from textual.widgets import Static
 from tests.streaming_server import markdown_answer, tokens
 from tests.tui.conftest import until
 from tui.state import AssistantItem
-from tui.widgets.chat_log import AssistantMessage, ChatLog, PacedMarkdownStream
+from tui.widgets.answer import AssistantMessage, PacedMarkdownStream
+from tui.widgets.chat_log import ChatLog
 
 
 class Host(App[None]):
