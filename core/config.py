@@ -58,8 +58,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, SecretStr, model_validator
 
 from core.errors import parse_toml_model, read_text
-from core.providers.base import ThinkingSettings
 from core.providers.profiles import DEFAULT_WAITS, DEMO, PROFILES, SDK_PROVIDERS, Waits, profile_for
+from core.providers.thinking import ThinkingSettings
 
 DEMO_PROVIDER = DEMO.name  # what runs with no key anywhere
 

@@ -36,12 +36,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from core import events as ev
 from core.config import PriceSettings
-from core.providers.base import ModelRequest, Usage
 from core.providers.profiles import ModelPrice, profile_for
 from core.providers.profiles.base import dated_base
 from core.tools import canonical_json
 
 if TYPE_CHECKING:
+    from core.providers.base import ModelRequest, Usage
     from core.store import Store
 
 BreakCause = Literal["tools", "system", "switch"]

@@ -59,7 +59,7 @@ def add_timeout_options(p: argparse.ArgumentParser) -> None:
 
 
 def _budget(text: str) -> int:
-    from core.providers.base import MIN_THINKING_BUDGET
+    from core.providers.thinking import MIN_THINKING_BUDGET
 
     try:
         value = int(text)

@@ -9,10 +9,12 @@ providers, and the settings that choose among them all, are built by
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.providers.base import ModelRequest, Provider, ProviderError, ProviderEvent
 from core.providers.profiles import SDK_PROVIDERS, ProviderProfile, profile_for
+
+if TYPE_CHECKING:  # the request and event models live in core.providers.base (not needed to import this)
+    from core.providers.base import Provider
 
 
 def adapter_class(profile: ProviderProfile) -> Any:
@@ -42,12 +44,4 @@ def make_provider(
     return provider
 
 
-__all__ = [
-    "SDK_PROVIDERS",
-    "ModelRequest",
-    "Provider",
-    "ProviderError",
-    "ProviderEvent",
-    "adapter_class",
-    "make_provider",
-]
+__all__ = ["SDK_PROVIDERS", "adapter_class", "make_provider"]

@@ -47,10 +47,10 @@ from core.providers.base import (
     ProviderError,
     ProviderEvent,
     Retrying,
-    ThinkingSettings,
     Usage,
 )
 from core.providers.profiles import ProviderProfile, Waits
+from core.providers.thinking import ThinkingSettings
 from core.providers.wirenames import WireNames, blocks
 
 # A key is only sent where its SDK would send it; a local server (Ollama, llama.cpp) ignores it.

@@ -24,6 +24,7 @@ AFTER_THE_FIRST_FRAME = (
     "core.store.database",
     "core.engine",
     "core.chat.session",
+    "core.providers.base",
     "core.mcp",
     "mcp",
     "anthropic",

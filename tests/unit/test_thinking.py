@@ -25,9 +25,9 @@ from core.providers.base import (
     ProviderError,
     ThinkingBlock,
     ThinkingDelta,
-    ThinkingSettings,
     thinking_of,
 )
+from core.providers.thinking import ThinkingSettings
 from core.store import Store
 from tests.provider_replay import Recording, Replay, cassette_response, collect, done, text_of, user
 from tests.streaming_server import DEEPSEEK_REASONING_MESSAGE, parse_script, refusal, serve, thinking_signature
