@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the engine is built after the first frame (its modules are 
 
 log = logging.getLogger("deferchat.tui")
 
+PREVIEW_FIRST = 0.3  # seconds a chat's open waits, at most, for its roster preview to be shown
 COLLECT_AFTER = 0.5  # seconds after a turn ends (or stops for an approval) before the collector runs again
 
 
@@ -408,8 +409,6 @@ class DeferchatApp(App[int]):
         generation = self.generation
         self.approver = QueueApprover()
         await self._reset_view()
-        # before the chat starts its servers: a running chat never starts one held for approval
-        await self.project_configs.review(self.options.mcp_config if chat_id is None else None)
         self.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
         self.header_bar.set_opening()
         preview: asyncio.Task[RosterPlan | None] | None = None
@@ -419,7 +418,14 @@ class DeferchatApp(App[int]):
             self.end_with(exc)
             return
         try:
+            # The roster first: the preview is short, and what it imports (the roster, the
+            # builtins, the planner) the open needs too; run beside the open it would wait for
+            # the open's own work. Never long, though: a preview that must load the tokenizer
+            # goes on beside the open, whose servers then start without waiting for it.
             preview = asyncio.create_task(self._early_plan(engine, chat_id, generation))
+            await asyncio.wait({preview}, timeout=PREVIEW_FIRST)
+            # before the chat starts its servers: a running chat never starts one held for approval
+            await self.project_configs.review(self.options.mcp_config if chat_id is None else None)
             session = await engine.open_chat(
                 chat_id,
                 self.options if chat_id is None else ChatOptions(),

@@ -5,6 +5,7 @@ shows its own stored plan, never a preview."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from core.engine import ChatOptions, Engine
@@ -92,3 +93,70 @@ async def test_a_reopened_chat_shows_its_stored_plan_never_a_preview(engine: Eng
         assert app.roster.plan is not None and app.roster.plan.to_json() == stored.to_json()
     assert seen and all(pinned and not preview for _, pinned, preview in seen)
     assert all(plan.to_json() == stored.to_json() for plan, _, _ in seen)
+
+
+async def test_the_open_waits_for_a_quick_preview_so_the_roster_comes_first(engine: Engine) -> None:
+    """The preview runs before the open's own work (which would otherwise hold the loop and the
+    GIL while the preview waits): the roster is set before the open begins, also when the
+    preview takes a moment (here 0.1 s, as importing the planner takes on a first launch)."""
+    order: list[str] = []
+    real_open = engine.open_chat
+    real_preview = engine.preview_plan
+
+    def preview_plan(*args: Any, **kw: Any) -> RosterPlan:
+        time.sleep(0.1)  # a thread
+        return real_preview(*args, **kw)
+
+    engine.preview_plan = preview_plan  # type: ignore[method-assign]
+
+    async def open_chat(*args: Any, **kw: Any) -> Any:
+        order.append("open")
+        return await real_open(*args, **kw)
+
+    engine.open_chat = open_chat  # type: ignore[method-assign]
+    app = make_app(engine)
+    real_set = app.roster.set_plan
+
+    def set_plan(plan: RosterPlan, *, pinned: bool, marks: Any = None, preview: bool = False) -> None:
+        order.append("preview" if preview else "pinned")
+        real_set(plan, pinned=pinned, marks=marks, preview=preview)
+
+    app.roster.set_plan = set_plan
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.session is not None and "pinned" in order)
+    assert order[:3] == ["preview", "open", "pinned"], order
+
+
+async def test_a_slow_preview_does_not_hold_the_open(engine: Engine, monkeypatch: Any) -> None:
+    """A preview that takes long (a tokenizer to load, a big roster) goes on beside the open:
+    the open starts after PREVIEW_FIRST at most, and the preview is dropped once the chat is open."""
+    import tui.app as app_module
+
+    monkeypatch.setattr(app_module, "PREVIEW_FIRST", 0.2)
+    real_preview = engine.preview_plan
+    released = False
+
+    def slow_preview(*args: Any, **kw: Any) -> RosterPlan:
+        deadline = time.monotonic() + 5.0
+        while not released and time.monotonic() < deadline:  # a thread: held until the test ends it
+            time.sleep(0.01)
+        return real_preview(*args, **kw)
+
+    engine.preview_plan = slow_preview  # type: ignore[method-assign]
+    gate = Gate(engine)
+    app = make_app(engine)
+    seen = watch_plans(app)
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            started = time.monotonic()
+            await until(pilot, lambda: gate.entered)
+            assert time.monotonic() - started < 2.0  # not the preview's five seconds
+            assert not seen  # the preview has not come
+            gate.release.set()
+            await until(pilot, lambda: app.session is not None and f"{PINNED} (new)" in title(app))
+            released = True
+            await pilot.pause(0.2)
+            assert PREVIEW not in title(app)  # a preview that comes after the open is not shown
+    finally:
+        released = True
+    assert seen and not any(preview for _, _, preview in seen)
