@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from core.roster.models import Caps, PolicyConfig
+from core.roster.bounds import Caps, PolicyConfig
 
 TurnStatus = Literal["done", "parked", "failed", "stopped"]  # stopped: by the owner (TurnLoop.stop)
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from core.context.regions import DEFERRED_INDEX, TOOL_DEFINITIONS
 from core.deferral.names import STRATEGY_NAMES, WRAPPER
+from core.roster.bounds import Caps, Placement, PolicyConfig
 from core.tools import Origin, SideEffect, ToolSpec
 
 BUILDER = "context-builder@13"
@@ -25,33 +24,6 @@ STRATEGIES = STRATEGY_NAMES  # the concrete strategies a plan may name (core.def
 
 # Reasons of tools that never became candidates (a server listed them unusable) start so.
 REJECTED_REASON_PREFIX = "skipped: rejected at discovery: "
-
-
-class Placement(str, Enum):
-    DEFINED = "defined"
-    DEFERRED = "deferred"
-    SKIPPED = "skipped"
-
-
-class Caps(BaseModel):
-    """How much the prompt may carry. Defaults are ADR-0123's (unchanged by it)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_definitions: int = Field(TOOL_DEFINITIONS.item_cap, ge=0)
-    max_definition_tokens: int = Field(TOOL_DEFINITIONS.max_tokens, ge=0)
-    max_index_entries: int = Field(DEFERRED_INDEX.item_cap, ge=0)
-    max_index_tokens: int = Field(DEFERRED_INDEX.max_tokens, ge=0)
-
-
-class PolicyConfig(BaseModel):
-    """Which tools are deferred. ``overflow`` is ADR-0123; ``threshold`` is pickDeferredMcpTools."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: Literal["overflow", "threshold"] = "overflow"
-    per_server: int = Field(10, ge=0, description="a server with more MCP tools than this defers them")
-    aggregate: int = Field(30, ge=0, description="more MCP tools than this in all defers every one")
 
 
 class Profile(BaseModel):

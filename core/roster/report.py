@@ -6,9 +6,14 @@ Names, reasons and warnings can come from an MCP server or a roster file: every 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.deferral.names import ACTIVE_TOOLS, WRAPPER
 from core.display import safe
-from core.roster.models import Placement, RosterPlan
+from core.roster.bounds import Placement
+
+if TYPE_CHECKING:
+    from core.roster.models import RosterPlan
 
 _PLACEMENT_LABEL = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed", Placement.SKIPPED: "skipped"}
 

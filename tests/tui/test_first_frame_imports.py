@@ -25,6 +25,7 @@ AFTER_THE_FIRST_FRAME = (
     "core.engine",
     "core.chat.session",
     "core.providers.base",
+    "core.roster.models",
     "core.mcp",
     "mcp",
     "anthropic",

@@ -9,7 +9,7 @@ one line in the words of the panel's summary."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.actions import SkipAction
 from textual.app import ComposeResult
@@ -21,10 +21,13 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.display import safe
-from core.roster.models import Placement, RosterPlan, ToolPlacement
+from core.roster.bounds import Placement
 from core.roster.report import PIN_MARK, budget_lines, deferred_reach
 from core.tools import SideEffect
 from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, SIDE_EFFECT_BADGE, is_read
+
+if TYPE_CHECKING:
+    from core.roster.models import RosterPlan, ToolPlacement
 
 SECTIONS = ((Placement.DEFINED, "defined"), (Placement.DEFERRED, "deferred"), (Placement.SKIPPED, "skipped"))
 _STATUS_GLYPH = {
