@@ -12,15 +12,17 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from core.context.envelope import CLOSE_TAG, OPEN_TAG
 from core.events import Event, ModelToolSearch, ToolDiscovered, ToolRequested, parse_event
 from core.pipeline import codes
-from core.store import InvocationRow, MessageRow
 from core.tools import SideEffect
+
+if TYPE_CHECKING:
+    from core.store import InvocationRow, MessageRow
 
 log = logging.getLogger("deferchat.tui")
 
