@@ -536,8 +536,7 @@ class DeferchatApp(App[int]):
         marks = marks_from_events(self.store.events(session.chat_id, MARK_EVENT_TYPES))
         self.roster.set_plan(plan, pinned=self.pinned, marks=marks)
         self.roster.set_strategy(session.strategy.name, session.strategy_reason)  # after a switch
-        for status in session.server_status.values():
-            self.roster.set_server(status.server, status.status, status.tools, status.message)
+        self.roster.set_servers({s.server: (s.status, s.tools, s.message) for s in session.server_status.values()})
         for server in session.roster_changed:
             self.roster.roster_changed(server)
         if self.pinned:

@@ -160,3 +160,20 @@ async def test_a_slow_preview_does_not_hold_the_open(engine: Engine, monkeypatch
     finally:
         released = True
     assert seen and not any(preview for _, _, preview in seen)
+
+
+async def test_servers_the_preview_marked_starting_that_the_chat_does_not_run_leave_the_roster(
+    engine: Engine,
+) -> None:
+    """The preview marks the roster's servers as starting; a chat that starts none of them (here
+    the demo servers are off) shows no server as starting once it is open."""
+    gate = Gate(engine)
+    app = make_app(engine)  # start_demo_servers=False
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: gate.entered and app.roster.plan is not None)
+        assert app.roster.servers and all(s == "starting" for s, _, _ in app.roster.servers.values())
+        assert app.roster.servers_line.display
+        gate.release.set()
+        await until(pilot, lambda: app.session is not None and f"{PINNED} (new)" in title(app))
+        assert app.session is not None and not app.session.server_status
+        assert app.roster.servers == {} and not app.roster.servers_line.display

@@ -281,6 +281,14 @@ class RosterPanel(Vertical):
         if self.plan is not None:
             self.strip.show(summary_parts(self.plan), self.servers)
 
+    def set_servers(self, servers: dict[str, tuple[str, int, str]]) -> None:
+        """The servers as the open chat reports them (status, tools, message), all at once:
+        a server the preview marked as starting that this chat does not run leaves the line."""
+        self.servers = dict(servers)
+        self._render_servers()
+        if self.plan is not None:
+            self.strip.show(summary_parts(self.plan), self.servers)
+
     def _render_servers(self) -> None:
         if not self.servers:
             self.servers_line.display = False
