@@ -15,8 +15,9 @@ private-address guard of :mod:`core.net.guard`, with the same ``[tools]`` settin
   current page.
 
 The current page is kept in the built-ins' database, one row per chat (table
-``browser_pages``, made on first use), so a turn parked on an approval and resumed in another
-process still acts on it. A page is untrusted whoever configured the tool: every result that
+``browser_pages``, made by the built-ins' migration ``0004_browser_pages``, see
+:mod:`core.builtins.data`), so a turn parked on an approval and resumed in another process
+still acts on it. A page is untrusted whoever configured the tool: every result that
 carries its words (title, text, link texts, field values) has the page's ``envelope_source``
 (``web.<host>``), so the model reads it inside an envelope.
 """
@@ -240,12 +241,13 @@ def _save(ctx: ToolContext, page: CurrentPage) -> None:
         cut_bytes=int(page.cut_bytes),
         call_id=ctx.call_id,
         at=time.time(),
+        demo=0,  # written by a tool, not by the demo database's seed
     )
-    ctx.db[TABLE].upsert(row, pk="chat_id", alter=True)
+    ctx.db[TABLE].upsert(row, pk="chat_id")
 
 
 def _load(ctx: ToolContext) -> CurrentPage:
-    rows = list(ctx.db[TABLE].rows_where("chat_id = ?", [ctx.chat_id])) if ctx.db[TABLE].exists() else []
+    rows = list(ctx.db[TABLE].rows_where("chat_id = ?", [ctx.chat_id]))
     if not rows:
         raise ToolError("This chat has no current page yet: open one with browser.navigate first.")
     row = rows[0]

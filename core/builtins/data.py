@@ -20,6 +20,11 @@ History of the set, because one migration is no longer in it:
   ``demo = 1``) from a database that ran it, and the history of changes made to those
   seeded schedules. The owner's own rows (``demo = 0``) are kept. A seeded row the owner
   edited is still a demo row and goes too. On a new database it deletes nothing.
+- ``0004_browser_pages``: the browser tools' current page, one row per chat (see
+  :mod:`core.builtins.browser`). Earlier versions made this table on first use, its column
+  types inferred from the first row written and without a ``demo`` column; a database that
+  has it that way keeps its rows, gains ``demo`` (0) and gets the declared types and
+  constraints (sqlite-utils' ``transform``, which copies the rows into the new table).
 """
 
 from __future__ import annotations
@@ -232,3 +237,44 @@ def _m0003(db: Database) -> None:
     db.execute("delete from schedule_history where schedule_id in (select id from schedules where demo = 1)")
     for table in DEMO_TABLES:
         db.execute(f"delete from [{table}] where demo = 1")
+
+
+# What browser._save writes: the CurrentPage's fields (links and forms as JSON, cut_bytes 0/1),
+# the call that opened the page and when.
+BROWSER_PAGES: dict[str, type] = {
+    "chat_id": str,
+    "url": str,
+    "status": int,
+    "reason_phrase": str,
+    "content_type": str,
+    "title": str,
+    "text": str,
+    "links": str,
+    "forms": str,
+    "cut_bytes": int,
+    "call_id": str,
+    "at": float,
+    "demo": int,
+}
+_BROWSER_NOT_NULL = {"url", "status", "text", "links", "forms", "cut_bytes"}
+
+
+@BUILTIN_SCHEMA(name="0004_browser_pages")
+def _m0004(db: Database) -> None:
+    table = db.table("browser_pages")
+    if not table.exists():
+        table.create(BROWSER_PAGES, pk="chat_id", not_null=_BROWSER_NOT_NULL, defaults={"demo": 0})
+        return
+    # Made by an earlier version's first-use upsert: add what it lacks, then the declared shape.
+    have = table.columns_dict
+    for name, kind in BROWSER_PAGES.items():
+        if name not in have:
+            table.add_column(name, kind, not_null_default=0 if name == "demo" else None)
+    table.transform(
+        types=BROWSER_PAGES,
+        pk="chat_id",
+        # demo's NOT NULL only filled the old rows with 0: it is nullable as in every table
+        not_null={**dict.fromkeys(_BROWSER_NOT_NULL, True), "demo": False},
+        defaults={"demo": 0},
+        column_order=list(BROWSER_PAGES),
+    )

@@ -16,9 +16,12 @@ import pytest
 import sqlite_utils
 
 from core.builtins import ToolContext, builtin_tool, get_builtin
+from core.builtins.data import BUILTIN_SCHEMA, DEMO_TABLES
 from core.builtins.schema import input_schema
 from core.context import envelope
+from core.demo.dataset import open_demo_dataset
 from core.pipeline import codes
+from core.store import SCHEMA, Store
 from core.tools import ToolResult, result_envelope_source
 
 HOME = """<!doctype html><html><head><title>Ferry &amp; Co</title><base href="/shop/"></head><body>
@@ -89,8 +92,10 @@ def site() -> Iterator[str]:
 
 
 def _ctx(tmp_path: Path, **settings) -> ToolContext:
+    db = sqlite_utils.Database(tmp_path / "builtins.sqlite")
+    BUILTIN_SCHEMA.apply(db)  # as the store and the demo database have it
     return ToolContext(
-        db=sqlite_utils.Database(tmp_path / "builtins.sqlite"),
+        db=db,
         chat_id="chat_web",
         call_id="call_1",
         workspace=tmp_path,
@@ -207,3 +212,120 @@ async def test_the_guard_refuses_private_hosts_unless_the_setting_allows_them(tm
     away = await run(allowed, "browser.act", link=3)
     assert away.error_code == codes.DENIED_PRIVATE_ADDRESS and "10.0.0.7" in away.text()
     assert (await run(allowed, "browser.observe")).structured["url"] == site + "/"  # the page did not change
+
+
+# --- the table: migration 0004_browser_pages ------------------------------------------------------------
+
+# (column, declared type, not null, primary key) as the migration makes browser_pages.
+DECLARED = [
+    ("chat_id", "TEXT", 0, 1),
+    ("url", "TEXT", 1, 0),
+    ("status", "INTEGER", 1, 0),
+    ("reason_phrase", "TEXT", 0, 0),
+    ("content_type", "TEXT", 0, 0),
+    ("title", "TEXT", 0, 0),
+    ("text", "TEXT", 1, 0),
+    ("links", "TEXT", 1, 0),
+    ("forms", "TEXT", 1, 0),
+    ("cut_bytes", "INTEGER", 1, 0),
+    ("call_id", "TEXT", 0, 0),
+    ("at", "REAL", 0, 0),
+    ("demo", "INTEGER", 0, 0),
+]
+
+
+def _shape(db: sqlite_utils.Database) -> list[tuple[str, str, int, int]]:
+    return [(c[1], c[2], c[3], c[5]) for c in db.execute("pragma table_info(browser_pages)")]
+
+
+def _old_page(chat_id: str, title: str | None) -> dict[str, object]:
+    """A row as browser._save wrote it before the migration (no demo column)."""
+    form = {"action": "https://ferry.example/search", "method": "get", "enctype": "application/x-www-form-urlencoded"}
+    form |= {"fields": [{"name": "q", "type": "text", "value": "ferry", "options": []}], "submit": ["go", "Search"]}
+    return {
+        "url": "https://ferry.example/",
+        "status": 200,
+        "reason_phrase": "OK",
+        "content_type": "text/html; charset=utf-8",
+        "title": title,
+        "text": "Boats leave every hour.",
+        "links": json.dumps([{"text": "About us", "url": "https://ferry.example/about"}]),
+        "forms": json.dumps([form]),
+        "cut_bytes": 0,
+        "chat_id": chat_id,
+        "call_id": "call_old",
+        "at": 1767600000.5,
+    }
+
+
+async def test_a_new_database_has_the_browser_pages_table_with_its_declared_columns(tmp_path, site):
+    store = Store(tmp_path / "new.db")
+    assert [m.name for m in BUILTIN_SCHEMA.applied(store.db)][-1] == "0004_browser_pages"
+    assert _shape(store.db) == DECLARED
+    ctx = ToolContext(
+        db=store.db,
+        chat_id="chat_web",
+        call_id="call_1",
+        workspace=tmp_path,
+        settings={"allow_private_hosts": ["127.0.0.1"]},
+    )
+    assert not (await run(ctx, "browser.navigate", url=site + "/")).is_error
+    (row,) = store.db["browser_pages"].rows
+    # what _save writes is exactly the declared columns, a tool's row with demo 0
+    assert list(row) == [c[0] for c in DECLARED]
+    assert (row["chat_id"], row["title"], row["call_id"], row["demo"], row["cut_bytes"]) == (
+        "chat_web",
+        "Ferry & Co",
+        "call_1",
+        0,
+        0,
+    )
+    assert _shape(store.db) == DECLARED  # the upsert altered nothing
+
+
+async def test_a_table_made_by_the_old_first_use_upsert_is_migrated_and_keeps_its_rows(tmp_path, site):
+    path = tmp_path / "old.db"
+    old = sqlite_utils.Database(path)  # as an earlier version left it: 0001 and 0003, the table made on first use
+    SCHEMA.apply(old)
+    BUILTIN_SCHEMA.apply(old, stop_before="0004_browser_pages")
+    old["browser_pages"].upsert(_old_page("chat_old", None), pk="chat_id", alter=True)  # title None: type inferred
+    old["browser_pages"].upsert(_old_page("chat_two", "Ferry & Co"), pk="chat_id", alter=True)
+    assert "demo" not in old["browser_pages"].columns_dict
+    old.close()
+
+    store = Store(path)  # the upgrade
+    db = store.db
+    assert [m.name for m in BUILTIN_SCHEMA.applied(db)] == [
+        "0001_tables",
+        "0003_remove_demo_rows",
+        "0004_browser_pages",
+    ]
+    assert _shape(db) == DECLARED
+    kept = {r["chat_id"]: r for r in db["browser_pages"].rows}
+    assert set(kept) == {"chat_old", "chat_two"}
+    assert kept["chat_old"] == {**_old_page("chat_old", None), "demo": 0}
+    assert kept["chat_two"]["title"] == "Ferry & Co" and kept["chat_two"]["demo"] == 0
+
+    # browser.observe still reads the page kept before the upgrade
+    ctx = ToolContext(db=db, chat_id="chat_two", call_id="c2", workspace=tmp_path, settings={})
+    seen = await run(ctx, "browser.observe")
+    assert not seen.is_error, seen.text()
+    assert seen.structured["title"] == "Ferry & Co" and "Boats leave every hour." in seen.text()
+    assert seen.structured["links"] == [{"text": "About us", "url": "https://ferry.example/about"}]
+    assert seen.structured["forms"][0]["submit"] == ("go", "Search")
+    assert seen.envelope_source == "web.ferry.example"
+    # and the tools write on: the old chat navigates, its row replaced under the declared shape
+    ctx = ToolContext(
+        db=db, chat_id="chat_old", call_id="c3", workspace=tmp_path, settings={"allow_private_hosts": ["127.0.0.1"]}
+    )
+    assert not (await run(ctx, "browser.navigate", url=site + "/shop/about")).is_error
+    assert db["browser_pages"].get("chat_old")["title"] == "About" and db["browser_pages"].count == 2
+    assert not BUILTIN_SCHEMA.pending(Store(path).db)  # reopening applies nothing again
+
+
+def test_the_demo_database_gets_the_table_and_is_still_seeded(tmp_path):
+    db = open_demo_dataset(tmp_path / "demo.sqlite")
+    assert not BUILTIN_SCHEMA.pending(db)
+    assert _shape(db) == DECLARED and db["browser_pages"].count == 0
+    assert all(db[t].count_where("demo = 1") for t in DEMO_TABLES)  # the seed ran after the migrations
+    db.close()
