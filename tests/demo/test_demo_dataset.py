@@ -58,7 +58,11 @@ def removed(path: Path) -> None:
 def test_a_new_real_database_has_the_tables_and_no_demo_rows(home):
     store = Store()  # the default location: $DEFERCHAT_HOME/deferchat.db
     assert (home / "deferchat.db").is_file()
-    assert [m.name for m in BUILTIN_SCHEMA.applied(store.db)] == ["0001_tables", "0003_remove_demo_rows"]
+    assert [m.name for m in BUILTIN_SCHEMA.applied(store.db)] == [
+        "0001_tables",
+        "0003_remove_demo_rows",
+        "0004_browser_pages",
+    ]
     assert {t: store.db[t].count for t in DEMO_TABLES} == dict.fromkeys(DEMO_TABLES, 0)
     assert not BUILTIN_SCHEMA.pending(Store().db)  # reopening applies nothing again
     assert not (home / "demo.sqlite").exists()  # the store never creates the demo's file
@@ -95,7 +99,12 @@ def test_an_old_database_loses_its_demo_rows_on_upgrade_and_keeps_the_owners(hom
 
     store = Store()  # the upgrade
     db = store.db
-    assert [m.name for m in BUILTIN_SCHEMA.applied(db)] == ["0001_tables", "0002_demo_seed", "0003_remove_demo_rows"]
+    assert [m.name for m in BUILTIN_SCHEMA.applied(db)] == [
+        "0001_tables",
+        "0002_demo_seed",
+        "0003_remove_demo_rows",
+        "0004_browser_pages",
+    ]
     assert rows(db, demo=True) == dict.fromkeys(DEMO_TABLES, 0)
     assert [r["title"] for r in db["schedules"].rows] == ["Piano lesson"]
     assert [r["schedule_id"] for r in db["schedule_history"].rows] == [piano]
