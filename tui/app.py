@@ -35,6 +35,7 @@ from core.errors import UserFacingError
 from core.events import (
     Event,
     ModelTextDelta,
+    ModelThinkingDelta,
     ToolApprovalRequired,
     ToolApproved,
     ToolDenied,
@@ -80,13 +81,16 @@ class EngineEvent(Message):
         self.generation = generation
         self.handled = False
 
-    def absorb(self, delta: ModelTextDelta) -> bool:
-        """Take in a text delta that came before this one was handled: a burst of tokens is one
-        message and one write to the answer, however fast the model sends (the app handles
-        each message in turn, and thousands of one-token messages would leave it behind)."""
-        if self.handled or not isinstance(self.event, ModelTextDelta) or self.event.chat_id != delta.chat_id:
+    def absorb(self, delta: ModelTextDelta | ModelThinkingDelta) -> bool:
+        """Take in a delta (of the answer or of the thinking) that came before this one, of the
+        same kind, was handled: a burst of tokens is one message and one write, however fast
+        the model sends (the app handles each message in turn, and thousands of one-token
+        messages would leave it behind)."""
+        event = self.event
+        if self.handled or type(event) is not type(delta) or event.chat_id != delta.chat_id:
             return False
-        self.event = self.event.model_copy(update={"text": self.event.text + delta.text})
+        assert isinstance(event, ModelTextDelta | ModelThinkingDelta)
+        self.event = event.model_copy(update={"text": event.text + delta.text})
         return True
 
 
@@ -391,7 +395,7 @@ class DeferchatApp(App[int]):
 
         def deliver(event: Event) -> None:
             nonlocal last
-            if isinstance(event, ModelTextDelta) and last is not None and last.absorb(event):
+            if isinstance(event, ModelTextDelta | ModelThinkingDelta) and last is not None and last.absorb(event):
                 return
             last = EngineEvent(event, generation)
             self.post_message(last)

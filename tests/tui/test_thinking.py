@@ -81,3 +81,23 @@ async def test_the_palette_lists_the_thinking_toggle_with_its_key(engine: Any) -
         await opened(pilot)
         commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
         assert "ctrl+b" in commands["Show or hide the thinking"]
+
+
+def test_a_burst_of_thinking_deltas_is_one_message_like_a_burst_of_text() -> None:
+    """Deltas that come before the last one was handled join it, one message a burst, for the
+    thinking as for the answer; a delta of the other kind, or another chat's, starts a new one."""
+    from core import events as ev
+    from tui.app import EngineEvent
+
+    first = EngineEvent(ev.ModelThinkingDelta(chat_id="c", text="Five, "), 1)
+    assert first.absorb(ev.ModelThinkingDelta(chat_id="c", text="seven, "))
+    assert first.absorb(ev.ModelThinkingDelta(chat_id="c", text="five."))
+    assert isinstance(first.event, ev.ModelThinkingDelta) and first.event.text == "Five, seven, five."
+    assert not first.absorb(ev.ModelTextDelta(chat_id="c", text="Soft rain"))  # the answer: its own message
+    assert not first.absorb(ev.ModelThinkingDelta(chat_id="other", text="x"))
+    text = EngineEvent(ev.ModelTextDelta(chat_id="c", text="Soft "), 1)
+    assert not text.absorb(ev.ModelThinkingDelta(chat_id="c", text="hmm"))
+    assert text.absorb(ev.ModelTextDelta(chat_id="c", text="rain."))
+    assert isinstance(text.event, ev.ModelTextDelta) and text.event.text == "Soft rain."
+    text.handled = True
+    assert not text.absorb(ev.ModelTextDelta(chat_id="c", text=" More."))
