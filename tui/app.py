@@ -500,8 +500,9 @@ class DeferchatApp(App[int]):
         return plan
 
     def _servers_starting(self, plan: RosterPlan) -> None:
-        for server in sorted({t.server for t in plan.tools if t.server} - set(self.roster.servers)):
-            self.roster.set_server(server, "starting", 0, "")
+        new = {t.server for t in plan.tools if t.server} - set(self.roster.servers)
+        if new:
+            self.roster.set_servers({**self.roster.servers, **{s: ("starting", 0, "") for s in new}})
 
     def _settle_preview(self, preview: asyncio.Task[RosterPlan | None] | None) -> RosterPlan | None:
         """The preview shown before the chat opened, if any; one still being planned is dropped."""

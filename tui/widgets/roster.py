@@ -276,14 +276,11 @@ class RosterPanel(Vertical):
         return [o.id for o in self.options.options if o.id and not o.id.startswith("section:")]
 
     def set_server(self, server: str, status: str, tools: int, message: str) -> None:
-        self.servers[server] = (status, tools, message)
-        self._render_servers()
-        if self.plan is not None:
-            self.strip.show(summary_parts(self.plan), self.servers)
+        self.set_servers({**self.servers, server: (status, tools, message)})
 
     def set_servers(self, servers: dict[str, tuple[str, int, str]]) -> None:
-        """The servers as the open chat reports them (status, tools, message), all at once:
-        a server the preview marked as starting that this chat does not run leaves the line."""
+        """Every server's (status, tools, message) at once: the open chat's replace the line, so
+        a server the preview marked as starting that this chat does not run leaves it."""
         self.servers = dict(servers)
         self._render_servers()
         if self.plan is not None:
