@@ -15,17 +15,21 @@ from tui.widgets.roster import PINNED, PREVIEW
 
 
 class Gate:
-    """Holds the engine's open_chat until released (as slow servers would), recording the
-    roster's plans as they are set."""
+    """Holds the engine's open_chat until released (as slow servers would); ``on_enter`` runs
+    when the open begins. ``Gate(engine, held=False)`` only watches."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, on_enter: Any = None, held: bool = True) -> None:
         self.release = asyncio.Event()
+        if not held:
+            self.release.set()
         self.entered = False
         self.opened = False
         real = engine.open_chat
 
         async def open_chat(*args: Any, **kw: Any) -> Any:
             self.entered = True
+            if on_enter is not None:
+                on_enter()
             await self.release.wait()
             session = await real(*args, **kw)
             self.opened = True
@@ -99,8 +103,6 @@ async def test_the_open_waits_for_a_quick_preview_so_the_roster_comes_first(engi
     """The preview runs before the open's own work (which would otherwise hold the loop and the
     GIL while the preview waits): the roster is set before the open begins, also when the
     preview takes a moment (here 0.1 s, as importing the planner takes on a first launch)."""
-    order: list[str] = []
-    real_open = engine.open_chat
     real_preview = engine.preview_plan
 
     def preview_plan(*args: Any, **kw: Any) -> RosterPlan:
@@ -108,23 +110,14 @@ async def test_the_open_waits_for_a_quick_preview_so_the_roster_comes_first(engi
         return real_preview(*args, **kw)
 
     engine.preview_plan = preview_plan  # type: ignore[method-assign]
-
-    async def open_chat(*args: Any, **kw: Any) -> Any:
-        order.append("open")
-        return await real_open(*args, **kw)
-
-    engine.open_chat = open_chat  # type: ignore[method-assign]
     app = make_app(engine)
-    real_set = app.roster.set_plan
-
-    def set_plan(plan: RosterPlan, *, pinned: bool, marks: Any = None, preview: bool = False) -> None:
-        order.append("preview" if preview else "pinned")
-        real_set(plan, pinned=pinned, marks=marks, preview=preview)
-
-    app.roster.set_plan = set_plan
+    seen = watch_plans(app)
+    at_open: list[list[bool]] = []  # which plans (preview or not) were set when the open began
+    Gate(engine, on_enter=lambda: at_open.append([preview for *_, preview in seen]), held=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: app.session is not None and "pinned" in order)
-    assert order[:3] == ["preview", "open", "pinned"], order
+        await until(pilot, lambda: app.session is not None and len(seen) >= 2)
+    assert at_open == [[True]], at_open
+    assert [preview for *_, preview in seen] == [True, False]
 
 
 async def test_a_slow_preview_does_not_hold_the_open(engine: Engine, monkeypatch: Any) -> None:
