@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the engine is built after the first frame (its modules are 
     from core.chat.session import ChatSession
     from core.config import Settings
     from core.engine import Engine
+    from core.pipeline.policy import Policy
     from core.roster.models import RosterPlan
     from core.store import ChatRow
     from tui.screens.project_config import ProjectConfigs
@@ -207,11 +208,15 @@ class DeferchatApp(App[int]):
         open_chat: str | None = None,
         export_dir: str | Path | None = None,
         engine_factory: Callable[[], Engine] | None = None,
+        settings: Settings | None = None,
+        policy: Policy | None = None,
     ) -> None:
         super().__init__()
         self._engine = engine
         self._engine_factory = engine_factory
-        self._settings: Settings | None = None  # read before the first frame, handed to the engine
+        # read before the first frame (by the preflight, else at mount), handed to the engine
+        self._settings = settings
+        self._policy = policy
         self.fatal: BaseException | None = None  # what ended the app, raised again by run_app
         self.options = options or ChatOptions()
         self.initial_chat = open_chat
@@ -256,7 +261,7 @@ class DeferchatApp(App[int]):
             return self._engine_factory()
         from core.engine import Engine
 
-        return Engine(settings=self._settings, demo_delay=0.015)
+        return Engine(settings=self._settings, policy=self._policy, demo_delay=0.015)
 
     async def _ready_engine(self) -> Engine:
         """The engine, built off the event loop the first time (importing it and opening the
@@ -303,8 +308,8 @@ class DeferchatApp(App[int]):
         if self._engine is None and self._engine_factory is None:
             from core.config import load_settings
 
-            self._settings = load_settings()  # the light loader: the engine is built after the first frame
-            settings = self._settings
+            # the light loader: the engine is built after the first frame
+            settings = self._settings = self._settings or load_settings()
         else:
             settings = self.engine.settings
         if settings.theme in self.available_themes:
@@ -1251,8 +1256,9 @@ def slug(title: str) -> str:
     return (s or "chat")[:60]
 
 
-def run_app(args: Any) -> int:
-    """Entry point of the ``deferchat`` script (``tui.main``): argparse args in, exit code out."""
+def run_app(args: Any, *, settings: Settings | None = None, policy: Policy | None = None) -> int:
+    """Entry point of the ``deferchat`` script (``tui.main``): argparse args in, exit code out;
+    ``settings`` and ``policy`` as the preflight read them (else read here)."""
     options = ChatOptions(
         roster=getattr(args, "tui_roster", None),
         mcp_config=getattr(args, "tui_mcp_config", None),
@@ -1261,7 +1267,7 @@ def run_app(args: Any) -> int:
         base_url=getattr(args, "tui_base_url", None),
         strategy=getattr(args, "tui_strategy", None),
     )
-    app = DeferchatApp(options=options, open_chat=getattr(args, "open_chat", None))
+    app = DeferchatApp(options=options, open_chat=getattr(args, "open_chat", None), settings=settings, policy=policy)
     result = app.run()
     if app.fatal is not None:
         raise app.fatal  # guarded() says it in one line, with its exit code

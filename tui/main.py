@@ -11,11 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from core.cli.entry import parse, run
 from core.cli.exits import guarded
 from core.cli.parser import build_parser as build_cli_parser
 from core.deferral.names import STRATEGY_CHOICES
+
+if TYPE_CHECKING:
+    from core.config import Settings
+    from core.pipeline.policy import Policy
 
 DESCRIPTION = (
     "A terminal chat client for agents with more tools than a prompt can carry. "
@@ -64,26 +69,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_app(args: argparse.Namespace) -> int:
-    _preflight()
+    settings, policy = _preflight()
     from tui.app import run_app  # deferred: this is the only path that imports Textual
 
-    return run_app(args)
+    return run_app(args, settings=settings, policy=policy)
 
 
-def _preflight() -> None:
+def _preflight() -> tuple[Settings, Policy]:
     """Read what the app would otherwise fail on after it took the screen (the settings, the
     policy file, whether the database's folder and file can be used), so that a broken one is
     one line on a normal terminal (through :func:`~core.cli.exits.guarded`), never a traceback
     behind the app. The database itself is opened after the first frame (SQLite and its library
     cost ~50 ms): a file that SQLite then refuses ends the app with the same one line
-    (:attr:`tui.app.DeferchatApp.fatal`)."""
+    (:attr:`tui.app.DeferchatApp.fatal`). Returns the settings and the policy read, for the app."""
     from core.config import load_settings
     from core.pipeline.policy import load_policy
     from core.store.paths import check_path, default_db_path
 
     settings = load_settings()
-    load_policy(settings.policy_file)
+    policy = load_policy(settings.policy_file)
     check_path(default_db_path())
+    return settings, policy
 
 
 if __name__ == "__main__":  # pragma: no cover
