@@ -44,9 +44,7 @@ class SystemPromptScreen(ModalScreen[str | None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save (ctrl+s)", id="system-prompt-save", variant="warning" if self.started else "primary")
                 yield Button("Cancel (Esc)", id="system-prompt-cancel")
-            yield Static(
-                Content("ctrl+s saves \u00b7 Escape cancels \u00b7 empty: no prompt of its own"), classes="panel-help"
-            )
+            yield Static(Content(HELP), classes="panel-help")
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
