@@ -101,3 +101,30 @@ def test_a_burst_of_thinking_deltas_is_one_message_like_a_burst_of_text() -> Non
     assert isinstance(text.event, ev.ModelTextDelta) and text.event.text == "Soft rain."
     text.handled = True
     assert not text.absorb(ev.ModelTextDelta(chat_id="c", text=" More."))
+
+
+async def test_a_block_opened_by_hand_shows_its_text_and_stays_open() -> None:
+    """A folded block draws only its title while it streams; opened by hand (a click, Enter),
+    it draws its text and its record says so, so it is open again when it is mounted again."""
+    from textual.app import App, ComposeResult
+
+    item = ThinkingItem(text="Five, seven, five syllables; keep it gentle.", streaming=True)
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ThinkingView(item)
+
+    app = Host()
+    async with app.run_test() as pilot:
+        block = app.query_one(ThinkingView)
+        item.text += " More rain."
+        block.streamed()
+        await pilot.pause(0.3)
+        assert "Thinking" in str(block.title) and str(block._body.render()) == ""  # folded: the title only
+        block.collapsed = False
+        await pilot.pause(0.05)
+        assert item.expanded
+        assert "More rain." in str(block._body.render())
+        block.collapsed = True
+        await pilot.pause(0.05)
+        assert not item.expanded

@@ -7,7 +7,8 @@ folded to its title ("Thinking... 42 words" while it streams, "Thought for 120 w
 "Redacted thinking" for a block the provider encrypted); the app's key (``toggle_thinking``)
 shows or hides the text of every block at once, and a click or Enter on a title toggles one.
 The text is the model's: it is shown through :func:`core.display.safe`, and while it streams
-the view is redrawn at most every :data:`REDRAW_EVERY` seconds, not per delta.
+the view is redrawn at most every :data:`REDRAW_EVERY` seconds, not per delta; a folded block
+redraws only its title (its text is drawn when it is shown).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class ThinkingView(Collapsible):
         self._dirty = False
         item = self.item
         self.title = Content(item.title())  # type: ignore[assignment]
-        self._body.update(Content(safe(item.text, multiline=True)))
+        if not self.collapsed:  # a folded block's text is drawn when it is shown
+            self._show_text()
         if not item.streaming and self._timer is not None:
             self._timer.stop()
             self._timer = None
@@ -66,8 +68,15 @@ class ThinkingView(Collapsible):
         if self._dirty or not self.item.streaming:
             self.refresh_from_item()
 
-    def on_collapsible_toggled(self, event: Collapsible.Toggled) -> None:
-        self.item.expanded = not self.collapsed  # a block opened by hand stays open when it scrolls away
+    def _show_text(self) -> None:
+        self._body.update(Content(safe(self.item.text, multiline=True)))
+
+    def watch_collapsed(self, collapsed: bool) -> None:
+        # A watcher, not a Collapsible.Toggled handler: the widget posts Expanded and Collapsed,
+        # whose handler names are their own, so an on_collapsible_toggled method never ran.
+        self.item.expanded = not collapsed  # a block opened by hand stays open when it scrolls away
+        if not collapsed:
+            self._show_text()
 
 
 def show_all(items: Iterable[Item], shown: bool) -> None:
