@@ -36,7 +36,7 @@ from pydantic import Field
 
 from core.builtins import ToolContext
 from core.builtins.shared import Args, Text, ToolError, tool
-from core.builtins.web import Page, not_text, read_page, readable, refusal, web_url
+from core.builtins.web import Page, not_text, page_source, read_page, readable, refusal, web_url
 from core.net.guard import PrivateAddress
 from core.tools import ToolResult
 
@@ -229,7 +229,9 @@ class CurrentPage:
 
     @property
     def source(self) -> str:
-        return f"web.{urlsplit(self.url).hostname or 'unknown'}"
+        import httpx
+
+        return page_source(httpx.URL(self.url))  # web.fetch's source for the same page
 
 
 def _save(ctx: ToolContext, page: CurrentPage) -> None:

@@ -214,6 +214,29 @@ async def test_the_guard_refuses_private_hosts_unless_the_setting_allows_them(tm
     assert (await run(allowed, "browser.observe")).structured["url"] == site + "/"  # the page did not change
 
 
+async def test_an_internationalised_host_gets_the_same_envelope_source_from_web_fetch_and_the_browser(tmp_path):
+    import httpx
+
+    async def public(host: str, port: int) -> list[str]:  # no DNS: every host is one public address
+        return ["93.184.215.14"]
+
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["host"])
+        return httpx.Response(200, text=HOME, headers={"content-type": "text/html; charset=utf-8"})
+
+    ctx = _ctx(tmp_path, http_transport=httpx.MockTransport(answer), resolver=public)
+    fetched = await run(ctx, "web.fetch", url="https://bücher.de/")
+    opened = await run(ctx, "browser.navigate", url="https://bücher.de/")
+    observed = await run(ctx, "browser.observe")
+    assert not (fetched.is_error or opened.is_error or observed.is_error), (fetched.text(), opened.text())
+    assert seen == ["xn--bcher-kva.de", "xn--bcher-kva.de"]  # both requests were for the one host
+    assert opened.structured["url"] == "https://xn--bcher-kva.de/"  # the page is kept under its written URL
+    # one site, one source: the browser says what web.fetch says
+    assert {fetched.envelope_source, opened.envelope_source, observed.envelope_source} == {"web.bücher.de"}
+
+
 # --- the table: migration 0004_browser_pages ------------------------------------------------------------
 
 # (column, declared type, not null, primary key) as the migration makes browser_pages.
