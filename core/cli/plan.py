@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     )
     estimator = token_estimator()
     plan = plan_roster(inp, estimator)
-    estimator.cache.flush()  # type: ignore[attr-defined]
+    estimator.flush()
     if args.json:
         sys.stdout.write(plan.to_json() + "\n")
     else:

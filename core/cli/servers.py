@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
                 "skipped": [{"name": r.name, "reason": r.reason} for r in report.skipped],
             }
         )
-    est.cache.flush()  # type: ignore[attr-defined]
+    est.flush()
     if args.json:
         for r in rows:
             print(json.dumps(r))
