@@ -324,28 +324,25 @@ class Store:
             {"chat_id": chat_id, "turn_id": turn_id, "type": event_type, "json": event_json, "created_at": now()},
         )
 
+    def _event_rows(self, columns: str, chat_id: str, types: tuple[str, ...] | None) -> list[Any]:
+        """``columns`` of the chat's stored events, in the order they were emitted: of ``types``
+        only, unless ``types`` is None."""
+        where, params = "chat_id = ?", [chat_id]
+        if types is not None:
+            where += f" and type in ({', '.join('?' for _ in types)})"
+            params += list(types)
+        return self.db.execute(f"select {columns} from events where {where} order by id", params).fetchall()
+
     @_reads
     def events(self, chat_id: str, types: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         """The chat's stored events, each its JSON loaded, in the order they were emitted."""
-        where, params = "chat_id = ?", [chat_id]
-        if types:
-            where += f" and type in ({', '.join('?' for _ in types)})"
-            params += list(types)
-        return [
-            json.loads(r[0])
-            for r in self.db.execute(f"select json from events where {where} order by id", params).fetchall()
-        ]
+        return [json.loads(r[0]) for r in self._event_rows("json", chat_id, types or None)]
 
     @_reads
     def turn_events(self, chat_id: str, types: tuple[str, ...]) -> list[tuple[str | None, dict[str, Any]]]:
         """The chat's stored events of ``types``, each with the turn it was emitted in, in order
         (the meter's per-request rows are read back so: :mod:`core.chat.meter`)."""
-        marks = ", ".join("?" for _ in types)
-        rows = self.db.execute(
-            f"select turn_id, json from events where chat_id = ? and type in ({marks}) order by id",
-            [chat_id, *types],
-        ).fetchall()
-        return [(r[0], json.loads(r[1])) for r in rows]
+        return [(r[0], json.loads(r[1])) for r in self._event_rows("turn_id, json", chat_id, types)]
 
     @_reads
     def last_event(self, chat_id: str, event_type: str) -> dict[str, Any] | None:
