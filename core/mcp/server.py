@@ -23,7 +23,7 @@ from core.mcp.errors import describe_error, is_connection_closed, is_timeout
 from core.mcp.logs import guard_loggers, log
 from core.mcp.reports import ServerReport, State
 from core.mcp.sieve import ListingSieve, negotiated
-from core.mcp.transport import ServerFactory, built_already, open_transport
+from core.mcp.transport import ServerFactory, open_transport
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
 
@@ -246,8 +246,7 @@ class Server:
 
         guard_loggers()  # the transport's modules are loaded now
         sieve = ListingSieve()
-        local = self.local if built is None else built_already(built)
-        transport = open_transport(self.config, errlog, conn.lost.set, sieve, local=local)
+        transport = open_transport(self.config, errlog, conn.lost.set, sieve, local=self.local, built=built)
         client = Client(
             transport,
             cache=None,

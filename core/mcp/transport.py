@@ -102,14 +102,17 @@ async def open_transport(
     sieve: ListingSieve,
     *,
     local: ServerFactory | None = None,
+    built: Any = None,
 ) -> AsyncIterator[tuple[WatchedReceive, WatchedSend]]:
     """The SDK transport for one server, its read side watched for the end of the connection
     and its listings sieved. The only place the expanded values (``endpoint()``) are used.
 
     ``local``: the server runs in this process, built by that factory and reached over the
-    SDK's in-memory transport (the config's command is not run)."""
+    SDK's in-memory transport (the config's command is not run). ``built``: what
+    :func:`load_sdk` built ahead with ``local`` (the server, or the exception building it
+    raised), used instead of building it again; None: nothing was built ahead."""
     if local is not None:
-        async with _in_process(local) as (read, write):
+        async with _in_process(local, built) as (read, write):
             yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
         return
     live = server.endpoint()
@@ -139,13 +142,18 @@ async def open_transport(
 
 
 @asynccontextmanager
-async def _in_process(factory: ServerFactory) -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's in-memory transport to a server built by ``factory``: the server's loop runs
-    in a task of this connection, so it starts and ends with it."""
+async def _in_process(factory: ServerFactory, built: Any = None) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's in-memory transport to ``built`` (a server built ahead, or the exception
+    building it raised, raised here), or, with nothing built ahead, to a server ``factory``
+    builds now, off the event loop: the server's loop runs in a task of this connection, so it
+    starts and ends with it."""
     import anyio.to_thread
     from mcp.client._memory import InMemoryTransport  # what mcp.Client(server) uses
 
-    built = await anyio.to_thread.run_sync(_quiet_build, factory)
+    if isinstance(built, Exception):
+        raise built
+    if built is None:
+        built = await anyio.to_thread.run_sync(_quiet_build, factory)
     async with InMemoryTransport(built) as (read, write):
         yield read, write
 
@@ -183,15 +191,3 @@ def load_sdk(ahead: Mapping[str, ServerFactory] | None = None) -> dict[str, Any]
         except Exception as exc:
             built[name] = exc
     return built
-
-
-def built_already(built: Any) -> ServerFactory:
-    """A factory that gives ``built`` (a server :func:`load_sdk` built), or raises it (the
-    exception building it raised)."""
-
-    def factory() -> Any:
-        if isinstance(built, Exception):
-            raise built
-        return built
-
-    return factory
