@@ -11,12 +11,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from core.deferral.names import StrategyName
-from core.deferral.strategies.active_tools import (
-    ActiveToolsStrategy,
-    DiscoveryPool,
-    referenced_deferred_tool_names,
-)
+from core.deferral.strategies.active_tools import ActiveToolsStrategy, DiscoveryPool
 from core.deferral.strategies.base import BaseStrategy, Strategy, Surface, SystemBuilder
+from core.deferral.strategies.history import referenced_deferred_tool_names
 from core.deferral.strategies.native import (
     ANTHROPIC_SEARCH_TOOLS,
     OPENAI_CLIENT_SEARCH_TOOL,

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from core.deferral.names import ANTHROPIC, OPENAI, StrategyName
 from core.deferral.strategies.base import BaseStrategy, Surface, SystemBuilder
+from core.deferral.strategies.history import natively_loaded_tool_names, referenced_deferred_tool_names
 from core.roster.models import RosterPlan
 from core.tools import ToolSpec
 
@@ -93,20 +94,12 @@ class NativeStrategy(BaseStrategy):
         or ``tool.search``) before it switched here. Neither API documents a call of a deferred
         tool it never loaded, so such a tool is declared in full (``defer_loading`` off) while
         the history calls it; every other deferred tool stays deferred."""
-        from core.providers.portable import for_target, loaded_by_search
-        from core.providers.wirenames import encode
+        from core.providers.portable import for_target
 
         deferred = set(self._deferred)
         sent = for_target(messages, self.name, tools)
-        loaded = set(loaded_by_search(sent, {encode(n): n for n in deferred}))
-        used = [
-            b["name"]
-            for m in sent
-            if m["role"] == "assistant"
-            for b in m["content"]
-            if b.get("type") == "tool_use" and b.get("name") in deferred
-        ]
-        return [n for n in dict.fromkeys(used) if n not in loaded]
+        loaded = set(natively_loaded_tool_names(sent, deferred))
+        return [n for n in referenced_deferred_tool_names(sent, deferred) if n not in loaded]
 
     def note(self) -> str:
         if not self._deferred:
