@@ -123,11 +123,14 @@ class TurnLoop:
         surface = self.strategy.surface(sent)
         if surface.seeded:
             self.events.emit(ev.ToolDiscovered(names=surface.seeded, source="history"))
+        target = self.provider.name
+        converted = surface.converted  # a native strategy converted a switched chat's history already
+        messages = converted[1] if converted is not None and converted[0] == target else None
         return ModelRequest(
             model=self.provider.model,
             system=surface.system,
             tools=surface.tools,
-            messages=for_target(sent, self.provider.name, surface.tools),
+            messages=for_target(sent, target, surface.tools) if messages is None else messages,
             cache_prefix_tools=surface.cache_prefix_tools,
         )
 

@@ -363,6 +363,9 @@ def request_for(
     strategy = chat.strategy(target, anthropic_search=anthropic_search, openai_search=openai_search)
     surface = strategy.surface(history)
     converted = for_target(history, target, surface.tools)
+    if surface.converted is not None:  # a native strategy's own conversion, which the turn loop sends
+        assert surface.converted[0] == target
+        assert json.dumps(surface.converted[1]) == json.dumps(converted)
     provider = make_provider(target, "m", api_key="k")
     request = ModelRequest(model="m", system=surface.system, tools=surface.tools, messages=converted)
     params, _ = provider.build_params(request)  # type: ignore[attr-defined]

@@ -249,3 +249,45 @@ async def test_an_unusable_provider_changes_nothing(env):
     assert session.chat().provider == "openai-chat"
     assert engine.store.events(session.chat_id, ("provider.switched",)) == []
     await session.close()
+
+
+NATIVE_DIRECTIONS = [(a, b) for a, b in DIRECTIONS if b in RECORDED]
+
+
+@pytest.mark.parametrize(("first", "then"), NATIVE_DIRECTIONS, ids=[f"{a}-to-{b}" for a, b in NATIVE_DIRECTIONS])
+async def test_a_switched_chats_history_is_converted_once_per_request(env, first, then, monkeypatch):
+    # the native strategy converts the switched history to find the calls no search of its own
+    # loaded; the request carries that conversion, equal to a fresh one for the tools it sends
+    import core.chat.turn
+    import core.providers.portable
+
+    convert = core.providers.portable.for_target
+    calls: list[str] = []
+
+    def counted(messages, target, tools=()):
+        calls.append(target)
+        return convert(messages, target, tools)
+
+    monkeypatch.setattr(core.providers.portable, "for_target", counted)
+    monkeypatch.setattr(core.chat.turn, "for_target", counted)
+    events: list[Any] = []
+    with StreamingServer([]) as server:
+        _, session, _ = await first_leg(env, server, first, events)
+        session.switch(then, MODELS[then])
+        loop = session.turns
+        build = loop._request
+        requests: list[tuple[list[dict[str, Any]], Any]] = []
+
+        def request(sent):
+            made = build(sent)
+            requests.append((sent, made))
+            return made
+
+        monkeypatch.setattr(loop, "_request", request)
+        calls.clear()
+        server.push(tool("get_weather", {"location": "Oslo", "unit": "celsius"}), answer("Rain in Oslo."))
+        assert (await session.send("And in Oslo?")).status == "done"
+        assert len(requests) == 2 and calls == [then] * len(requests)
+        for sent, made in requests:
+            assert json.dumps(made.messages) == json.dumps(convert(sent, then, made.tools))
+        await session.close()

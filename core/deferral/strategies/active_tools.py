@@ -46,7 +46,7 @@ class ActiveToolsStrategy(BaseStrategy):
         one a native search in it loaded (a chat that switched here from a native strategy)."""
         deferred = self.pool.deferred
         used = referenced_deferred_tool_names(messages, deferred)
-        return self.pool.discover(used + natively_loaded_tool_names(messages, deferred))
+        return self.pool.discover(used + natively_loaded_tool_names(messages, deferred, self._deferred_by_wire))
 
     def discover(self, names: list[str]) -> list[str]:
         added = self.pool.discover(names)

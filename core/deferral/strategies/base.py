@@ -8,11 +8,13 @@ sessions; nothing patches it afterwards.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from core.deferral.names import StrategyName
+from core.deferral.strategies.history import by_wire_name
 from core.roster.models import RosterPlan
 from core.tools import ToolSpec
 
@@ -26,6 +28,10 @@ class Surface:
     cache_prefix_tools: int | None  # index of the last tool in the cacheable prefix
     # active-tools: deferred tools this step added to the pool because the sent history names them.
     seeded: list[str] = field(default_factory=list)
+    # (target, messages): the sent history as core.providers.portable.for_target converted it for
+    # ``target`` and these tools, when the strategy already did (a native strategy reading a
+    # switched chat's history); a request to that target carries these messages.
+    converted: tuple[str, list[dict[str, Any]]] | None = None
 
 
 class Strategy(Protocol):
@@ -97,6 +103,11 @@ class BaseStrategy:
         raise NotImplementedError
 
     # -- helpers -------------------------------------------------------------------------------
+    @functools.cached_property
+    def _deferred_by_wire(self) -> dict[str, str]:
+        """The deferred tools under their wire forms, built on first use, once for the chat."""
+        return by_wire_name(set(self._deferred))
+
     def _mark_loaded(self, names: Iterable[str]) -> None:
         for n in names:
             if n in self.specs and n not in self._loaded:

@@ -5,6 +5,7 @@ but no search of theirs loaded)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -21,14 +22,23 @@ def referenced_deferred_tool_names(messages: list[dict[str, Any]], deferred: set
     return list(seen)
 
 
-def natively_loaded_tool_names(messages: list[dict[str, Any]], deferred: set[str]) -> list[str]:
+def by_wire_name(deferred: Iterable[str]) -> dict[str, str]:
+    """Each deferred tool's name under its wire form (what an OpenAI ``tool_search_output`` names
+    it): a strategy builds it once, its deferred tools are the chat's constant."""
+    from core.providers.wirenames import encode
+
+    return {encode(n): n for n in deferred}
+
+
+def natively_loaded_tool_names(
+    messages: list[dict[str, Any]], deferred: set[str], wire_to_internal: dict[str, str]
+) -> list[str]:
     """Deferred tools that a native search in ``messages`` loaded (Anthropic's
     ``tool_search_tool_result``, OpenAI's ``tool_search_output``, a client search's
     ``tool_reference`` answer): in a chat that switched from a native strategy, what the old
     provider's search had loaded stays reachable. ``tool.search`` answers in text, so a chat that
-    always ran active-tools has none."""
+    always ran active-tools has none. ``wire_to_internal`` is :func:`by_wire_name` of ``deferred``."""
     from core.providers.portable import loaded_by_search
-    from core.providers.wirenames import encode
 
-    found = loaded_by_search(messages, {encode(n): n for n in deferred})
+    found = loaded_by_search(messages, wire_to_internal)
     return [n for n in found if n in deferred]

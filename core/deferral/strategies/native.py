@@ -81,24 +81,28 @@ class NativeStrategy(BaseStrategy):
 
     def surface(self, messages: list[dict[str, Any]]) -> Surface:
         tools = copy.deepcopy(self._tools)  # a caller changing what it got changes nothing later
-        if self.foreign_history:
-            loaded_elsewhere = set(self.unloaded_calls(messages, tools))
-            for tool in tools:
-                if tool.get("defer_loading") and tool.get("name") in loaded_elsewhere:
-                    del tool["defer_loading"]
-        return Surface(self.system, tools, self._prefix_end(tools))
+        if not self.foreign_history:
+            return Surface(self.system, tools, self._prefix_end(tools))
+        from core.providers.portable import for_target
 
-    def unloaded_calls(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[str]:
+        sent = for_target(messages, self.name, tools)
+        loaded_elsewhere = set(self.unloaded_calls(sent))
+        for tool in tools:
+            if tool.get("defer_loading") and tool.get("name") in loaded_elsewhere:
+                del tool["defer_loading"]
+        # for_target reads the tools' names and search tools, not defer_loading: ``sent`` is the
+        # conversion for the tools as they go out too, and the request carries it
+        return Surface(self.system, tools, self._prefix_end(tools), converted=(self.name, sent))
+
+    def unloaded_calls(self, sent: list[dict[str, Any]]) -> list[str]:
         """Deferred tools that the history calls although no search of this provider that the
         request carries loaded them: the chat reached them under another provider (its search,
         or ``tool.search``) before it switched here. Neither API documents a call of a deferred
         tool it never loaded, so such a tool is declared in full (``defer_loading`` off) while
-        the history calls it; every other deferred tool stays deferred."""
-        from core.providers.portable import for_target
-
+        the history calls it; every other deferred tool stays deferred. ``sent`` is the history
+        as converted for this provider and the request's tools (core.providers.portable)."""
         deferred = set(self._deferred)
-        sent = for_target(messages, self.name, tools)
-        loaded = set(natively_loaded_tool_names(sent, deferred))
+        loaded = set(natively_loaded_tool_names(sent, deferred, self._deferred_by_wire))
         return [n for n in referenced_deferred_tool_names(sent, deferred) if n not in loaded]
 
     def note(self) -> str:
