@@ -95,9 +95,30 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class _Prefix:
+    """A digest of each half of a request's cacheable prefix: its tools array and its system prompt."""
+
+    tools: str
+    system: str
+
+    @classmethod
+    def of(cls, request: ModelRequest) -> _Prefix:
+        return cls(_sha(canonical_json(request.tools)), _sha(request.system))
+
+    @classmethod
+    def stored(cls, digest: str) -> _Prefix:
+        """One read back from a ``usage`` event's ``prefix``; neither half when it has no dot."""
+        tools, system = digest.split(".", 1) if "." in digest else ("", "")
+        return cls(tools, system)
+
+    def __str__(self) -> str:
+        return f"{self.tools}.{self.system}"
+
+
 def prefix_digest(request: ModelRequest) -> str:
     """``<tools>.<system>``: a digest of each half of the request's cacheable prefix."""
-    return f"{_sha(canonical_json(request.tools))}.{_sha(request.system)}"
+    return str(_Prefix.of(request))
 
 
 def _tool_name(tool: dict[str, Any]) -> str:
@@ -110,7 +131,7 @@ class _Seen:
 
     provider: str
     model: str
-    digest: str
+    prefix: _Prefix
     tools: tuple[str, ...] | None = None
     system_chars: int | None = None
 
@@ -132,13 +153,25 @@ class Meter:
         self.prices = dict(prices or {})
         self._last: _Seen | None = None
         self._seeded = False
+        # the request whose prefix was digested last, and its digests: sent() and record() of one
+        # request (the same object, never changed once built) read them without digesting again
+        self._digested: tuple[ModelRequest, _Prefix] | None = None
+
+    def _prefix(self, request: ModelRequest) -> _Prefix:
+        if self._digested is not None and self._digested[0] is request:
+            return self._digested[1]
+        prefix = _Prefix.of(request)
+        self._digested = (request, prefix)
+        return prefix
 
     def _previous(self) -> _Seen | None:
         if not self._seeded:
             self._seeded = True
             e = self.store.last_event(self.chat_id, "usage")
             if e is not None and e.get("prefix"):  # one stored before the meter had no digest: no guess
-                self._last = _Seen(str(e.get("provider") or ""), str(e.get("model") or ""), str(e["prefix"]))
+                self._last = _Seen(
+                    str(e.get("provider") or ""), str(e.get("model") or ""), _Prefix.stored(str(e["prefix"]))
+                )
         return self._last
 
     def breaks(self, request: ModelRequest, provider: str) -> list[ev.PrefixBreak]:
@@ -149,14 +182,13 @@ class Meter:
         if (before.provider, before.model) != (provider, request.model) and before.provider:
             where = f"{before.provider}/{before.model} -> {provider}/{request.model}"
             return [ev.PrefixBreak(cause="switch", detail=where)]
-        tools_was, system_was = before.digest.split(".", 1) if "." in before.digest else ("", "")
-        tools_now, system_now = prefix_digest(request).split(".", 1)
+        was, now = before.prefix, self._prefix(request)
         found: list[ev.PrefixBreak] = []
-        if tools_now != tools_was:
+        if now.tools != was.tools:
             found.append(ev.PrefixBreak(cause="tools", detail=_tools_detail(before.tools, request.tools)))
-        if system_now != system_was:
-            now = f"{len(request.system):,} characters"
-            size = f"{before.system_chars:,} -> {now}" if before.system_chars is not None else f"now {now}"
+        if now.system != was.system:
+            chars = f"{len(request.system):,} characters"
+            size = f"{before.system_chars:,} -> {chars}" if before.system_chars is not None else f"now {chars}"
             found.append(ev.PrefixBreak(cause="system", detail=f"the system prompt changed ({size})"))
         return found
 
@@ -168,7 +200,7 @@ class Meter:
         self._last = _Seen(
             provider,
             request.model,
-            prefix_digest(request),
+            self._prefix(request),
             tuple(_tool_name(t) for t in request.tools),
             len(request.system),
         )
@@ -184,7 +216,7 @@ class Meter:
             provider=provider,
             model=request.model,
             cost_usd=cost_usd(usage, price_for(provider, request.model, self.prices)),
-            prefix=prefix_digest(request),
+            prefix=str(self._prefix(request)),
         )
         self.emit(event)
         return event

@@ -70,6 +70,34 @@ def test_breaks_by_cause_tools_system_and_switch(store: Store) -> None:
     assert [e.cause for e in seen if isinstance(e, ev.PrefixBreak)] == ["tools", "system", "tools", "system", "switch"]
 
 
+def test_a_request_is_digested_once_for_its_breaks_and_its_usage(store: Store, monkeypatch) -> None:
+    import core.chat.meter
+
+    digested: list[int] = []
+    canonical = core.chat.meter.canonical_json
+    monkeypatch.setattr(core.chat.meter, "canonical_json", lambda v: digested.append(1) or canonical(v))
+    meter, seen = metered(store, chat(store))
+    for system in ("You help.", "You help.", "Edited."):
+        r = request(system=system)
+        meter.sent(r, "anthropic")
+        meter.record(r, Usage(input_tokens=10), "anthropic")
+    assert len(digested) == 3  # one per request, though sent() compares and both store it
+    usages = [e for e in seen if isinstance(e, ev.UsageEvent)]
+    assert [u.prefix for u in usages] == [
+        prefix_digest(request(system=s)) for s in ("You help.", "You help.", "Edited.")
+    ]
+    assert [e.cause for e in seen if isinstance(e, ev.PrefixBreak)] == ["system"]
+
+
+def test_a_stored_prefix_without_its_two_halves_breaks_both(store: Store) -> None:
+    chat_id = chat(store)
+    store.add_event(
+        chat_id, None, "usage", ev.UsageEvent(input_tokens=5, provider="anthropic", model="m1", prefix="x").to_json()
+    )
+    meter, _ = metered(store, chat_id)
+    assert [b.cause for b in meter.breaks(request(), "anthropic")] == ["tools", "system"]
+
+
 def test_a_change_made_in_another_process_is_counted_from_the_stored_usage(store: Store) -> None:
     chat_id = chat(store)
     first, _ = metered(store, chat_id)
