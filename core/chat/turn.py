@@ -83,9 +83,9 @@ class TurnLoop:
         approver: Approver,
         estimator: TokenEstimator,
         max_steps: int,
+        meter: Meter,
         record: str | None = None,
         fallback: Callable[[str, ProviderError], bool] | None = None,
-        meter: Meter | None = None,
     ):
         self.chat_id = chat_id
         self.store = store
@@ -101,7 +101,7 @@ class TurnLoop:
         self.estimator = estimator
         self.max_steps = max_steps
         self.record_path = record
-        self.meter = meter or Meter(store=store, chat_id=chat_id, emit=events.emit)  # usage, cost, prefix breaks
+        self.meter = meter  # usage, cost, prefix breaks
         # called when the provider failed: True when it switched the chat to a fallback (use())
         self.fallback = fallback
         self._busy = asyncio.Lock()
