@@ -211,6 +211,10 @@ class Settings(BaseModel):
         profile = profile_for(provider)
         return profile.default_model if profile else "default"
 
+    def base_url_for(self, provider: str) -> str | None:
+        """The base URL configured for ``provider``: ``base_url``, when it is the configured provider."""
+        return self.base_url if provider == self.provider else None
+
     def owner_timezone(self) -> str:
         if self.timezone:
             return self.timezone

@@ -52,7 +52,7 @@ class Engine:
     def resolve_provider(self, opts: ChatOptions) -> tuple[str, str, str | None]:
         provider = opts.provider or ("script" if opts.script else self.settings.default_provider())
         model = opts.model or self.settings.model_for(provider)
-        base_url = opts.base_url or (self.settings.base_url if provider == self.settings.provider else None)
+        base_url = opts.base_url or self.settings.base_url_for(provider)
         return provider, model, base_url
 
     def preview_plan(self, opts: ChatOptions, estimator: TokenEstimator | None = None) -> RosterPlan:

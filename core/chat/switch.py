@@ -88,8 +88,9 @@ def next_fallback(
 def usable_providers(settings: Settings) -> list[str]:
     """The providers a switch can reach now: the demo always; an SDK provider when its key is
     set (environment or ``[keys]``) or a base URL is configured for it (settings or its SDK's
-    environment variable). The script provider needs a file and is not offered."""
-    import os
+    environment variable): what the provider factory builds. The script provider needs a file
+    and is not offered."""
+    from core.providers.factory import can_build
 
     usable = []
     for name, profile in PROFILES.items():
@@ -97,10 +98,7 @@ def usable_providers(settings: Settings) -> list[str]:
             if name == "demo":
                 usable.append(name)
             continue
-        base_url = (settings.base_url if settings.provider == name else None) or (
-            os.environ.get(profile.base_url_env) if profile.base_url_env else None
-        )
-        if settings.api_key(name) or base_url:
+        if can_build(settings, name, settings.base_url_for(name)):
             usable.append(name)
     return usable
 
@@ -191,7 +189,7 @@ def fall_back(session: ChatSession, turn_id: str, exc: ProviderError) -> bool:
     while (target := next_fallback(session.fallback, tried, settings)) is not None:
         tried.add(target)
         provider, model = target
-        base_url = settings.base_url if provider == settings.provider else None
+        base_url = settings.base_url_for(provider)
         try:
             switch_session(session, provider, model, base_url, cause="fallback", reason=exc.message)
         except UsageError as unusable:

@@ -111,7 +111,7 @@ async def switch_if_asked(session: ChatSession, args: argparse.Namespace, settin
     provider = args.provider or row.provider
     same = provider == row.provider
     model = args.model or (row.model if same else settings.model_for(provider))
-    base_url = args.base_url or (row.base_url if same else settings.base_url if provider == settings.provider else None)
+    base_url = args.base_url or (row.base_url if same else settings.base_url_for(provider))
     if (provider, model, base_url) != (row.provider, row.model, row.base_url):
         session.switch(provider, model, base_url)
 

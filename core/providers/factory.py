@@ -29,6 +29,15 @@ def settings_file() -> str:
     return str(settings_path())
 
 
+def can_build(settings: Settings, name: str, base_url: str | None) -> bool:
+    """Whether the SDK provider ``name`` can be built with ``base_url``: it has a key (environment or
+    ``[keys]``), or a base URL: ``base_url``, or one set in its SDK's own variable
+    (``OPENAI_BASE_URL``...), a local server. What the factory requires, and the model picker offers."""
+    profile = profile_for(name)
+    env_url = os.environ.get(profile.base_url_env) if profile is not None and profile.base_url_env else None
+    return bool(settings.api_key(name) or base_url or env_url)
+
+
 def default_provider_factory(settings: Settings) -> ProviderFactory:
     """The factory the engine uses unless it is given another: keys come from ``settings``."""
 
@@ -45,11 +54,9 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
             script: Provider = adapter_class(SCRIPT)(extra["script"], model)
             return script
 
-        key = settings.api_key(name)
-        # a base URL set in the SDK's own variable (OPENAI_BASE_URL...) is one too: a local server
-        env_url = os.environ.get(profile.base_url_env) if profile.base_url_env else None
-        if not key and not (base_url or env_url):
+        if not can_build(settings, name, base_url):
             raise UsageError(f"provider {name} needs an API key: set {profile.env_var} or [keys] in {settings_file()}")
+        key = settings.api_key(name)
         return make_provider(
             name,
             model,
@@ -62,4 +69,4 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
     return make
 
 
-__all__ = ["ProviderFactory", "default_provider_factory", "settings_file"]
+__all__ = ["ProviderFactory", "can_build", "default_provider_factory", "settings_file"]

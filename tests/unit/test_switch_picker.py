@@ -23,6 +23,35 @@ def test_only_providers_with_a_key_or_a_base_url_are_offered(home, monkeypatch):
     assert usable_providers(settings) == ["demo", "openai-chat"]
 
 
+@pytest.mark.parametrize(
+    ("env", "settings"),
+    [
+        ({}, Settings()),
+        ({"ANTHROPIC_API_KEY": "sk-ant-test"}, Settings()),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}, Settings()),
+        ({}, Settings(provider="openai-chat", base_url="http://127.0.0.1:8000/v1")),
+        ({}, Settings(base_url="http://127.0.0.1:8000/v1")),  # no provider named: the URL is no one's
+    ],
+)
+def test_the_picker_offers_what_the_factory_builds(home, monkeypatch, env, settings):
+    from core.providers.factory import default_provider_factory
+    from core.providers.profiles import PROFILES, profile_for
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    make = default_provider_factory(settings)
+    usable = usable_providers(settings)
+    for name in PROFILES:
+        if name == "script":
+            continue  # needs a file: never offered
+        builds = True
+        try:
+            make(name, profile_for(name).default_model, settings.base_url_for(name), {})
+        except UsageError:
+            builds = False
+        assert builds == (name in usable), name
+
+
 def test_each_provider_lists_its_default_model_first():
     for provider in ("anthropic", "openai", "openai-chat", "demo"):
         models = models_of(provider)
