@@ -16,7 +16,6 @@ from core.chat.prompting import ChatPrompt
 from core.chat.retry import Prompt, RetryPlan, last_prompt, retry_plan
 from core.chat.routing import ToolRouter
 from core.chat.servers import ChatServers
-from core.chat.switch import SwitchCause
 from core.chat.turn import TurnLoop
 from core.config import Settings
 from core.context.prompt import assemble_system
@@ -234,28 +233,21 @@ class ChatSession:
         return self.turns.stop()
 
     # -- switching provider or model (core.chat.switch) --------------------------------------------
-    def switch(
-        self,
-        provider: str,
-        model: str,
-        base_url: str | None = None,
-        cause: SwitchCause = "owner",
-        reason: str = "",
-    ) -> ev.ProviderSwitched:
-        """Continue this chat on ``provider``/``model``: the plan stays pinned, the strategy is
-        resolved again, the change is recorded and announced. Refused while a turn runs or is
-        parked (a fallback switches from inside its turn, between two requests)."""
+    def switch(self, provider: str, model: str, base_url: str | None = None) -> ev.ProviderSwitched:
+        """The owner's switch: continue this chat on ``provider``/``model``: the plan stays pinned,
+        the strategy is resolved again, the change is recorded and announced. Refused while a turn
+        runs or is parked (a fallback switches from inside its turn, between two requests, through
+        :func:`core.chat.switch.fall_back`)."""
         from core.chat.switch import switch_session
 
-        if cause == "owner":
-            if self.turn_running:
-                raise UsageError("a turn is running: stop it or let it finish before switching the model")
-            if (turn := self.parked()) is not None:
-                raise UsageError(
-                    f"chat {self.chat_id} has an unfinished turn ({turn.status}); answer or resume it before "
-                    "switching the model"
-                )
-        return switch_session(self, provider, model, base_url, cause=cause, reason=reason)
+        if self.turn_running:
+            raise UsageError("a turn is running: stop it or let it finish before switching the model")
+        if (turn := self.parked()) is not None:
+            raise UsageError(
+                f"chat {self.chat_id} has an unfinished turn ({turn.status}); answer or resume it before "
+                "switching the model"
+            )
+        return switch_session(self, provider, model, base_url)
 
     def _fall_back(self, turn_id: str, exc: ProviderError) -> bool:
         """The turn's provider failed: switch to the next fallback (True), or let it fail (False)."""
