@@ -67,9 +67,8 @@ class OpenedChat:
     provider: Provider
     live: dict[str, ToolSpec]  # the tools as they are now, for the pin check on resume
     pinned: bool  # reopened with its stored plan
-    strategy: str = ""  # empty: the plan's
-    strategy_reason: str = ""
-    base_url: str | None = None
+    strategy: str
+    strategy_reason: str
     make_provider: MakeProvider | None = None
     fallback: list[str] = field(default_factory=list)  # "provider:model", tried in order
 
@@ -202,7 +201,6 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
         pinned=False,
         strategy=strategy,
         strategy_reason=reason,
-        base_url=base_url,
         make_provider=make,
         fallback=fallback_list(sources, settings),
     )
@@ -272,7 +270,6 @@ async def reopen(
         # the chat's strategy now: a switch of provider resolved it again (the plan keeps its own)
         strategy=row.strategy or plan.strategy,
         strategy_reason=row.strategy_reason or plan.strategy_reason,
-        base_url=row.base_url,
         make_provider=make,
         fallback=fallback_list(sources, env.settings),
     )

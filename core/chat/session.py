@@ -57,8 +57,6 @@ class ChatSession:
         self.plan: RosterPlan = opened.plan
         self.sources = opened.sources
         self.provider: Provider = opened.provider
-        self.provider_name = opened.provider_name
-        self.base_url = opened.base_url
         self.settings = settings
         self.fallback: list[str] = list(opened.fallback)
         self.make_provider = opened.make_provider
@@ -84,15 +82,15 @@ class ChatSession:
 
         self._system = system
         self.tool_search = opened.tool_search
-        self.strategy_reason = opened.strategy_reason or opened.plan.strategy_reason
+        self.strategy_reason = opened.strategy_reason
         self.strategy: BaseStrategy = self.build_strategy(
-            opened.strategy or opened.plan.strategy, self._loaded_before(), foreign_history=opened.switched
+            opened.strategy, self._loaded_before(), foreign_history=opened.switched
         )
         search = DeferredSearch(self.plan, self.specs, self.strategy, events.emit)
         controls = ControlContext(chat_id=self.chat_id, specs=self.specs, search=search, store=store, emit=events.emit)
         from core.demo.dataset import tool_database
 
-        provider_name = opened.provider_name
+        provider_name = opened.provider_name  # the one it opened on: a switch keeps its tools' database
         router = ToolRouter(
             chat_id=self.chat_id,
             specs=self.specs,
@@ -145,6 +143,11 @@ class ChatSession:
         return names
 
     # -- what presentations read -------------------------------------------------------------------
+    @property
+    def provider_name(self) -> str:
+        """The provider the chat runs on now (a profile's name), after a switch too."""
+        return self.provider.name
+
     @property
     def server_status(self) -> dict[str, ev.ServerStatus]:
         return self.servers.status

@@ -140,7 +140,7 @@ def switch_session(
     why += search_note(strategy, session.tool_search)
     new = session.build_strategy(strategy, session.strategy.loaded, foreign_history=True)
     before = (session.provider_name, session.provider.model)
-    session.provider, session.provider_name, session.base_url = made, provider, base_url
+    session.provider = made
     session.strategy, session.strategy_reason = new, why
     session.search.strategy = new
     session.turns.use(made, new)

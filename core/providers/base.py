@@ -158,10 +158,6 @@ ProviderEvent = (
 )
 
 
-THINKING_TYPES = ("thinking", "redacted_thinking", "reasoning_content")
-"""The block types of thinking that history carries (see the module)."""
-
-
 def thinking_of(content: list[dict[str, Any]]) -> list[tuple[str, bool]]:
     """The thinking in a response's blocks, for people: ``(text, redacted)`` per block, in
     order. Anthropic ``thinking`` and ``redacted_thinking`` (no text, ``redacted``), a
