@@ -146,6 +146,14 @@ class PriceSettings(BaseModel):
     cache_write: NonNegativeFloat | None = None
 
 
+def check_fallback(entry: str) -> str:
+    """``entry``, a fallback model (``provider:model`` or a bare provider), when it names a known
+    provider; ValueError otherwise. What ``fallback`` in config.toml and ``--fallback`` accept."""
+    if profile_for(entry.partition(":")[0]) is None:
+        raise ValueError(f"fallback {entry!r}: expected provider:model, provider one of {', '.join(PROFILES)}")
+    return entry
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -182,8 +190,7 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _fallback_names_a_provider(self) -> Settings:
         for entry in self.fallback:
-            if profile_for(entry.partition(":")[0]) is None:
-                raise ValueError(f"fallback {entry!r}: expected provider:model, provider one of {', '.join(PROFILES)}")
+            check_fallback(entry)
         return self
 
     def api_key(self, provider: str) -> str | None:

@@ -103,6 +103,21 @@ def add_switch_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def fallback_from(args: argparse.Namespace) -> list[str] | None:
+    """The ``--fallback`` entries, each checked as ``fallback`` in config.toml is: one naming no
+    provider is a usage error now, not a failure of the turn it would have been tried in."""
+    from core.config import check_fallback
+    from core.errors import UsageError
+
+    entries: list[str] | None = getattr(args, "fallback", None)
+    for entry in entries or ():
+        try:
+            check_fallback(entry)
+        except ValueError as exc:
+            raise UsageError(f"--{exc}") from None  # "--fallback 'x:y': expected provider:model, ..."
+    return entries
+
+
 async def switch_if_asked(session: ChatSession, args: argparse.Namespace, settings: Settings) -> None:
     """``--chat ID`` with ``--provider``/``--model``/``--base-url``: continue the chat there."""
     if not (args.provider or args.model or args.base_url):
@@ -139,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
 async def _ask(args: argparse.Namespace) -> int:
     from core.engine import ChatOptions, Engine
 
+    fallback = fallback_from(args)
     engine = Engine(settings=settings_for(args))
     engine.store.require_writable()  # a turn writes: a store that cannot take it is refused before anything starts
     check_busy(engine.store, args.chat, args.wait)  # a turn of the chat runs elsewhere: exit 4 now
@@ -153,7 +169,7 @@ async def _ask(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         policy=policy_from(args),
         caps=caps_from(args),
-        fallback=getattr(args, "fallback", None),
+        fallback=fallback,
     )
     session = await engine.open_chat(
         args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=record_file(args.record)

@@ -119,6 +119,7 @@ CASES = [
     Case("ask: user mcp.json malformed", ASK, 2, home_files={"mcp.json": "{bad"}, says="mcp.json"),
     Case("ask: user mcp.json not UTF-8", ASK, 2, home_files={"mcp.json": NOT_UTF8}, says="mcp.json"),
     Case("ask: a provider without a key", ["ask", "hi", "--provider", "anthropic"], 2, says="API key"),
+    Case("ask: a fallback naming no provider", [*ASK, "--fallback", "gemini:pro"], 2, says="'gemini:pro'"),
     Case("ask: an unknown chat", [*ASK, "--chat", "chat_nope"], 2, says="chat_nope"),
     Case("ask: --record into a directory", [*ASK, "--record", "{w}/dir"], 2, says="--record"),
     Case("resume: --record into a directory", ["resume", "chat_nope", "--record", "{w}/dir"], 2, says="--record"),
