@@ -68,17 +68,26 @@ class ChatSession:
         agent = opened.roster.agent
         self.prompt = ChatPrompt(store, self.chat_id, events.emit, settings.system_prompt)  # the chat's own
 
+        last: dict[tuple[str, str, str, str], str] = {}  # the last system text, by what it was built from
+
         def system(note: str) -> str:
-            return assemble_system(
-                instructions=agent.instructions,
-                chat_prompt=self.prompt.text(),  # read at each request: an edit is in the next one
-                agent_name=agent.name,
-                owner=settings.owner_name,
-                timezone=settings.owner_timezone(),
-                strategy_note=note,
-                index_text="",
-                est=estimator,
-            )
+            """Region A for a request, assembled again only when what it is built from changed
+            since the last one: the chat prompt is read at each request (an edit, here or in
+            another process, is in the next one)."""
+            key = (note, self.prompt.text(), settings.owner_name, settings.owner_timezone())
+            if key not in last:
+                last.clear()
+                last[key] = assemble_system(
+                    instructions=agent.instructions,
+                    chat_prompt=key[1],
+                    agent_name=agent.name,
+                    owner=key[2],
+                    timezone=key[3],
+                    strategy_note=note,
+                    index_text="",
+                    est=estimator,
+                )
+            return last[key]
 
         self._system = system
         self.tool_search = opened.tool_search

@@ -1,6 +1,8 @@
 """Prompt assembly: Region A (the stable system prefix) and history compaction.
 
-Region A is built once per chat from its pinned plan and never changes within it, so the
+Region A is built from the chat's pinned plan for each request (:mod:`core.chat.session` keeps
+the last text while nothing it is built from changes). Within a chat it changes only when the
+chat's own prompt is edited or a switch of provider changes the strategy's note, so the
 provider's prompt cache keeps hitting. Each class is held to its own cap.
 """
 

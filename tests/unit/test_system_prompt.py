@@ -156,3 +156,29 @@ def test_ask_system_sets_a_new_chats_prompt_and_with_chat_changes_it(home: Path,
     err = capsys.readouterr().err
     assert "[system prompt changed: the cached prefix breaks]" in err and "[prefix break (system): " in err
     assert Store().chat(chat_id).system_prompt == ""
+
+
+async def test_the_system_text_is_assembled_again_only_when_what_it_is_built_from_changed(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.chat.session as session_module
+
+    built: list[str | None] = []
+
+    def counting(**kw):
+        built.append(kw["chat_prompt"])
+        return assemble_system(**kw)
+
+    monkeypatch.setattr(session_module, "assemble_system", counting)
+    session = await engine.open_chat(None, OPTS)
+    try:
+        first = session.strategy.system
+        assert session.strategy.system == first and built == ["Default prompt."]  # the same inputs: kept
+        engine.store.update_chat(session.chat_id, system_prompt="Edited elsewhere.")  # another process's edit
+        edited = session.strategy.system
+        assert f"{CHAT_PROMPT_HEADING}\nEdited elsewhere." in edited
+        assert built == ["Default prompt.", "Edited elsewhere."]
+        engine.store.update_chat(session.chat_id, system_prompt="Default prompt.")
+        assert session.strategy.system == first  # the same bytes as before the edit
+    finally:
+        await session.close()
