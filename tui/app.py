@@ -998,7 +998,7 @@ class DeferchatApp(App[int]):
         if session is None:
             self.notify("No chat is open.", severity="warning")
             return
-        from core.chat.switch import models_of, usable_providers
+        from core.chat.switch import models_of, owner_target, usable_providers
 
         usable = usable_providers(self.engine.settings)
         current = (session.provider_name, session.provider.model)
@@ -1009,7 +1009,8 @@ class DeferchatApp(App[int]):
             if choice is None or self.session is not session or choice == current:
                 return
             try:
-                session.switch(*choice)  # provider.switched reaches the log and the header
+                # a provider offered for its configured base URL is built with it
+                session.switch(*owner_target(session, *choice))  # provider.switched: the log, the header
             except UserFacingError as exc:
                 self.notify(str(exc), severity="error")
 

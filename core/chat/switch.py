@@ -111,6 +111,20 @@ def models_of(provider: str) -> list[str]:
     return list(dict.fromkeys([profile.default_model, *profile.models]))
 
 
+def owner_target(
+    session: ChatSession, provider: str | None, model: str | None, base_url: str | None = None
+) -> tuple[str, str, str | None]:
+    """Where the owner's switch goes (``deferchat ask --chat``, the TUI's model picker): what is
+    not given stays as the chat has it on the same provider, and comes from the settings for
+    another (its model, and its base URL when it is the configured provider)."""
+    row = session.chat()
+    provider = provider or row.provider
+    same = provider == row.provider
+    model = model or (row.model if same else session.settings.model_for(provider))
+    base_url = base_url or (row.base_url if same else session.settings.base_url_for(provider))
+    return provider, model, base_url
+
+
 def switch_session(
     session: ChatSession,
     provider: str,

@@ -118,15 +118,14 @@ def fallback_from(args: argparse.Namespace) -> list[str] | None:
     return entries
 
 
-async def switch_if_asked(session: ChatSession, args: argparse.Namespace, settings: Settings) -> None:
+async def switch_if_asked(session: ChatSession, args: argparse.Namespace) -> None:
     """``--chat ID`` with ``--provider``/``--model``/``--base-url``: continue the chat there."""
     if not (args.provider or args.model or args.base_url):
         return
+    from core.chat.switch import owner_target
+
     row = session.chat()
-    provider = args.provider or row.provider
-    same = provider == row.provider
-    model = args.model or (row.model if same else settings.model_for(provider))
-    base_url = args.base_url or (row.base_url if same else settings.base_url_for(provider))
+    provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url)
     if (provider, model, base_url) != (row.provider, row.model, row.base_url):
         session.switch(provider, model, base_url)
 
@@ -189,7 +188,7 @@ async def _ask(args: argparse.Namespace) -> int:
                     )
                     return exit_for(result.status)
             if args.chat:
-                await switch_if_asked(session, args, engine.settings)
+                await switch_if_asked(session, args)
             result = await session.send(args.prompt, wait=args.wait)
         if not args.json:
             print(f"[chat {session.chat_id}]", file=sys.stderr)

@@ -80,3 +80,27 @@ def test_fallback_entries_and_strategies_resolved_for_the_new_provider():
     assert strategy_for("wrapper", "anthropic", "claude-sonnet-4-6", None, settings)[0] == "wrapper"
     strategy, reason = strategy_for("anthropic", "openai-chat", "gpt-4.1", None, settings)
     assert strategy == "active-tools" and "cannot run" in reason
+
+
+async def test_the_owner_switch_keeps_what_the_chat_has_and_takes_the_rest_from_settings(home):
+    """A switch names a provider and a model (the picker) or less (``ask --chat``): on the chat's
+    own provider the rest stays as the chat has it; another provider gets its settings' model and,
+    when it is the configured provider, the configured base URL (the picker offers it for that URL,
+    so the switch must build it with it)."""
+    from core.chat.options import ChatOptions
+    from core.chat.switch import owner_target
+    from core.engine import Engine
+
+    url = "http://127.0.0.1:8000/v1"
+    engine = Engine(settings=Settings(provider="demo", model="demo-1"))
+    session = await engine.open_chat(None, ChatOptions(start_demo_servers=False))
+    try:
+        assert owner_target(session, None, None) == ("demo", "demo-1", None)
+        assert owner_target(session, "demo", "demo-2") == ("demo", "demo-2", None)
+        assert owner_target(session, "openai-chat", "m") == ("openai-chat", "m", None)  # not configured
+        assert owner_target(session, "anthropic", None)[1] == Settings().model_for("anthropic")
+        session.settings = Settings(provider="openai-chat", base_url=url)
+        assert owner_target(session, "openai-chat", "m") == ("openai-chat", "m", url)
+        assert owner_target(session, "openai-chat", "m", "http://other/v1")[2] == "http://other/v1"
+    finally:
+        await session.close()
