@@ -15,8 +15,10 @@ For each tree and round, with a fresh ``DEFERCHAT_HOME`` and no API key in the e
   the servers started and listed, the plan pinned) and exits, timed from its launch to the
   chat being open, fresh and again as above.
 
-The baseline is the earlier commit checked out into a temporary ``git worktree`` (removed at the
-end), run with this venv; ``--process`` adds this tree with ``DEFERCHAT_DEMO_SERVERS=process``
+Every tree's bytecode is written before it is measured (``compileall``), so each launch runs as
+an installed deferchat does whatever ``PYTHONDONTWRITEBYTECODE`` says. The baseline is the
+earlier commit checked out into a temporary ``git worktree`` (removed at the end), run with this
+venv; ``--process`` adds this tree with ``DEFERCHAT_DEMO_SERVERS=process``
 (the demo servers as processes on stdio). Rounds interleave the trees, so a busy machine slows
 them alike. Figures are medians (and the range) over the rounds, in seconds.
 """
@@ -182,6 +184,15 @@ def measure(variants: list[Variant], rounds: int) -> dict[str, dict[str, dict[st
     return {name: {k: summary(vals) for k, vals in f.items()} for name, f in figures.items()}
 
 
+def compile_tree(tree: Path) -> None:
+    """Write the tree's bytecode before it is measured. Python writes it on a module's first
+    import, unless ``PYTHONDONTWRITEBYTECODE`` is set (it is on some machines, this one
+    included): then a fresh worktree, or any module edited since its last compile, is compiled
+    again on every launch, which is not what an installed deferchat does, and would weigh on one
+    tree and not the other."""
+    subprocess.run([PYTHON, "-m", "compileall", "-q", "-j", "0", "core", "tui"], cwd=tree, check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
@@ -203,6 +214,8 @@ def main() -> None:
                 capture_output=True,
             )
             variants.append(Variant(f"before ({args.baseline})", worktree))
+        for v in variants:  # every tree runs from bytecode, as an installed deferchat does
+            compile_tree(v.tree)
         out = {
             "machine": {"cpus": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},
             "rounds": args.rounds,
