@@ -23,6 +23,8 @@ from core.tools import ToolResult
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from core.pipeline.canonical import PathBase
+
 
 @dataclass
 class ToolContext:
@@ -49,6 +51,15 @@ class BuiltinTool:
     run: Builtin
 
     @property
+    def paths(self) -> tuple[str, ...]:
+        """The arguments that are paths in the owner's workspace (typed ``WorkspacePath``)."""
+        from core.builtins.shared import IN_WORKSPACE
+
+        return tuple(
+            name for name, info in self.args.model_fields.items() if any(m is IN_WORKSPACE for m in info.metadata)
+        )
+
+    @property
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema the tool is offered with, generated from :attr:`args` (a fresh copy)."""
         from core.builtins.schema import input_schema
@@ -68,6 +79,18 @@ def register(tool: BuiltinTool) -> None:
 def builtin_tool(name: str) -> BuiltinTool | None:
     _load_all()
     return _REGISTRY.get(name)
+
+
+def workspace_bases(name: str, workspace: Path) -> dict[str, PathBase]:
+    """The arguments of the built-in ``name`` that are paths in the owner's workspace, each with
+    the folder it resolves in (none for a tool that takes no such path)."""
+    tool = builtin_tool(name)
+    if tool is None or not tool.paths:
+        return {}
+    from core.pipeline.canonical import PathBase
+
+    base = PathBase.of(workspace)
+    return dict.fromkeys(tool.paths, base)
 
 
 def get_builtin(name: str) -> Builtin | None:

@@ -103,6 +103,20 @@ def explain(exc: ValidationError, model: type[Args]) -> str:
 
 # Required free text: surrounding whitespace is dropped and it may not be empty.
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class _InWorkspace:
+    """Marks an argument as a path the tool resolves in the owner's workspace: the pipeline
+    puts it in canonical form there before hardline rules see it, and the tool receives that
+    form (:attr:`core.builtins.BuiltinTool.paths`)."""
+
+    def __repr__(self) -> str:
+        return "IN_WORKSPACE"
+
+
+IN_WORKSPACE = _InWorkspace()
+# A path relative to the workspace root (the schema is Text's: the marker adds nothing to it).
+WorkspacePath = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1), IN_WORKSPACE]
 Day = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 HHMM = Annotated[str, Field(pattern=r"^[0-2][0-9]:[0-5][0-9]$")]
 

@@ -1,26 +1,36 @@
 """``workspace.read_file``, ``workspace.search`` and ``workspace.write_file``: text files in the owner's
 workspace folder (``ctx.workspace``). Nothing that resolves outside it, through ``..`` or a
 symbolic link, is read or written; file work runs in a thread (asyncio is imported when a tool
-runs: the roster loader imports this module for its schemas only)."""
+runs: the roster loader imports this module for its schemas only).
+
+A path argument (``WorkspacePath``) reaches the tool in its canonical form in the workspace,
+as the pipeline checked hardline rules on it (``core.pipeline.canonical``): the tool refuses one
+that resolves elsewhere now, and opens it one folder at a time with ``O_NOFOLLOW``, so the file
+it reads or writes is the one that was checked even if a link is swapped in meanwhile."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fnmatch
+import io
 import os
+import posixpath
 import re
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
 from core.builtins import ToolContext
-from core.builtins.shared import Args, Text, ToolError, tool
+from core.builtins.shared import Args, ToolError, WorkspacePath, tool
 from core.tools import ToolResult
 
 
 class WorkspaceReadArgs(Args):
-    path: Text = Field(description="Path relative to the workspace root.")
+    path: WorkspacePath = Field(description="Path relative to the workspace root.")
     offset: int = Field(1, ge=1, description="First line to return, counting from 1.")
     limit: int = Field(400, ge=1, le=5000, description="Maximum number of lines.")
 
@@ -33,7 +43,7 @@ class WorkspaceSearchArgs(Args):
 
 
 class WorkspaceWriteArgs(Args):
-    path: Text = Field(description="Path relative to the workspace root.")
+    path: WorkspacePath = Field(description="Path relative to the workspace root.")
     content: Annotated[str, StringConstraints(max_length=5_000_000)] = Field(description="Full text of the file.")
     overwrite: bool = Field(False, description="Replace the file if it exists.")
 
@@ -56,20 +66,32 @@ def _inside(root: Path, path: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def _workspace_path(ctx: ToolContext, raw: str) -> tuple[Path, Path, str]:
-    """``(root, resolved target, relative path)``; refuses anything that resolves outside the root."""
-    root = _workspace_root(ctx)
-    if "\x00" in raw:
-        raise ToolError("The path contains a NUL character.")
-    if raw.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:[\\/]", raw):
-        raise ToolError(f"Path {raw!r} is absolute; give a path relative to the workspace root.")
-    target = (root / raw).resolve()  # follows every symlink that exists along the way
-    if not _inside(root, target):
+def _workspace_path(ctx: ToolContext, raw: str) -> tuple[Path, str]:
+    """``(root, relative path)`` for the path the tool was given, which the pipeline put in its
+    canonical form in the workspace (:func:`core.pipeline.canonical.canonical_workspace_path`)
+    and checked hardline rules on. Resolving it again must give it back, but for ``.``, ``..`` and
+    doubled slashes: a path that follows a link (a folder swapped for a link since the check;
+    the canonical form has none) is refused, not followed."""
+    from core.pipeline.canonical import CanonicalError, PathBase, canonical_workspace_path
+
+    base = PathBase.of(ctx.workspace)
+    try:
+        rel = canonical_workspace_path(raw, base)
+    except CanonicalError as exc:
+        raise ToolError(str(exc)) from None
+    if rel != raw.strip() and rel != _lexical(raw.strip()):
         raise ToolError(
-            f"Path {raw!r} is outside the workspace (it resolves to a place outside the workspace "
-            "folder, through '..' or a symbolic link); only files inside the workspace can be used."
+            f"Path {raw!r} is not the path that was checked: it resolves to {rel!r} now (a link or folder "
+            "in the workspace changed since the call was checked); nothing was read or written. Call the "
+            "tool again."
         )
-    return root, target, target.relative_to(root).as_posix() if target != root else "."
+    return Path(base.root), rel
+
+
+def _lexical(raw: str) -> str:
+    """``raw`` with ``.``, ``..`` and doubled slashes resolved as text, following nothing."""
+    normal = posixpath.normpath(raw)
+    return normal + "/" if raw.endswith("/") and normal != "." else normal
 
 
 def _is_binary(path: Path) -> bool:
@@ -77,24 +99,78 @@ def _is_binary(path: Path) -> bool:
         return b"\x00" in fh.read(8192)
 
 
-def _read_window(target: Path, rel: str, offset: int, limit: int) -> ToolResult:
-    if not target.exists():
-        raise ToolError(f"No file {rel!r} in the workspace. Use workspace.search to find files.")
-    if target.is_dir():
+def _changed(rel: str) -> ToolError:
+    return ToolError(
+        f"{rel!r} changed while it was being opened (a folder or file became a link); nothing was read "
+        "or written. Call the tool again."
+    )
+
+
+def _open_folder(root: Path, rel: str, *, create: bool) -> int:
+    """A descriptor of the folder holding ``rel`` (a canonical path under ``root``), reached one
+    component at a time from the root with ``O_NOFOLLOW``: no link is followed, so the folder is
+    the one the check resolved (``create`` makes the missing ones)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    names = rel.split("/")[:-1]
+    try:
+        for i, name in enumerate(names):
+            try:
+                try:
+                    nxt = os.open(name, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(name, 0o755, dir_fd=fd)
+                    nxt = os.open(name, flags, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    raise
+                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise _changed(rel) from None
+                raise ToolError(f"{'/'.join(names[: i + 1])!r} is a file, not a folder.") from None
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_window(root: Path, rel: str, offset: int, limit: int) -> ToolResult:
+    missing = ToolError(f"No file {rel!r} in the workspace. Use workspace.search to find files.")
+    try:
+        folder = _open_folder(root, rel, create=False)
+    except FileNotFoundError:
+        raise missing from None
+    try:
+        fd = os.open(rel.rsplit("/", 1)[-1], os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=folder)
+    except FileNotFoundError:
+        raise missing from None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise _changed(rel) from None
+        raise
+    finally:
+        os.close(folder)
+    info = os.fstat(fd)
+    if stat.S_ISDIR(info.st_mode):
+        os.close(fd)
         raise ToolError(f"{rel!r} is a folder, not a file. Use workspace.search with a glob to list its files.")
-    if _is_binary(target):
-        raise ToolError(
-            f"{rel!r} is a binary file ({target.stat().st_size} bytes); workspace.read_file reads text only."
-        )
-    window: list[str] = []
-    total = 0
-    with target.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
-        for total, line in enumerate(fh, start=1):
-            if offset <= total < offset + limit:
-                line = line.rstrip("\n")
-                if len(line) > MAX_LINE_CHARS:
-                    line = line[:MAX_LINE_CHARS] + f" [... line cut at {MAX_LINE_CHARS} characters]"
-                window.append(f"{total:>6}\t{line}")
+    with os.fdopen(fd, "rb") as raw:
+        if b"\x00" in raw.read(8192):
+            raise ToolError(f"{rel!r} is a binary file ({info.st_size} bytes); workspace.read_file reads text only.")
+        raw.seek(0)
+        window: list[str] = []
+        total = 0
+        with io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None) as fh:
+            for total, line in enumerate(fh, start=1):
+                if offset <= total < offset + limit:
+                    line = line.rstrip("\n")
+                    if len(line) > MAX_LINE_CHARS:
+                        line = line[:MAX_LINE_CHARS] + f" [... line cut at {MAX_LINE_CHARS} characters]"
+                    window.append(f"{total:>6}\t{line}")
     if total == 0:
         return ToolResult(
             content=[{"type": "text", "text": f"{rel} is empty."}],
@@ -119,8 +195,10 @@ def _read_window(target: Path, rel: str, offset: int, limit: int) -> ToolResult:
 async def workspace_read_file(args: WorkspaceReadArgs, ctx: ToolContext) -> ToolResult:
     import asyncio
 
-    _, target, rel = _workspace_path(ctx, args.path)
-    return await asyncio.to_thread(_read_window, target, rel, args.offset, args.limit)
+    root, rel = _workspace_path(ctx, args.path)
+    if rel == ".":
+        raise ToolError("'.' is the workspace folder, not a file. Use workspace.search with a glob to list its files.")
+    return await asyncio.to_thread(_read_window, root, rel, args.offset, args.limit)
 
 
 def _glob_matches(rel: str, pattern: str) -> bool:
@@ -202,33 +280,47 @@ async def workspace_search(args: WorkspaceSearchArgs, ctx: ToolContext) -> ToolR
     return ToolResult.of_json(await asyncio.to_thread(_search, root, args.pattern, glob))
 
 
-def _write(root: Path, raw: str, target: Path, rel: str, content: str, overwrite: bool) -> dict[str, Any]:
-    if target == root or target.is_dir():
+def _write(root: Path, raw: str, rel: str, content: str, overwrite: bool) -> dict[str, Any]:
+    if rel == "." or rel.endswith("/"):
         raise ToolError(f"{raw!r} is a folder; give a file path.")
-    existed = target.exists()
-    if existed and not overwrite:
-        raise ToolError(f"{rel!r} already exists; pass overwrite=true to replace it.")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not _inside(root, target.parent.resolve()):  # a folder swapped for a link meanwhile
-        raise ToolError(f"Path {raw!r} is outside the workspace.")
-    data = content.encode("utf-8")
-    if overwrite:
-        # Write beside the target, then rename over it: readers never see half a file.
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    root.mkdir(parents=True, exist_ok=True)
+    name = rel.rsplit("/", 1)[-1]
+    folder = _open_folder(root, rel, create=True)
+    try:
         try:
+            info: os.stat_result | None = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{raw!r} is a folder; give a file path.")
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            raise _changed(rel)  # the check resolved every link: one here appeared since
+        existed = info is not None
+        if existed and not overwrite:
+            raise ToolError(f"{rel!r} already exists; pass overwrite=true to replace it.")
+        data = content.encode("utf-8")
+        create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        if overwrite:
+            # Write beside the target, then rename over it: readers never see half a file.
+            tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+            fd = os.open(tmp, create, 0o644, dir_fd=folder)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=folder)
+                raise
+        else:
+            try:  # O_EXCL: a file that appeared since the check is still not replaced
+                fd = os.open(name, create, 0o644, dir_fd=folder)
+            except FileExistsError:
+                raise ToolError(f"{rel!r} already exists; pass overwrite=true to replace it.") from None
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    else:
-        try:  # O_EXCL: a file that appeared since the check is still not replaced
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        except FileExistsError:
-            raise ToolError(f"{rel!r} already exists; pass overwrite=true to replace it.") from None
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+    finally:
+        os.close(folder)
     return {
         "path": rel,
         "created": not existed,
@@ -247,9 +339,7 @@ def _write(root: Path, raw: str, target: Path, rel: str, content: str, overwrite
 async def workspace_write_file(args: WorkspaceWriteArgs, ctx: ToolContext) -> ToolResult:
     import asyncio
 
-    root, target, rel = _workspace_path(ctx, args.path)
     if args.path.endswith(("/", "\\")):
         raise ToolError(f"{args.path!r} names a folder; give a file path.")
-    return ToolResult.of_json(
-        await asyncio.to_thread(_write, root, args.path, target, rel, args.content, args.overwrite)
-    )
+    root, rel = _workspace_path(ctx, args.path)
+    return ToolResult.of_json(await asyncio.to_thread(_write, root, args.path, rel, args.content, args.overwrite))

@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.chat.servers import ChatServers
 from core.controls import CONTROL_TOOLS, ControlContext
 from core.pipeline import codes
 from core.tools import Origin, ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from core.pipeline.canonical import PathBase
 
 TOOL_TIMEOUT_SECONDS = 120.0
 
@@ -49,6 +52,15 @@ class ToolRouter:
         if spec is None and (pinned := self.specs.get(name)) is not None and pinned.origin is Origin.CONTROL:
             spec = pinned
         return spec.content_hash() if spec else None
+
+    def path_bases(self, spec: ToolSpec) -> dict[str, PathBase]:
+        """The arguments of ``spec`` that are paths in the owner's workspace (built-ins only: an
+        MCP server resolves its paths where it runs, which this process cannot know)."""
+        if spec.origin is not Origin.CONFIGURED:
+            return {}
+        from core.builtins import workspace_bases
+
+        return workspace_bases(spec.name, self.workspace)
 
     async def run(self, spec: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult:
         if spec.origin is Origin.CONTROL:

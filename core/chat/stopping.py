@@ -25,7 +25,7 @@ from typing import Any
 
 from core import events as ev
 from core.pipeline import codes
-from core.pipeline.pipeline import effective_side_effect, same_call
+from core.pipeline.pipeline import PathBases, effective_side_effect, same_call
 from core.pipeline.policy import Policy
 from core.roster.controls import TOOL_CALL
 from core.store import Store, now
@@ -79,13 +79,14 @@ def settle_unanswered(
     specs: Mapping[str, ToolSpec],
     policy: Policy,
     emit: Callable[[ev.Event], None],
+    paths: PathBases | None = None,
 ) -> dict[str, Any]:
     """The ``tool_result`` for a tool use that has none because the turn was stopped; its
     invocation row and its event say what became of it."""
     call_id = str(block.get("id") or "")
     inv = store.invocation(chat_id, call_id)
     if inv is not None and not same_call(
-        inv, str(block.get("name") or ""), block.get("input"), specs=specs, policy=policy
+        inv, str(block.get("name") or ""), block.get("input"), specs=specs, policy=policy, paths=paths
     ):
         # the id is an earlier call's (another tool, other arguments): that call's row is never
         # touched and its result never given to this use, which did not run

@@ -28,7 +28,7 @@ from core.controls.search import DeferredSearch
 from core.deferral.strategies import Strategy
 from core.errors import UsageError
 from core.pipeline.approvals import Approver
-from core.pipeline.pipeline import CallIds, Pipeline, RunContext, ToolHost
+from core.pipeline.pipeline import CallIds, Pipeline, RunContext, ToolHost, path_bases_of
 from core.pipeline.policy import Policy
 from core.providers.base import (
     ModelRequest,
@@ -210,6 +210,7 @@ class TurnLoop:
                         specs=self.specs,
                         policy=self.policy,
                         emit=self.events.emit,
+                        paths=path_bases_of(self.tools),
                     )
                     for b in uses
                 ]

@@ -14,9 +14,13 @@ value that has no canonical form; a call whose hardline-checked argument has non
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import posixpath
 import re
+import stat
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote
@@ -254,6 +258,159 @@ def canonical_path(value: str, base: str | Path | None = None) -> str:
     return os.path.realpath(expanded)
 
 
+# --- paths in a folder a tool resolves them in (the workspace) --------------------------------------
+
+MAX_SYMLINK_HOPS = 40  # as Linux's MAXSYMLINKS
+
+
+@dataclass(frozen=True)
+class PathBase:
+    """The folder a tool resolves its relative paths in (the owner's workspace for the built-in
+    ``workspace.*`` tools): its real path, and whether the file system there folds case (so
+    ``Private`` is ``private``, as on macOS and Windows by default)."""
+
+    root: str
+    folds_case: bool = False
+
+    @classmethod
+    def of(cls, folder: str | Path) -> PathBase:
+        root = os.path.realpath(os.path.expanduser(os.fspath(folder)))
+        return cls(root=root, folds_case=_folds_case(root))
+
+    def absolute(self, relative: str) -> str:
+        """The absolute form of a canonical relative path."""
+        rel = relative.rstrip("/")
+        return self.root if rel in ("", ".") else os.path.join(self.root, rel)
+
+
+def _same_file(path: str, st: os.stat_result) -> bool:
+    try:
+        other = os.lstat(path)
+    except OSError:
+        return False
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _folds_case(root: str) -> bool:
+    """Whether names differing only in case are one file where ``root`` is: the nearest
+    component with letters, spelled in the other case, is looked up."""
+    path = root
+    while True:
+        head, name = os.path.split(path)
+        if name and name.swapcase() != name:
+            try:
+                return _same_file(os.path.join(head, name.swapcase()), os.lstat(path))
+            except OSError:
+                return False
+        if not name or head == path:
+            return False
+        path = head
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+def _on_disk_name(folder: str, name: str, st: os.stat_result) -> str:
+    """The spelling the folder keeps for the entry ``name`` found: the same unless the file
+    system folds case or Unicode normalisation (``PRIVATE`` or a decomposed ``é`` finding
+    ``private`` or ``é``), when the entry with that file's identity is looked up."""
+    variants = {name.swapcase(), unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)} - {name}
+    if not any(_same_file(os.path.join(folder, v), st) for v in variants):
+        return name  # this file system keeps one spelling per name: the name is its own
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return name
+    if name in entries:
+        return name
+    same = [e for e in entries if _same_file(os.path.join(folder, e), st)]
+    return next((e for e in same if _fold(e) == _fold(name)), same[0] if same else name)
+
+
+def _resolve_in(root: str, relative: str, value: str) -> str:
+    """``relative`` resolved under ``root`` as the kernel would open it: empty and ``.``
+    components dropped, ``..`` taken, every symbolic link that exists followed (chains, links
+    to folders, dangling links to where they point), each existing name in the spelling its
+    folder keeps; what does not exist yet is taken as written."""
+    pending = list(reversed(relative.split("/")))
+    current = root
+    hops = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        path = os.path.join(current, name)
+        try:
+            st = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            current = path  # not there (yet): the rest is taken as written
+            continue
+        except OSError as exc:
+            raise CanonicalError(f"{value!r} cannot be resolved: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(st.st_mode):
+            hops += 1
+            if hops > MAX_SYMLINK_HOPS:
+                raise CanonicalError(f"{value!r} cannot be resolved: its symbolic links go round in a loop")
+            try:
+                target = os.readlink(path)
+            except OSError as exc:
+                raise CanonicalError(f"{value!r} cannot be resolved: {exc.strerror or exc}") from None
+            if target.startswith("/"):
+                current = "/"
+            pending.extend(reversed(target.split("/")))
+            continue
+        current = os.path.join(current, _on_disk_name(current, name, st))
+    return current
+
+
+def canonical_workspace_path(value: str, base: PathBase) -> str:
+    """A path a tool resolves in ``base`` (the workspace), as the file it names there: relative
+    to the root, without ``.``, ``..``, empty components or symbolic links (each followed where
+    it exists), in the spelling the file system keeps, surrounding white space dropped (as the
+    tool's argument parsing drops it). A trailing ``/`` (a folder) is kept. Idempotent while the
+    folder does not change; the tool opens exactly this path, following no link (see
+    ``core.builtins.workspace``).
+
+    Raises :class:`CanonicalError` for an absolute path or one that resolves outside the root."""
+    text = value.strip()
+    if not text:
+        raise CanonicalError("the path is empty")
+    if "\x00" in text:
+        raise CanonicalError("the path contains a NUL character")
+    if text.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:[\\/]", text):
+        raise CanonicalError(f"Path {text!r} is absolute; give a path relative to the workspace root.")
+    real = _resolve_in(base.root, text, text)
+    if real != base.root and not real.startswith(base.root.rstrip("/") + "/"):
+        raise CanonicalError(
+            f"Path {text!r} is outside the workspace (it resolves to a place outside the workspace "
+            "folder, through '..' or a symbolic link); only files inside the workspace can be used."
+        )
+    relative = os.path.relpath(real, base.root) if real != base.root else "."
+    return relative + "/" if text.endswith("/") and relative != "." else relative
+
+
+def path_match_forms(value: str, base: PathBase | None) -> list[str]:
+    """The forms of a canonical path a rule's glob is matched against: NFC (a decomposed ``é``
+    is the name a person reads as ``é``), case-folded where the file system folds case, and
+    for a path in a workspace both relative to its root and absolute."""
+    forms = [value.rstrip("/") or value]
+    if base is not None:
+        forms.append(base.absolute(value))
+    out = [unicodedata.normalize("NFC", f) for f in forms]
+    return [f.casefold() for f in out] if base is not None and base.folds_case else out
+
+
+def path_glob_matches(form: str, glob: str) -> bool:
+    """A path rule covers the path it names and everything below it (a rule on ``private`` or
+    ``private/`` holds for ``private/a.txt``)."""
+    glob = glob.rstrip("/") or glob
+    return fnmatch.fnmatchcase(form, glob) or fnmatch.fnmatchcase(form, glob + "/*")
+
+
 # --- the dispatch -----------------------------------------------------------------------------------
 
 
@@ -262,8 +419,9 @@ def canonical_text(value: str) -> str:
     return _visible(value).casefold()
 
 
-def canonical(kind: Kind, value: str) -> str:
-    """``value`` in the canonical form of ``kind``. Raises :class:`CanonicalError`."""
+def canonical(kind: Kind, value: str, base: PathBase | None = None) -> str:
+    """``value`` in the canonical form of ``kind`` (a path in the folder ``base`` when the tool
+    resolves it there). Raises :class:`CanonicalError`."""
     if kind == "phone":
         return canonical_phone(value)
     if kind == "email":
@@ -271,7 +429,7 @@ def canonical(kind: Kind, value: str) -> str:
     if kind == "url":
         return canonical_url(value)
     if kind == "path":
-        return canonical_path(value)
+        return canonical_workspace_path(value, base) if base is not None else canonical_path(value)
     return canonical_text(value)
 
 
@@ -283,15 +441,18 @@ def split_values(kind: Kind, value: str) -> list[str]:
     return [value]
 
 
-def canonical_argument(kind: Kind, value: str) -> str:
+def canonical_argument(kind: Kind, value: str, base: PathBase | None = None) -> str:
     """One argument string in canonical form: each of its values (:func:`split_values`), a list
     of addresses joined with ``", "``."""
-    return ", ".join(canonical(kind, part) for part in split_values(kind, value))
+    return ", ".join(canonical(kind, part, base) for part in split_values(kind, value))
 
 
-def match_forms(kind: Kind, value: str) -> list[str]:
+def match_forms(kind: Kind, value: str, base: PathBase | None = None) -> list[str]:
     """The forms of a canonical value that a rule's glob is matched against: a URL also without
-    its user info, so ``https://user@bank.example/`` is still about ``bank.example``."""
+    its user info, so ``https://user@bank.example/`` is still about ``bank.example``; a path as
+    :func:`path_match_forms` gives it."""
+    if kind == "path":
+        return path_match_forms(value, base)
     if kind == "url":
         m = re.match(r"([a-z][a-z0-9+.-]*://)([^/?#]*@)(.*)", value, re.S)
         if m:
@@ -304,27 +465,25 @@ def rewrites(kind: Kind) -> bool:
     return kind != "text"
 
 
-def canonical_pattern(kind: Kind, pattern: str) -> str:
+def canonical_pattern(kind: Kind, pattern: str, base: PathBase | None = None) -> str:
     """A rule's glob in the same form as the values it matches.
 
     Globs (``* ? [``) are kept; the rest is put in canonical form the way a value would be:
     phone patterns lose their formatting, email and URL patterns are lower-cased with literal
     host labels IDNA-encoded, path patterns have ``~`` expanded and their literal directory
-    resolved.
+    resolved (a relative one, for a tool that resolves paths in a folder, is taken relative to
+    that folder: ``./private/`` is ``private``), in NFC, case-folded where the file system
+    folds case.
     """
+    if kind == "path":
+        glob = _path_pattern(pattern.strip(), base)
+        glob = unicodedata.normalize("NFC", glob)
+        return glob.casefold() if base is not None and base.folds_case else glob
     text = pattern.strip() if kind in ("path", "url") else _visible(pattern)
     if kind == "phone":
         text = "".join(ch for ch in text if ch not in _PHONE_SEPARATORS and unicodedata.category(ch) != "Zs")
         text = "".join(str(unicodedata.decimal(ch)) if unicodedata.category(ch) == "Nd" else ch for ch in text)
         return "+" + text[2:] if text.startswith("00") else text
-    if kind == "path":
-        expanded = os.path.expanduser(text)
-        first = min((i for i in (expanded.find(c) for c in GLOB_CHARS) if i >= 0), default=len(expanded))
-        literal_dir = os.path.dirname(expanded[:first]) if first < len(expanded) else expanded
-        if os.path.isabs(literal_dir):
-            resolved = os.path.realpath(literal_dir)
-            return resolved + expanded[len(literal_dir) :] if first < len(expanded) else resolved
-        return expanded
     if kind == "email":
         return _idna_tokens(text.casefold())
     if kind == "url":
@@ -337,6 +496,19 @@ def canonical_pattern(kind: Kind, pattern: str) -> str:
             authority = authority[: -len(f":{port}")]
         return scheme + authority + rest
     return text.casefold()
+
+
+def _path_pattern(text: str, base: PathBase | None) -> str:
+    expanded = os.path.expanduser(text)
+    if not os.path.isabs(expanded):
+        if base is None:
+            return expanded
+        normal = posixpath.normpath(expanded)  # ./a//b/../c -> a/c, as the values are
+        return normal[2:] if normal.startswith("./") else normal
+    first = min((i for i in (expanded.find(c) for c in GLOB_CHARS) if i >= 0), default=len(expanded))
+    literal_dir = os.path.dirname(expanded[:first]) if first < len(expanded) else expanded
+    resolved = os.path.realpath(literal_dir)
+    return resolved + expanded[len(literal_dir) :] if first < len(expanded) else resolved
 
 
 def _idna_tokens(text: str) -> str:

@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from core import events as ev
 from core.context import envelope
@@ -26,7 +26,7 @@ from core.events import Event
 from core.pipeline import codes
 from core.pipeline.approvals import ApprovalRequest, Approver, Decision
 from core.pipeline.call_ids import CallIds, new_call_id
-from core.pipeline.canonical import CanonicalError
+from core.pipeline.canonical import CanonicalError, PathBase
 from core.pipeline.policy import Policy
 from core.pipeline.validation import invalid_arguments_text, schema_for_model, validation_error
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
@@ -46,6 +46,22 @@ class ToolHost(Protocol):
     async def run(self, spec: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult: ...
 
     def live_pin(self, name: str) -> str | None: ...
+
+
+@runtime_checkable
+class PathHost(Protocol):
+    """A host whose tools resolve some path arguments in a folder says which, and where: the
+    pipeline puts those paths in canonical form there (rules match it, the tool receives it)."""
+
+    def path_bases(self, spec: ToolSpec) -> Mapping[str, PathBase]: ...
+
+
+PathBases = Callable[[ToolSpec], Mapping[str, PathBase]]
+
+
+def path_bases_of(host: object) -> PathBases | None:
+    """``host``'s :meth:`PathHost.path_bases`, if it has one."""
+    return host.path_bases if isinstance(host, PathHost) else None
 
 
 @dataclass
@@ -167,12 +183,19 @@ def judged_spec(spec: ToolSpec, policy: Policy) -> ToolSpec:
 
 
 def same_call(
-    inv: InvocationRow, raw_name: str, raw_input: Any, *, specs: Mapping[str, ToolSpec], policy: Policy
+    inv: InvocationRow,
+    raw_name: str,
+    raw_input: Any,
+    *,
+    specs: Mapping[str, ToolSpec],
+    policy: Policy,
+    paths: PathBases | None = None,
 ) -> bool:
     """Whether ``inv`` is the row of this very call (the tool use ``raw_name``/``raw_input`` as the
     model wrote it): the same tool and the same arguments, in any form the row may have stored
-    them (as the model wrote them, unwrapped from tool.call, or canonical). A row that is not
-    is another call's, which this one must neither touch nor be answered from."""
+    them (as the model wrote them, unwrapped from tool.call, or canonical: ``paths`` says where
+    the tool resolves its paths). A row that is not is another call's, which this one must
+    neither touch nor be answered from."""
     names = {raw_name}
     forms: list[Any] = [raw_input]
     name = raw_name
@@ -190,7 +213,8 @@ def same_call(
     spec = specs.get(name)
     if spec is not None and isinstance(forms[-1], dict):
         with contextlib.suppress(Exception):  # no canonical form: the forms above are all there is
-            forms.append(policy.canonical_arguments(judged_spec(spec, policy), forms[-1]))
+            bases = paths(spec) if paths is not None else None
+            forms.append(policy.canonical_arguments(judged_spec(spec, policy), forms[-1], bases))
     return _stored_as(inv.arguments, forms)
 
 
@@ -311,12 +335,14 @@ class Pipeline:
             if action == "deny":
                 raise _Stop(codes.DENIED_POLICY, f"{name} is denied by policy ({why})", denied=True)
             # The values hardline rules look at in canonical form: the rule, the approval and the
-            # tool all see the same phone number, address, URL or path.
+            # tool all see the same phone number, address, URL or path (a path the tool resolves
+            # in the workspace as the file it names there).
+            bases = self._path_bases(spec)
             try:
-                arguments = ctx.policy.canonical_arguments(judged, arguments)
+                arguments = ctx.policy.canonical_arguments(judged, arguments, bases)
             except CanonicalError as exc:
                 raise _Stop(codes.ARGUMENTS_INVALID, f"arguments for {name}: {exc}", denied=False) from None
-            line = ctx.policy.hardline_for(judged, arguments)
+            line = ctx.policy.hardline_for(judged, arguments, bases)
             if line is not None:
                 raise _Stop(codes.DENIED_HARDLINE, f"{name} is denied by a hardline rule: {line.reason}", denied=True)
 
@@ -485,9 +511,15 @@ class Pipeline:
         self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope=scope))
         return True
 
+    def _path_bases(self, spec: ToolSpec) -> Mapping[str, PathBase]:
+        paths = path_bases_of(self.ctx.tools)
+        return paths(spec) if paths is not None else {}
+
     # -- call ids ---------------------------------------------------------------------------
     def _same_call(self, inv: InvocationRow, raw_name: str, raw_input: Any) -> bool:
-        return same_call(inv, raw_name, raw_input, specs=self.ctx.specs, policy=self.ctx.policy)
+        return same_call(
+            inv, raw_name, raw_input, specs=self.ctx.specs, policy=self.ctx.policy, paths=path_bases_of(self.ctx.tools)
+        )
 
     def _reused(self, inv: InvocationRow, call_id: str, raw_name: str, raw_input: Any) -> Outcome:
         """Answer a call whose id an earlier call of this chat already has: a tool error of its own
@@ -540,12 +572,14 @@ class Pipeline:
 __all__ = [
     "CallIds",
     "Outcome",
+    "PathHost",
     "Pipeline",
     "RunContext",
     "ToolHost",
     "effective_side_effect",
     "judged_spec",
     "new_call_id",
+    "path_bases_of",
     "same_call",
     "schema_for_model",
     "unwrap",

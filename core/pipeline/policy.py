@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -20,10 +21,12 @@ from core.errors import parse_toml_model, read_text
 from core.pipeline.canonical import (
     CanonicalError,
     Kind,
+    PathBase,
     canonical,
     canonical_argument,
     canonical_pattern,
     match_forms,
+    path_glob_matches,
     rewrites,
     split_values,
 )
@@ -89,7 +92,12 @@ class Hardline(BaseModel):
     kinds: dict[str, Kind] = Field(default_factory=dict)
     reason: str
 
-    def kind_of(self, key: str) -> Kind:
+    def kind_of(self, key: str, paths: Mapping[str, PathBase] | None = None) -> Kind:
+        """The kind of ``key``'s values: a path for an argument the tool resolves in a folder
+        (whatever the rule says: ``./private`` must not dodge a rule written as text), else
+        what the rule names, else what its glob looks like."""
+        if paths and key in paths:
+            return "path"
         return self.kinds.get(key) or infer_kind(self.args.get(key, ""))
 
     def applies_to(self, spec: ToolSpec) -> bool:
@@ -100,32 +108,35 @@ class Hardline(BaseModel):
             return False
         return self.side_effect is None or spec.side_effect is self.side_effect
 
-    def matches(self, spec: ToolSpec, arguments: Any) -> bool:
+    def matches(self, spec: ToolSpec, arguments: Any, paths: Mapping[str, PathBase] | None = None) -> bool:
         """Whether the call is denied: every named argument has a value whose canonical form
-        matches the rule's glob. A value with no canonical form matches (it cannot be cleared)."""
+        matches the rule's glob. A value with no canonical form matches (it cannot be cleared).
+        ``paths`` names the arguments the tool resolves in a folder, and the folder."""
         if not self.applies_to(spec):
             return False
         for key, pattern in self.args.items():
-            kind = self.kind_of(key)
-            glob = canonical_pattern(kind, pattern)
+            kind = self.kind_of(key, paths)
+            base = paths.get(key) if paths else None
+            glob = canonical_pattern(kind, pattern, base)
             value = arguments.get(key) if isinstance(arguments, dict) else None
             values = value if isinstance(value, list) else [value]
-            if not any(self._value_matches(kind, v, glob) for v in values):
+            if not any(self._value_matches(kind, v, glob, base) for v in values):
                 return False
         return True
 
     @staticmethod
-    def _value_matches(kind: Kind, value: Any, glob: str) -> bool:
+    def _value_matches(kind: Kind, value: Any, glob: str, base: PathBase | None) -> bool:
         if value is None:
             return False
         text = _as_text(value)
         if text is None:
             return True  # an object where a rule expects a value: refused rather than guessed at
+        matches = path_glob_matches if kind == "path" else fnmatch.fnmatchcase
         try:
             return any(
-                fnmatch.fnmatchcase(form, glob)
+                matches(form, glob)
                 for part in split_values(kind, text)
-                for form in match_forms(kind, canonical(kind, part))
+                for form in match_forms(kind, canonical(kind, part, base), base)
             )
         except CanonicalError:
             return True
@@ -160,36 +171,41 @@ class Policy(BaseModel):
             return action, f"policy for {spec.side_effect.value}: {action}"
         return self.default, f"policy default: {self.default}"
 
-    def hardline_for(self, spec: ToolSpec, arguments: Any) -> Hardline | None:
-        return next((h for h in self.hardline if h.matches(spec, arguments)), None)
+    def hardline_for(
+        self, spec: ToolSpec, arguments: Any, paths: Mapping[str, PathBase] | None = None
+    ) -> Hardline | None:
+        return next((h for h in self.hardline if h.matches(spec, arguments, paths)), None)
 
-    def canonical_arguments(self, spec: ToolSpec, arguments: Any) -> Any:
-        """``arguments`` with every value a hardline rule for this tool names in canonical form:
-        what the rules match is what the approval shows and the tool receives.
+    def canonical_arguments(self, spec: ToolSpec, arguments: Any, paths: Mapping[str, PathBase] | None = None) -> Any:
+        """``arguments`` with every value a hardline rule for this tool names in canonical form,
+        and every path the tool resolves in a folder (``paths``: argument name -> folder) as the
+        file it names there, rule or none: what the rules match is what the approval shows and
+        the tool receives.
 
         Raises :class:`CanonicalError` (naming the argument) for a value with no canonical form.
         Plain text (kind ``text``) is compared case-insensitively and passed on unchanged.
         """
         if not isinstance(arguments, dict):
             return arguments
-        kinds: dict[str, Kind] = {}
+        kinds: dict[str, Kind] = {key: "path" for key in paths or {}}
         for line in self.hardline:
             if line.applies_to(spec):
                 for key in line.args:
-                    kinds.setdefault(key, line.kind_of(key))
+                    kinds.setdefault(key, line.kind_of(key, paths))
         out = dict(arguments)
         for key, kind in kinds.items():
             if key not in out or out[key] is None:
                 continue
             value = out[key]
+            base = paths.get(key) if paths else None
             if isinstance(value, list):
-                out[key] = [self._canonical_value(key, kind, v) for v in value]
+                out[key] = [self._canonical_value(key, kind, v, base) for v in value]
             else:
-                out[key] = self._canonical_value(key, kind, value)
+                out[key] = self._canonical_value(key, kind, value, base)
         return out
 
     @staticmethod
-    def _canonical_value(key: str, kind: Kind, value: Any) -> Any:
+    def _canonical_value(key: str, kind: Kind, value: Any, base: PathBase | None = None) -> Any:
         text = _as_text(value)
         if text is None:
             raise CanonicalError(
@@ -197,7 +213,7 @@ class Policy(BaseModel):
                 f"{type(value).__name__}: a hardline rule checks it"
             )
         try:
-            result = canonical_argument(kind, text)
+            result = canonical_argument(kind, text, base)
         except CanonicalError as exc:
             raise CanonicalError(f"{key}: {exc}") from None
         return result if rewrites(kind) else value

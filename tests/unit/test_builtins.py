@@ -72,6 +72,15 @@ async def call(ctx: ToolContext, name: str, **arguments) -> ToolResult:
     return result
 
 
+async def checked(ctx: ToolContext, name: str, **arguments) -> ToolResult:
+    """The call as the pipeline makes it: the tool's workspace paths in their canonical form."""
+    from core.builtins import workspace_bases
+    from core.pipeline.policy import default_policy
+
+    canonical = default_policy().canonical_arguments(CONFIGURED[name], arguments, workspace_bases(name, ctx.workspace))
+    return await call(ctx, name, **canonical)
+
+
 async def ok(ctx: ToolContext, name: str, **arguments):
     result = await call(ctx, name, **arguments)
     assert not result.is_error, result.text()
@@ -806,7 +815,9 @@ async def test_workspace_refuses_symlinks_that_leave(ctx, workspace):
         ctx, "workspace.write_file", path="link.txt", content="x", overwrite=True
     )
     assert not (outside / "new.txt").exists() and (outside / "secret.txt").read_text() == "top secret"
-    assert "\tinside" in (await call(ctx, "workspace.read_file", path="alias.txt")).text()
+    # a link that stays inside is followed by the check, and the tool opens where it leads
+    assert "\tinside" in (await checked(ctx, "workspace.read_file", path="alias.txt")).text()
+    assert "not the path that was checked" in await err(ctx, "workspace.read_file", path="alias.txt")
     found = await ok(ctx, "workspace.search", pattern="secret")
     assert [m["path"] for m in found["matches"]] == []
     assert found["skipped"] == {"outside_workspace": 1}
