@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import os
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+from core.display import safe
 
 OSC, BEL = "\x1b]", "\x07"
 PUSH_TITLE, POP_TITLE = "\x1b[22;0t", "\x1b[23;0t"  # xterm's title stack: restore the owner's title on exit
@@ -32,10 +33,10 @@ _OSC777_PROGRAMS = {"wezterm", "ghostty"}
 
 
 def clean(text: str, limit: int = 200) -> str:
-    """One line of printable text: control characters (ESC, BEL, C1 codes, newlines) become
-    spaces, so nothing in ``text`` can end an OSC sequence or start another."""
-    out = "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in text)
-    out = re.sub(r"\s+", " ", out).strip()
+    """One line of printable text: white space (newlines, tabs, line separators) runs become one
+    space and every other character :func:`core.display.safe` changes (ESC, BEL, C1 codes, bidi
+    controls) its visible escape, so nothing in ``text`` can end an OSC sequence or start another."""
+    out = safe(re.sub(r"\s+", " ", text)).strip()
     return out[:limit]
 
 

@@ -26,11 +26,12 @@ class TtyApprover:
     async def decide(self, request: ApprovalRequest) -> Decision:
         import asyncio
 
+        from core.cli import output
         from core.pipeline.approvals import Decision
 
         prompt = approval_prompt(request)
         while True:
-            answer = (await asyncio.to_thread(input, prompt)).strip().lower()
+            answer = (await asyncio.to_thread(output.ask, prompt)).strip().lower()
             choice = {"y": Decision.ALLOW_ONCE, "a": Decision.ALLOW_CHAT, "n": Decision.DENY, "p": Decision.PARK}.get(
                 answer[:1]
             )

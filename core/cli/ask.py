@@ -15,9 +15,9 @@ printed: it is the model's scratch work, and often long).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
+from core.cli import output
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
 from core.cli.exits import exit_for
@@ -180,18 +180,17 @@ async def _ask(args: argparse.Namespace) -> int:
             if args.chat and session.parked() is not None and engine.store.busy(session.chat_id) is None:
                 result = await session.resume(wait=args.wait)
                 if result.status != "done":  # the new prompt must not vanish without a word
-                    print(
+                    output.err(
                         f"deferchat: chat {session.chat_id} had an unfinished turn, and it ended {result.status}; "
                         f"your message was not sent. Send it again once the chat is free "
-                        f"(`deferchat resume {session.chat_id}` answers a parked approval).",
-                        file=sys.stderr,
+                        f"(`deferchat resume {session.chat_id}` answers a parked approval)."
                     )
                     return exit_for(result.status)
             if args.chat:
                 await switch_if_asked(session, args)
             result = await session.send(args.prompt, wait=args.wait)
         if not args.json:
-            print(f"[chat {session.chat_id}]", file=sys.stderr)
+            output.err(f"[chat {session.chat_id}]")
         return exit_for(result.status)
     finally:
         await session.close()

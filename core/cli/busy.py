@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,6 +18,6 @@ def check_busy(store: Store, chat: str | None, wait: bool) -> None:
         return
     if not wait:
         raise busy
-    print(
-        f"deferchat: chat {busy.chat_id} is busy (a turn runs in {busy.holder}); waiting for it to end", file=sys.stderr
-    )
+    from core.cli import output
+
+    output.err(f"deferchat: chat {busy.chat_id} is busy (a turn runs in {busy.holder}); waiting for it to end")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING
 
+from core.cli import output
 from core.cli.exits import EXIT_OK
 from core.display import safe
 
@@ -30,12 +30,13 @@ def run(args: argparse.Namespace) -> int:
         rows = store.chats()
         if args.json:
             for r in rows:
-                print(json.dumps({k: getattr(r, k) for k in _LIST_KEYS}))
+                output.data(json.dumps({k: getattr(r, k) for k in _LIST_KEYS}))
             return EXIT_OK
         if not rows:
-            print("no chats yet: run `deferchat` or `deferchat ask PROMPT`")
+            output.out("no chats yet: run `deferchat` or `deferchat ask PROMPT`")
         for r in rows:
-            print(f"{r.id}  {r.status:<7}  {r.provider}/{r.model}  {r.strategy:<12}  {safe(r.title)}")  # model-written
+            title = safe(r.title)  # model-written, on one line
+            output.out(f"{r.id}  {r.status:<7}  {r.provider}/{r.model}  {r.strategy:<12}  {title}")
         return EXIT_OK
     if not args.chat_id:
         raise UsageError(f"chats {action} needs a chat id")
@@ -52,13 +53,13 @@ def run(args: argparse.Namespace) -> int:
         if action == "export" and not args.md:
             raise UsageError("chats export writes Markdown: pass --md")
         text = chat_markdown(store, chat.id)
-        if args.output:
+        if args.output:  # a file keeps the Markdown exactly as written; stdout is a terminal
             from pathlib import Path
 
             Path(args.output).write_text(text, encoding="utf-8")
-            print(f"wrote {args.output}", file=sys.stderr)
+            output.err(f"wrote {args.output}")
         else:
-            sys.stdout.write(text)
+            output.out(text, end="")
         return EXIT_OK
     if action == "rename":
         if not args.title:
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if action == "delete":
         store.delete_chat(chat.id)
-        print(f"deleted {chat.id}", file=sys.stderr)
+        output.err(f"deleted {chat.id}")
         return EXIT_OK
     raise UsageError(f"unknown chats action {action!r}")
 
@@ -77,12 +78,12 @@ def _show_usage(store: Store, chat_id: str, *, as_json: bool) -> int:
 
     usage = chat_usage(store, chat_id)
     if as_json:
-        print(json.dumps(usage.to_json(chat_id)))
+        output.data(json.dumps(usage.to_json(chat_id)))
         return EXIT_OK
     rows = [COLUMNS, *(row_cells(r) for r in usage.requests)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
     for row in rows:  # the last column (the breaks) is left unpadded
         cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
-        print(safe("  ".join([*cells, row[-1]]).rstrip()))  # a break names tools: a server's words
-    print(safe(f"total: {totals_text(usage.totals)}"))
+        output.out(safe("  ".join([*cells, row[-1]]).rstrip()))  # a break names tools: a server's words
+    output.out(safe(f"total: {totals_text(usage.totals)}"))
     return EXIT_OK

@@ -6,7 +6,6 @@ healthy, 1 not (each problem is one line)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.cli.exits import EXIT_FAILED, EXIT_OK
 
@@ -23,12 +22,13 @@ def _size(n: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.cli import output
     from core.display import safe
     from core.store.health import inspect_store
 
     report = inspect_store()
     if args.json:
-        print(report.model_dump_json())
+        output.data(report.model_dump_json())
         return EXIT_OK if report.healthy else EXIT_FAILED
     db, schema = report.database, report.schema_version
     state = "writable" if report.writable else "read-only"
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
         state = f"expires in {lease.expires_in_s:.0f} s" if lease.expires_in_s > 0 else "expired"
         lines.append(("turn", f"chat {safe(lease.chat_id)} held by {safe(lease.holder)} ({state})"))
     for label, value in lines:
-        print(f"{label:<10} {value}")
+        output.out(f"{label:<10} {value}")
     for problem in report.problems:
-        print(f"deferchat: {safe(problem)}", file=sys.stderr)
-    print("healthy" if report.healthy else "NOT healthy")
+        output.err(f"deferchat: {safe(problem)}")
+    output.out("healthy" if report.healthy else "NOT healthy")
     return EXIT_OK if report.healthy else EXIT_FAILED

@@ -8,9 +8,9 @@ starts the app; it runs the headless commands alone as well (``python -m core.cl
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
+from core.cli import output
 from core.cli.exits import EXIT_USAGE, guarded
 from core.cli.parser import build_parser
 
@@ -32,10 +32,9 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
 def run(args: argparse.Namespace) -> int:
     """Run the parsed subcommand under :func:`~core.cli.exits.guarded`."""
     if args.command is None:
-        print(
+        output.err(
             "deferchat: give a command (plan, ask, search, chats, resume, servers, doctor); the full-screen "
-            "app starts from the deferchat script",
-            file=sys.stderr,
+            "app starts from the deferchat script"
         )
         return EXIT_USAGE
     return guarded(lambda: int(args.func(args)))

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Final
 
+from core.cli import output
+
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
 EXIT_USAGE: Final = 2
@@ -40,35 +42,12 @@ def guarded(run: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        if _stdout_is_gone():
-            stdout_gone()
+        if output.stdout_is_gone():
+            output.stdout_gone()
             return EXIT_OK
         return _failure(*sys.exc_info())
     except Exception:
         return _failure(*sys.exc_info())
-
-
-def stdout_gone() -> None:
-    """The reader of stdout has left: point stdout at the null device, so that no later write
-    and no flush at exit fails again (Python's documented recipe for SIGPIPE)."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # stdout has no descriptor (a test's capture): nothing to flush
-        pass
-
-
-def _stdout_is_gone() -> bool:
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return True
-    except (OSError, ValueError):
-        return False
-    return False
 
 
 def _say(line: str) -> None:
@@ -77,7 +56,7 @@ def _say(line: str) -> None:
     from core.errors import one_line
 
     with contextlib.suppress(OSError, ValueError):  # stderr is gone too: the exit code says it
-        print(f"deferchat: {one_line(line)}", file=sys.stderr)
+        output.err(f"deferchat: {one_line(line)}")
 
 
 def _failure(kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> int:

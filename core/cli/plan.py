@@ -7,8 +7,8 @@ asks for live discovery.
 from __future__ import annotations
 
 import argparse
-import sys
 
+from core.cli import output
 from core.cli.exits import EXIT_OK
 from core.cli.options import caps_from, policy_from
 from core.cli.printer import server_failures_to_stderr
@@ -36,9 +36,9 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_roster(inp, estimator)
     estimator.flush()
     if args.json:
-        sys.stdout.write(plan.to_json() + "\n")
+        output.data(plan.to_json())
     else:
         from core.roster.report import plan_table
 
-        sys.stdout.write(plan_table(plan))
+        output.out(plan_table(plan), end="")
     return EXIT_OK

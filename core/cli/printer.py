@@ -9,9 +9,9 @@ and stay exact (JSON escapes every C0 control character)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
+from core.cli import output
 from core.display import safe
 
 
@@ -27,9 +27,7 @@ class EventPrinter:
         try:
             self._print(event)
         except BrokenPipeError:  # the reader of stdout left (`| head -1`): the turn goes on, quietly
-            from core.cli.exits import stdout_gone
-
-            stdout_gone()
+            output.stdout_gone()
 
     def _print(self, event: Any) -> None:
         t = event.type
@@ -40,16 +38,14 @@ class EventPrinter:
             return
         self.thinking = False
         if self.as_json:
-            sys.stdout.write(event.to_json() + "\n")
-            sys.stdout.flush()
+            output.data(event.to_json())
             return
         if t == "model.text.delta":
-            sys.stdout.write(safe(event.text, multiline=True))
-            sys.stdout.flush()
+            output.out(event.text, end="", flush=True)
             self.in_text = True
             return
         if self.in_text and t != "model.text":
-            sys.stdout.write("\n")
+            output.out()
             self.in_text = False
         line = transcript_line(event)
         if line:
@@ -57,9 +53,9 @@ class EventPrinter:
 
     def _note(self, line: str) -> None:
         if self.in_text:
-            sys.stdout.write("\n")
+            output.out()
             self.in_text = False
-        print(line, file=sys.stderr)
+        output.err(line)
 
 
 def _s(value: Any) -> str:
@@ -114,6 +110,6 @@ def transcript_line(event: Any) -> str | None:
 def server_failures_to_stderr(event: Any) -> None:
     """For commands that plan without a chat (``plan``, ``search``): say which MCP server failed."""
     if getattr(event, "type", "") == "server.status" and event.status == "failed":
-        print(f"deferchat: MCP server {_s(event.server)} failed: {_s(event.message)}", file=sys.stderr)
+        output.err(f"deferchat: MCP server {_s(event.server)} failed: {_s(event.message)}")
     elif getattr(event, "type", "") == "server.status" and event.status == "needs_approval":
-        print(f"deferchat: MCP server {_s(event.server)} {_s(event.message)}", file=sys.stderr)
+        output.err(f"deferchat: MCP server {_s(event.server)} {_s(event.message)}")

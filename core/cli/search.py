@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING
 
+from core.cli import output
 from core.cli.exits import EXIT_OK
 from core.cli.printer import server_failures_to_stderr
 from core.deferral.names import ACTIVE_TOOLS
@@ -36,13 +36,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--queries {args.queries}: {exc}") from exc
         for q in queries:
             ranked = [h.name for h in index.search(q.query, k=k)]
-            sys.stdout.write(json.dumps({"id": q.id, "ranked": ranked}) + "\n")
+            output.data(json.dumps({"id": q.id, "ranked": ranked}))
         return EXIT_OK
     if not args.query:
         raise UsageError("search needs a QUERY, or --queries FILE.jsonl")
     hits = index.search(args.query, k=k)
     if args.json:
-        sys.stdout.write(
+        output.data(
             json.dumps(
                 {
                     "query": args.query,
@@ -50,12 +50,11 @@ def run(args: argparse.Namespace) -> int:
                     "hits": [{"name": h.name, "score": round(h.score, 4)} for h in hits],
                 }
             )
-            + "\n"
         )
         return EXIT_OK
-    print(safe(f"{len(hits)} of {scope} for {args.query!r}:"))
+    output.out(safe(f"{len(hits)} of {scope} for {args.query!r}:"))
     for i, h in enumerate(hits, 1):
-        print(f"{i:>3}. {safe(h.name)}  ({h.score:.3f})")
+        output.out(f"{i:>3}. {safe(h.name)}  ({h.score:.3f})")
     return EXIT_OK
 
 

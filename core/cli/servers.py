@@ -16,6 +16,7 @@ import argparse
 import json
 from typing import Any
 
+from core.cli import output
 from core.cli.exits import EXIT_FAILED, EXIT_OK
 from core.display import safe
 
@@ -54,19 +55,19 @@ def run(args: argparse.Namespace) -> int:
     est.flush()
     if args.json:
         for r in rows:
-            print(json.dumps(r))
+            output.data(json.dumps(r))
     elif not rows:
-        print("no MCP servers configured (see `deferchat servers --help`)")
+        output.out("no MCP servers configured (see `deferchat servers --help`)")
     else:
         width = max(8, *(len(r["status"]) for r in rows))
-        print(f"{'SERVER':<24} {'STATUS':<{width}} {'TOOLS':>5} {'READS':>5} {'TOKENS':>7}  MESSAGE")
+        output.out(f"{'SERVER':<24} {'STATUS':<{width}} {'TOOLS':>5} {'READS':>5} {'TOKENS':>7}  MESSAGE")
         for r in rows:
-            print(
+            output.out(
                 f"{safe(r['server']):<24} {safe(r['status']):<{width}} {r['tools']:>5} {r['reads']:>5} "
                 f"{r['tokens']:>7,}  {safe(r['message'])}"
             )
             for s in r["skipped"]:
-                print(f"{'':<24} skipped {safe(s['name'])}: {safe(s['reason'])}")
+                output.out(f"{'':<24} skipped {safe(s['name'])}: {safe(s['reason'])}")
         _describe_pending(sorted({r.needs_approval for r in discovery.servers if r.needs_approval}))
     return EXIT_OK if all(r["status"] == "ready" for r in rows) else EXIT_FAILED
 
@@ -77,11 +78,11 @@ def _describe_pending(files: list[str]) -> None:
     from core.mcp.config import McpConfigError
 
     for file in files:
-        print()
+        output.out()
         try:
-            print("\n".join(safe(line) for line in describe_config(file).lines()))
+            output.out("\n".join(safe(line) for line in describe_config(file).lines()))
         except McpConfigError as exc:  # it changed or went away since it was read
-            print(safe(f"{file}: {exc}"))
+            output.out(safe(f"{file}: {exc}"))
 
 
 def approve(file: str) -> int:
@@ -91,8 +92,8 @@ def approve(file: str) -> int:
     summary = describe_config(file)
     approved = approve_config(file, sha256=summary.sha256)  # refused if it changed in between
     lines = approved.lines()
-    print("\n".join(safe(line) for line in lines[:-1]))
-    print(
+    output.out("\n".join(safe(line) for line in lines[:-1]))
+    output.out(
         f"approved {safe(approved.path)} (sha256 {approved.sha256[:16]}): its servers start from now on; "
         "a later edit to the file asks again"
     )
