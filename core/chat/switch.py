@@ -153,6 +153,9 @@ def switch_session(
     strategy, why = strategy_for(choice, provider, model, base_url, session.settings)
     why += search_note(strategy, session.tool_search)
     new = session.build_strategy(strategy, session.strategy.loaded, foreign_history=True)
+    # A fallback takes over a turn under way: what a search loaded earlier in it stays callable
+    # (its result told the model to call it). Between turns the new turn starts afresh anyway.
+    new.carry_over(session.strategy.turn_loaded)
     before = (session.provider_name, session.provider.model)
     session.provider = made
     session.strategy, session.strategy_reason = new, why

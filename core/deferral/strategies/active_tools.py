@@ -39,6 +39,7 @@ class ActiveToolsStrategy(BaseStrategy):
         self.pool = DiscoveryPool(set(self._deferred))
 
     def begin_turn(self) -> None:
+        super().begin_turn()
         self.pool = DiscoveryPool(set(self._deferred))
 
     def seed(self, messages: list[dict[str, Any]]) -> list[str]:
@@ -51,6 +52,7 @@ class ActiveToolsStrategy(BaseStrategy):
     def discover(self, names: list[str]) -> list[str]:
         added = self.pool.discover(names)
         self._mark_loaded(names)
+        self._note_turn(names)
         return added
 
     def surface(self, messages: list[dict[str, Any]]) -> Surface:

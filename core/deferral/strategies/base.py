@@ -56,6 +56,16 @@ class Strategy(Protocol):
         """A search found ``names``; returns the ones that joined the tools array (active-tools)."""
         ...
 
+    @property
+    def turn_loaded(self) -> list[str]:
+        """Deferred tools a search loaded in the turn under way (the model was told to call them)."""
+        ...
+
+    def carry_over(self, names: list[str]) -> None:
+        """This strategy takes over a turn another one began (a fallback mid-turn): ``names``,
+        loaded earlier in the turn, stay callable in its requests for the rest of the turn."""
+        ...
+
 
 SystemBuilder = Callable[[str], str]
 """Builds the chat's system prompt around a strategy's note (its line in Region A)."""
@@ -74,6 +84,7 @@ class BaseStrategy:
         self._deferred = [n for n in plan.deferred_tool_names if n in specs]
         self._system = system
         self._loaded: list[str] = []
+        self._turn_loaded: list[str] = []  # loaded by a search since the turn began
         self._mark_loaded(loaded)
 
     # -- the protocol's shared half ---------------------------------------------------------------
@@ -87,12 +98,20 @@ class BaseStrategy:
     def loaded(self) -> list[str]:
         return list(self._loaded)
 
+    @property
+    def turn_loaded(self) -> list[str]:
+        return list(self._turn_loaded)
+
     def begin_turn(self) -> None:
-        return None
+        self._turn_loaded = []
 
     def discover(self, names: list[str]) -> list[str]:
         self._mark_loaded(names)
+        self._note_turn(names)
         return []
+
+    def carry_over(self, names: list[str]) -> None:
+        self.discover(names)
 
     def note(self) -> str:
         """The strategy's line in Region A (constant for the chat); none by default."""
@@ -107,6 +126,11 @@ class BaseStrategy:
     def _deferred_by_wire(self) -> dict[str, str]:
         """The deferred tools under their wire forms, built on first use, once for the chat."""
         return by_wire_name(set(self._deferred))
+
+    def _note_turn(self, names: Iterable[str]) -> None:
+        for n in names:
+            if n in self.specs and n not in self._turn_loaded:
+                self._turn_loaded.append(n)
 
     def _mark_loaded(self, names: Iterable[str]) -> None:
         for n in names:

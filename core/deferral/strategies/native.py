@@ -78,6 +78,7 @@ class NativeStrategy(BaseStrategy):
         tools = list(self._defined) + deferred
         self._tools = tools + ([copy.deepcopy(self.SEARCH_TOOLS[flavour])] if deferred else [])
         self.foreign_history = foreign_history
+        self._carried: list[str] = []  # loaded in this turn before a fallback brought it here
 
     def surface(self, messages: list[dict[str, Any]]) -> Surface:
         tools = copy.deepcopy(self._tools)  # a caller changing what it got changes nothing later
@@ -86,13 +87,26 @@ class NativeStrategy(BaseStrategy):
         from core.providers.portable import for_target
 
         sent = for_target(messages, self.name, tools)
-        loaded_elsewhere = set(self.unloaded_calls(sent))
+        loaded_elsewhere = set(self.unloaded_calls(sent)) | set(self._carried)
         for tool in tools:
             if tool.get("defer_loading") and tool.get("name") in loaded_elsewhere:
                 del tool["defer_loading"]
         # for_target reads the tools' names and search tools, not defer_loading: ``sent`` is the
         # conversion for the tools as they go out too, and the request carries it
         return Surface(self.system, tools, self._prefix_end(tools), converted=(self.name, sent))
+
+    def begin_turn(self) -> None:
+        super().begin_turn()
+        self._carried = []
+
+    def carry_over(self, names: list[str]) -> None:
+        """Tools another provider's search loaded earlier in this turn: the model was told it may
+        call them, and this provider's search never loaded them, so they are declared in full
+        (``defer_loading`` off) for the rest of the turn."""
+        super().carry_over(names)
+        self._carried = [n for n in dict.fromkeys([*self._carried, *names]) if n in self._deferred]
+        if self._carried:
+            self.foreign_history = True
 
     def unloaded_calls(self, sent: list[dict[str, Any]]) -> list[str]:
         """Deferred tools that the history calls although no search of this provider that the
