@@ -399,7 +399,9 @@ class TurnLoop:
                 elif isinstance(item, ThinkingBlock):
                     partial.thinking.append(item.block)  # whole, so a stop may keep it
                 elif isinstance(item, ToolUse):
-                    if (call_id := ids.for_use(item.id)) != item.id:
+                    if (call_id := ids.for_use(item.id, item.name, item.input)) is None:
+                        continue  # the wire repeated a use of this response: one invocation (CallIds)
+                    if call_id != item.id:
                         item = item.model_copy(update={"id": call_id})
                     partial.tool_uses.append(
                         {"type": "tool_use", "id": item.id, "name": item.name, "input": item.input}

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -362,3 +363,100 @@ async def test_a_stopped_turn_never_settles_a_reused_id_with_the_earlier_calls_r
         )
         if status == "completed":
             assert again["content"] == first.result_block["content"]
+
+
+# --- one invocation, however often the wire repeats it (issue 23, item 10) -----------------------------
+
+
+async def test_a_tool_use_repeated_in_one_response_runs_once(home, tmp_path):
+    """Two tool uses with the same id, tool and arguments in one response are one invocation: one
+    note, one row, one tool_use in the stored response and one tool_result."""
+    twice = {"type": "tool_use", "id": "d1", "name": "notes.create", "input": {"title": "t", "body": "b"}}
+    turns = [[twice, dict(twice, input={"body": "b", "title": "t"})], [{"type": "text", "text": "ok"}]]
+    store, chat_id, events = await run_script(tmp_path, turns, Decision.ALLOW_ONCE)
+    assert notes(store) == ["t"]
+    assert [(r.call_id, r.status) for r in store.invocations(chat_id)] == [("d1", "completed")]
+    messages = store.messages(chat_id)
+    used = [b["id"] for m in messages if m.role == "assistant" for b in m.blocks if b["type"] == "tool_use"]
+    answered = [
+        b["tool_use_id"] for m in messages if m.role == "user" for b in m.blocks if b.get("type") == "tool_result"
+    ]
+    assert used == answered == ["d1"]
+    assert [e.id for e in events if e.type == "model.tool_use"] == ["d1"]
+
+
+async def test_uses_that_share_an_id_but_differ_stay_distinct(home, tmp_path):
+    first = {"type": "tool_use", "id": "d1", "name": "notes.create", "input": {"title": "t", "body": "b"}}
+    turns = [[first, dict(first, input={"title": "u", "body": "b"})], [{"type": "text", "text": "ok"}]]
+    store, chat_id, _ = await run_script(tmp_path, turns, Decision.ALLOW_ONCE)
+    assert sorted(notes(store)) == ["t", "u"]
+    ids = [r.call_id for r in store.invocations(chat_id)]
+    assert ids[0] == "d1" and len(set(ids)) == 2
+
+
+USE_POOL = [
+    ("a", "notes.create", {"title": "t"}),
+    ("a", "notes.create", {"title": "u"}),
+    ("a", "time.now", {}),
+    ("b", "notes.create", {"title": "t"}),
+    ("", "notes.create", {"title": "t"}),
+    (None, "time.now", {}),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(range(len(USE_POOL))), min_size=1, max_size=8), st.booleans())
+def test_call_ids_make_each_distinct_call_one_use(picks: list[int], streamed: bool) -> None:
+    """Whatever the wire repeats: one use per distinct (stated id, tool, arguments), every id-less
+    use its own, every kept use a distinct id; streamed (for_use, then content) or read back from
+    the store (content alone) alike."""
+    from core.pipeline.call_ids import CallIds
+
+    blocks = []
+    for i in picks:
+        call_id, name, tool_input = USE_POOL[i]
+        block: dict[str, Any] = {"type": "tool_use", "name": name, "input": tool_input}
+        if call_id is not None:
+            block["id"] = call_id
+        blocks.append(block)
+    ids = CallIds()
+    streamed_ids = [ids.for_use(b.get("id"), b["name"], b["input"]) for b in blocks] if streamed else []
+    kept = (ids if streamed else CallIds()).content(blocks)
+    distinct = {(USE_POOL[i][0], USE_POOL[i][1], canonical_json(USE_POOL[i][2])) for i in picks if USE_POOL[i][0]}
+    idless = sum(1 for i in picks if not USE_POOL[i][0])
+    assert len(kept) == len(distinct) + idless
+    assert len({b["id"] for b in kept}) == len(kept) and all(b["id"] for b in kept)
+    if streamed:
+        assert [i for i in streamed_ids if i is not None] == [b["id"] for b in kept]
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "openai-chat", "openai"])
+async def test_a_use_the_wire_streams_twice_runs_once(home, tmp_path, monkeypatch, wire):
+    """The same, as real traffic brings it: the loopback server streams one call twice (same id,
+    same tool, same arguments) through each provider's SDK."""
+    from core.providers import make_provider
+    from tests.streaming_server import StreamingServer
+
+    monkeypatch.chdir(tmp_path)
+    call = {"tool": "notes__create", "id": "call_dup1", "input": {"title": "once", "body": "b"}}
+    script = [{"parts": [call, dict(call)]}, {"parts": [{"text": "Saved."}]}]
+    with StreamingServer(script) as server:
+
+        def make(name: str, model: str, base_url: str | None, extra: dict[str, Any]) -> Any:
+            return make_provider(name, model, base_url=server.url_for(name), api_key="test-key", max_retries=0)
+
+        store = Store(tmp_path / "db.sqlite")
+        session = await Engine(store, provider_factory=make).open_chat(
+            None,
+            ChatOptions(provider=wire, model="m", strategy="active-tools", start_demo_servers=False),
+            approver=FixedApprover(Decision.ALLOW_ONCE),
+        )
+        try:
+            result = await session.send("note this")
+        finally:
+            await session.close()
+        second = server.requests[1]["body"]
+    assert result.status == "done", result.error
+    assert notes(store) == ["once"]
+    assert [r.status for r in store.invocations(session.chat_id)] == ["completed"]
+    assert json.dumps(second).count("call_dup1") == 2  # one use and its one result went back
