@@ -99,13 +99,48 @@ def as_gateway(entry: Gateway | str | Mapping[str, object]) -> Gateway:
     return Gateway(url=entry) if isinstance(entry, str) else Gateway.model_validate(entry)
 
 
-def _match_gateway(base_url: str, gateways: Iterable[Gateway | str | Mapping[str, object]]) -> Gateway | None:
-    host, port, path = _normalize_url(base_url)
+def url_place(url: str) -> tuple[str, tuple[str, ...]] | None:
+    """Where a URL points, as a gateway match compares it: its origin (scheme, host and port in
+    canonical form: lower case, IDNA, no trailing dot, the default port dropped; user info is
+    not part of it) and its path segments (percent-encoding normalised, ``.`` and ``..``
+    resolved, empty ones dropped). None for a URL with no canonical form. A bare ``host/path``
+    counts as https."""
+    from core.pipeline.canonical import CanonicalError, canonical_url
+
+    text = url.strip()
+    try:
+        canon = canonical_url(text if "://" in text else f"https://{text}")
+    except CanonicalError:
+        return None
+    parts = urlsplit(canon)
+    netloc = parts.netloc.rpartition("@")[2]
+    if parts.scheme not in ("http", "https") or not netloc:
+        return None
+    return f"{parts.scheme}://{netloc}", tuple(seg for seg in parts.path.split("/") if seg)
+
+
+def match_gateway(
+    base_url: str, gateways: Iterable[Gateway | str | Mapping[str, object]], provider: str
+) -> Gateway | None:
+    """The declared gateway ``base_url`` goes through for ``provider``: a row of that provider
+    whose URL has the same origin and whose path segments begin the base URL's (whole segments:
+    ``/v1`` is not ``/v10``), the most specific such row when several fit (the first among
+    equals). Rows of another provider never answer, wherever they stand in the list, and no
+    text prefix decides (``https://api.example.com.evil/`` is another host)."""
+    place = url_place(base_url)
+    if place is None:
+        return None
+    origin, segments = place
+    best: tuple[int, Gateway] | None = None
     for gw in map(as_gateway, gateways):
-        g_host, g_port, g_path = _normalize_url(gw.url)
-        if g_host == host and g_port == port and (path == g_path or path.startswith(g_path + "/")):
-            return gw
-    return None
+        if gw.provider != provider:
+            continue
+        row = url_place(gw.url)
+        if row is None or row[0] != origin or segments[: len(row[1])] != row[1]:
+            continue
+        if best is None or len(row[1]) > best[0]:
+            best = (len(row[1]), gw)
+    return best[1] if best else None
 
 
 def describe_endpoint(base_url: str) -> str:
@@ -209,8 +244,8 @@ def _anthropic(
         return _native(profile, model, rules, f"genuine {profile.label} (first-party API, default base URL)")
     if profile.is_genuine(base_url):
         return _native(profile, model, rules, f"genuine {profile.label} (first-party {url_host(base_url)}){source}")
-    gw = _match_gateway(base_url, gateways)
-    if gw is not None and gw.provider == profile.name:
+    gw = match_gateway(base_url, gateways, profile.name)
+    if gw is not None:
         name = f" '{gw.name}'" if gw.name else ""
         return _native(profile, model, rules, f"genuine {profile.label} through the declared gateway{name} {base_url}")
     return Resolution(
@@ -234,8 +269,8 @@ def _openai(
         where = f"first-party {profile.default_host}{source}" if base_url else "first-party API, default base URL"
         return _native(profile, model, rules, f"genuine {profile.label} on the Responses API ({where})")
     assert base_url is not None
-    gw = _match_gateway(base_url, gateways)
-    if gw is not None and gw.provider == profile.name:
+    gw = match_gateway(base_url, gateways, profile.name)
+    if gw is not None:
         if gw.responses_api:
             return _native(
                 profile,
@@ -285,7 +320,9 @@ __all__ = [
     "StrategyError",
     "as_gateway",
     "describe_endpoint",
+    "match_gateway",
     "model_support",
     "resolve_strategy",
     "support_rules",
+    "url_place",
 ]
