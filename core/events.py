@@ -211,6 +211,23 @@ class RosterChanged(_Event):
     message: str = ""
 
 
+class ToolChanged(_Event):
+    """A server lists a tool the chat pinned otherwise now (``notifications/tools/list_changed``):
+    its calls are judged by the stricter of the pinned and the live description. ``changes``
+    names what differs (``class``, ``approval``, ``description``, ``input schema``, ``hints``,
+    or ``removed``: no longer listed); ``side_effect`` is the class calls are now judged by."""
+
+    type: Literal["tool.changed"] = "tool.changed"
+    name: str
+    server: str | None = None
+    pinned_side_effect: str
+    live_side_effect: str | None = None  # None: the server no longer lists it
+    side_effect: str
+    changes: list[str] = Field(default_factory=list)
+    live_pin: str | None = None
+    message: str = ""
+
+
 class ChatTitled(_Event):
     """The chat's title changed (from the first message, or the model's chat.title)."""
 
@@ -286,6 +303,7 @@ Event = Annotated[
     | SystemPromptChanged
     | ServerStatus
     | RosterChanged
+    | ToolChanged
     | ChatTitled
     | ProviderRetrying
     | ProviderSwitched

@@ -29,6 +29,7 @@ from core.events import (
     SystemPromptChanged,
     ToolApprovalRequired,
     ToolApproved,
+    ToolChanged,
     ToolCompleted,
     ToolDenied,
     ToolDiscovered,
@@ -145,6 +146,8 @@ class EventRouter:
                 await self.on_server_status(event)
             case RosterChanged():
                 await self.on_roster_changed(event)
+            case ToolChanged():
+                await self.log.add(NoteItem(text=event.message, level="warning"))
             case ChatTitled():
                 await self.on_chat_titled(event)
             case PlanEvent():  # the app shows the plan from the session, not from the event

@@ -53,6 +53,13 @@ class ToolRouter:
             spec = pinned
         return spec.content_hash() if spec else None
 
+    async def listed_now(self, spec: ToolSpec) -> tuple[bool, ToolSpec | None]:
+        """How an MCP tool's server lists it now (the pipeline judges a call by the stricter of
+        that and the pin); built-in and control tools never change under a chat."""
+        if spec.origin is not Origin.DISCOVERED:
+            return False, None
+        return await self.servers.listed_now(spec)
+
     def path_bases(self, spec: ToolSpec) -> dict[str, PathBase]:
         """The arguments of ``spec`` that are paths in the owner's workspace (built-ins only: an
         MCP server resolves its paths where it runs, which this process cannot know)."""

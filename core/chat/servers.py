@@ -4,7 +4,9 @@ The user's and the project's configs, ``--mcp-config``, and the embedded demo se
 roster server that no config provides. The demo servers run in this process, spoken to over
 the MCP SDK's in-memory transport (``DEFERCHAT_DEMO_SERVERS=process`` starts them as
 processes on stdio instead); every other server is started as its config says. A server that
-changes its tools is noted; the chat keeps its pinned plan (ADR-0123 decision 19).
+changes its tools is noted; the chat keeps its pinned plan (ADR-0123 decision 19), and each call
+is judged by the stricter of the pinned tool and the tool as its server lists it now
+(:meth:`ChatServers.listed_now`, asked by the pipeline).
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ class ChatServers:
         else:
             self.changed.append(event.server)
             event.message = event.message or (
-                f"server {event.server} changed its tools; this chat keeps its pinned "
-                "plan, a new chat will pick the change up"
+                f"server {event.server} changed its tools; this chat keeps its pinned plan, and a call "
+                "of a changed tool is judged by the stricter of its pinned and its new description"
             )
         self._emit(event)
 
@@ -83,6 +85,12 @@ class ChatServers:
     def rejected(self) -> tuple[RejectedTool, ...]:
         """Tools the live servers listed but cannot offer (bad name or schema), with reasons."""
         return tuple(self.manager.rejected()) if self.manager is not None else ()
+
+    async def listed_now(self, spec: ToolSpec) -> tuple[bool, ToolSpec | None]:
+        """How ``spec``'s server lists it now (see :meth:`McpManager.listed_now`)."""
+        if self.manager is None:
+            return False, None
+        return await self.manager.listed_now(spec)
 
     async def call(self, spec: ToolSpec, arguments: dict[str, object]) -> ToolResult:
         from core.pipeline import codes

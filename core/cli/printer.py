@@ -83,6 +83,8 @@ def transcript_line(event: Any) -> str | None:
         return f"[done {_s(event.name)}" + (" (replayed)" if event.replayed else "") + "]"
     if t == "model.tool_search" and event.references:
         return f"[tool search {_s(repr(event.query))}: {_s(', '.join(event.references))}]"
+    if t == "tool.changed":
+        return f"[tool changed: {_s(event.message)}]"
     if t == "tool.discovered":
         return f"[loaded {_s(', '.join(event.names))}]"
     if t == "server.status" and event.status == "failed":

@@ -36,7 +36,9 @@ What a caller sees:
   process; their report's ``transport`` is ``in-process``.
 * ``notifications/tools/list_changed``: the server is listed again; if its tools really
   changed, ``manager.tools()`` returns the new list and a ``RosterChanged`` event says so. An
-  open chat keeps the plan it pinned; only a new chat plans with the new list.
+  open chat keeps the plan it pinned; only a new chat plans with the new list. Each call asks
+  :meth:`McpManager.listed_now` how the tool is listed now (waiting for a re-listing the server
+  announced), and the pipeline judges it by the stricter of that and the pin.
 
 The rooms of the client, one job each:
 
@@ -169,6 +171,18 @@ class McpManager:
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools() if t.name == name), None)
+
+    async def listed_now(self, spec: ToolSpec) -> tuple[bool, ToolSpec | None]:
+        """How ``spec``'s server lists it now, after any re-listing it announced
+        (``list_changed``) is done: ``(True, the tool as listed)``, ``(True, None)`` when the
+        server no longer lists it, ``(False, None)`` when the server cannot tell (not ready)."""
+        server = self._servers.get(spec.server or "")
+        if server is None or server.state != "ready":
+            return False, None
+        await server.settled()
+        if server.state != "ready":
+            return False, None
+        return True, next((t for t in server.specs if t.name == spec.name), None)
 
     def servers(self) -> list[ServerReport]:
         return [s.report() for s in self._servers.values()]

@@ -62,6 +62,8 @@ class Conn:
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()
         self.relist = asyncio.Event()
+        self.listed = asyncio.Event()  # set while no re-listing the server announced is pending
+        self.listed.set()
         self.scope: Any = None  # the anyio CancelScope around the connection
         self.client: Any = None
         self.sieve = ListingSieve()
@@ -242,6 +244,7 @@ class Server:
         async def on_message(message: Any) -> None:
             if getattr(message, "method", None) == "notifications/tools/list_changed":
                 self.list_changed += 1
+                conn.listed.clear()  # a call waits for the new listing (settled)
                 conn.relist.set()
 
         guard_loggers()  # the transport's modules are loaded now
@@ -286,6 +289,7 @@ class Server:
                         w.cancel()
                 tg.cancel_scope.cancel()
             conn.client = None
+            conn.listed.set()  # nothing more is listed on this connection
         if conn.stop.is_set():
             if self.conn is conn:
                 self.state = "stopped"
@@ -348,46 +352,61 @@ class Server:
                 self.config.redact(describe_error(exc)),
             )
 
-    async def _relist_worker(self, conn: Conn) -> None:
-        import anyio
+    async def settled(self) -> None:
+        """Returns once a re-listing the server announced (``list_changed``) is done, so a call
+        is judged by the listing as it is now; bounded by the server's timeout."""
+        conn = self.conn
+        if conn is None or conn.listed.is_set() or not conn.up:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(conn.listed.wait(), self.config.timeout)
 
+    async def _relist_worker(self, conn: Conn) -> None:
         while True:
             await conn.relist.wait()
             conn.relist.clear()
             try:
-                with anyio.fail_after(self.config.timeout):
-                    specs, rejected, listing = await self._list(conn.client, conn.sieve)
-            except Exception as exc:
-                log.info(
-                    "MCP server %s: re-listing tools failed: %s", self.name, self.config.redact(describe_error(exc))
-                )
-                continue
-            self.listing = listing
-            if _fingerprint(specs) == _fingerprint(self.specs) and rejected == self.rejected:
-                continue
-            if _fingerprint(specs) == _fingerprint(self.specs):
-                self.rejected = rejected
-                self.message = self._ready_message()
-                continue
-            before = {s.name: s.content_hash() for s in self.specs}
-            after = {s.name: s.content_hash() for s in specs}
-            added = sorted(set(after) - set(before))
-            removed = sorted(set(before) - set(after))
-            changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
-            self.specs, self.rejected = specs, rejected
+                await self._relist(conn)
+            finally:
+                if not conn.relist.is_set():  # no announcement came meanwhile (else: list again)
+                    conn.listed.set()
+
+    async def _relist(self, conn: Conn) -> None:
+        import anyio
+
+        try:
+            with anyio.fail_after(self.config.timeout):
+                specs, rejected, listing = await self._list(conn.client, conn.sieve)
+        except Exception as exc:
+            log.info("MCP server %s: re-listing tools failed: %s", self.name, self.config.redact(describe_error(exc)))
+            return
+        self.listing = listing
+        if _fingerprint(specs) == _fingerprint(self.specs) and rejected == self.rejected:
+            return
+        if _fingerprint(specs) == _fingerprint(self.specs):
+            self.rejected = rejected
             self.message = self._ready_message()
-            parts = [
-                f"{label}: {', '.join(names)}"
-                for label, names in (("added", added), ("removed", removed), ("changed", changed))
-                if names
-            ]
-            await self.host.emit(
-                RosterChanged(
-                    server=self.name,
-                    message=f"{self.name} now offers {len(specs)} tools ({'; '.join(parts) or 'hints changed'}). "
-                    "The open chat keeps its plan; a new chat will pick this up.",
-                )
+            return
+        before = {s.name: s.content_hash() for s in self.specs}
+        after = {s.name: s.content_hash() for s in specs}
+        added = sorted(set(after) - set(before))
+        removed = sorted(set(before) - set(after))
+        changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+        self.specs, self.rejected = specs, rejected
+        self.message = self._ready_message()
+        parts = [
+            f"{label}: {', '.join(names)}"
+            for label, names in (("added", added), ("removed", removed), ("changed", changed))
+            if names
+        ]
+        await self.host.emit(
+            RosterChanged(
+                server=self.name,
+                message=f"{self.name} now offers {len(specs)} tools ({'; '.join(parts) or 'hints changed'}). "
+                "The open chat keeps its plan (a new chat will pick this up); a call of a changed tool is "
+                "judged by the stricter of its pinned and its new description.",
             )
+        )
 
     # -- calls ------------------------------------------------------------------------------------
 

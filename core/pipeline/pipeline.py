@@ -59,6 +59,51 @@ class PathHost(Protocol):
 PathBases = Callable[[ToolSpec], Mapping[str, PathBase]]
 
 
+@runtime_checkable
+class LiveHost(Protocol):
+    """A host that can say how a tool's server lists it now: ``(True, spec)``, ``(True, None)``
+    when the server no longer lists it, ``(False, None)`` when it cannot tell."""
+
+    async def listed_now(self, spec: ToolSpec) -> tuple[bool, ToolSpec | None]: ...
+
+
+# How strict an action is, and how far a class reaches: the stricter of two decides.
+ACTION_RANK = {"allow": 0, "ask": 1, "deny": 2}
+CLASS_RANK = {
+    SideEffect.NONE: 0,
+    SideEffect.WORKSPACE_READ: 1,
+    SideEffect.NETWORK_READ: 2,
+    SideEffect.WORKSPACE_WRITE: 3,
+    SideEffect.NETWORK_WRITE: 4,
+    SideEffect.COMMUNICATION: 5,
+}
+
+
+def stricter_class(a: SideEffect, b: SideEffect) -> SideEffect:
+    """The class of the two that reaches further (any write over any read)."""
+    return a if CLASS_RANK[a] >= CLASS_RANK[b] else b
+
+
+def tool_changes(pinned: ToolSpec, live: ToolSpec | None) -> list[str]:
+    """What differs between the pinned tool and the tool as its server lists it now."""
+    if live is None:
+        return ["removed"]
+    changes = []
+    if live.side_effect is not pinned.side_effect:
+        changes.append("class")
+    if live.requires_approval != pinned.requires_approval:
+        changes.append("approval")
+    if live.description != pinned.description:
+        changes.append("description")
+    if canonical_json(live.input_schema) != canonical_json(pinned.input_schema):
+        changes.append("input schema")
+    if live.hints != pinned.hints:
+        changes.append("hints")
+    if live.scopes != pinned.scopes:
+        changes.append("scopes")
+    return changes
+
+
 def path_bases_of(host: object) -> PathBases | None:
     """``host``'s :meth:`PathHost.path_bases`, if it has one."""
     return host.path_bases if isinstance(host, PathHost) else None
@@ -324,14 +369,35 @@ class Pipeline:
                 )
 
             # 4-7. classify (the named tool's own class; tool.call is NONE and adds nothing),
-            # trust overlay, policy, hardline rules
+            # trust overlay, policy, hardline rules; a tool its server lists otherwise now is
+            # judged by the stricter of the pinned and the live description
+            live = await self._changed_live(spec)
             side_effect = effective_side_effect(spec, ctx.policy)
             judged = judged_spec(spec, ctx.policy)
             action, why = ctx.policy.decide(judged)
+            views = [judged]
+            escalated = False
+            if live is not None:
+                live_judged = judged_spec(live, ctx.policy)
+                live_action, live_why = ctx.policy.decide(live_judged)
+                if ACTION_RANK[live_action] > ACTION_RANK[action]:
+                    action, why = live_action, f"{live_why}, as its server lists {name} now"
+                stricter = stricter_class(side_effect, live_judged.side_effect)
+                escalated = stricter is not side_effect or bool(live.requires_approval and not spec.requires_approval)
+                side_effect = stricter
+                judged = judged.model_copy(
+                    update={
+                        "side_effect": stricter,
+                        "requires_approval": spec.requires_approval or live.requires_approval,
+                    }
+                )
+                views = [judged, judged_spec(spec, ctx.policy), live_judged]
             if spec.origin is Origin.CONTROL:
                 action, why = "allow", "control tool"
-            elif spec.requires_approval and action == "allow":
+            elif judged.requires_approval and action == "allow":
                 action, why = "ask", "the tool's configuration requires approval"
+                if live is not None and live.requires_approval and not spec.requires_approval:
+                    why = f"its server now says {name} requires approval"
             if action == "deny":
                 raise _Stop(codes.DENIED_POLICY, f"{name} is denied by policy ({why})", denied=True)
             # The values hardline rules look at in canonical form: the rule, the approval and the
@@ -342,15 +408,15 @@ class Pipeline:
                 arguments = ctx.policy.canonical_arguments(judged, arguments, bases)
             except CanonicalError as exc:
                 raise _Stop(codes.ARGUMENTS_INVALID, f"arguments for {name}: {exc}", denied=False) from None
-            line = ctx.policy.hardline_for(judged, arguments, bases)
+            line = next((h for v in views if (h := ctx.policy.hardline_for(v, arguments, bases))), None)
             if line is not None:
                 raise _Stop(codes.DENIED_HARDLINE, f"{name} is denied by a hardline rule: {line.reason}", denied=True)
 
             # Resuming a parked run: the tool must still be what was pinned.
             if resuming and inv and inv.status == "awaiting_approval":
-                live = ctx.tools.live_pin(name)
-                if live != spec.content_hash():
-                    state = "is no longer offered" if live is None else "has changed since the chat pinned it"
+                pin_now = ctx.tools.live_pin(name)
+                if pin_now != spec.content_hash():
+                    state = "is no longer offered" if pin_now is None else "has changed since the chat pinned it"
                     raise _Stop(
                         codes.PIN_MISMATCH,
                         f"{name} {state}; the parked call cannot run. Start a new chat to use the tool as it is now.",
@@ -359,7 +425,9 @@ class Pipeline:
 
             # 8. approval (a decision already stored for this call id stands)
             if action == "ask":
-                decided = await self._approval(spec, name, via, call_id, arguments, why, side_effect, ensure_row)
+                decided = await self._approval(
+                    spec, name, via, call_id, arguments, why, side_effect, ensure_row, grant_stands=not escalated
+                )
                 if decided is None:
                     return Outcome(None, parked=True, name=name, via=via, status="parked")
 
@@ -448,10 +516,13 @@ class Pipeline:
         why: str,
         side_effect: SideEffect,
         ensure_row: Callable[..., str],
+        *,
+        grant_stands: bool = True,
     ) -> bool | None:
-        """True when allowed; raises a denial; None when parked."""
+        """True when allowed; raises a denial; None when parked. ``grant_stands``: False when the
+        tool reaches further now than when the chat could have granted it (a re-listing)."""
         ctx = self.ctx
-        if ctx.store.granted(ctx.chat_id, name):
+        if grant_stands and ctx.store.granted(ctx.chat_id, name):
             self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope="chat"))
             return True
         stored = ctx.store.approval_for_call(ctx.chat_id, call_id)
@@ -510,6 +581,57 @@ class Pipeline:
         ctx.store.decide_approval(appr_id, "allowed", scope)
         self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope=scope))
         return True
+
+    async def _changed_live(self, spec: ToolSpec) -> ToolSpec | None:
+        """The tool as its server lists it now, when that differs from the pin (else None); the
+        person is told once per new listing (``tool.changed``). A tool no longer listed keeps
+        its pin: nothing stricter is known of it."""
+        host = self.ctx.tools
+        if spec.origin is Origin.CONTROL or spec.origin is Origin.CONFIGURED or not isinstance(host, LiveHost):
+            return None
+        known, live = await host.listed_now(spec)
+        if not known:
+            return None
+        changes = tool_changes(spec, live)
+        if not changes:
+            return None
+        self._tell_changed(spec, live, changes)
+        return live
+
+    def _tell_changed(self, spec: ToolSpec, live: ToolSpec | None, changes: list[str]) -> None:
+        ctx = self.ctx
+        pin = live.content_hash() if live is not None else None
+        told = ctx.store.events(ctx.chat_id, ("tool.changed",))
+        if any(e.get("name") == spec.name and e.get("live_pin") == pin for e in told):
+            return
+        pinned = effective_side_effect(spec, ctx.policy)
+        if live is None:
+            now, message = (
+                pinned,
+                (
+                    f"{spec.name} is no longer listed by its server; the chat keeps the tool as it pinned it "
+                    f"({pinned.value}), and the server may refuse the call"
+                ),
+            )
+        else:
+            live_class = effective_side_effect(live, ctx.policy)
+            now = stricter_class(pinned, live_class)
+            message = (
+                f"{spec.name} changed since this chat pinned it ({', '.join(changes)}): its server lists it as "
+                f"{live_class.value} now, pinned as {pinned.value}; its calls are judged as {now.value}"
+            )
+        self._emit(
+            ev.ToolChanged(
+                name=spec.name,
+                server=spec.server,
+                pinned_side_effect=pinned.value,
+                live_side_effect=effective_side_effect(live, ctx.policy).value if live is not None else None,
+                side_effect=now.value,
+                changes=changes,
+                live_pin=pin,
+                message=message,
+            )
+        )
 
     def _path_bases(self, spec: ToolSpec) -> Mapping[str, PathBase]:
         paths = path_bases_of(self.ctx.tools)
@@ -571,6 +693,7 @@ class Pipeline:
 
 __all__ = [
     "CallIds",
+    "LiveHost",
     "Outcome",
     "PathHost",
     "Pipeline",
