@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 from core.cli import output
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
-from core.cli.exits import exit_for
-from core.cli.interrupt import stop_on_sigint
+from core.cli.interrupt import stop_on_signals
 from core.cli.options import caps_from, policy_from, record_file
 from core.cli.printer import EventPrinter
 
@@ -176,7 +175,7 @@ async def _ask(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "system", None) is not None:
             session.prompt.set(args.system)  # recorded as chat.system_prompt (core.chat.prompting)
-        async with stop_on_sigint(session):  # ctrl+c stops the turn: its partial answer is kept, exit 130
+        async with stop_on_signals(session) as stopper:  # ctrl+c, SIGTERM, SIGHUP: the partial answer is kept
             if args.chat and session.parked() is not None and engine.store.busy(session.chat_id) is None:
                 result = await session.resume(wait=args.wait)
                 if result.status != "done":  # the new prompt must not vanish without a word
@@ -185,12 +184,12 @@ async def _ask(args: argparse.Namespace) -> int:
                         f"your message was not sent. Send it again once the chat is free "
                         f"(`deferchat resume {session.chat_id}` answers a parked approval)."
                     )
-                    return exit_for(result.status)
+                    return stopper.exit_for(result.status)
             if args.chat:
                 await switch_if_asked(session, args)
             result = await session.send(args.prompt, wait=args.wait)
         if not args.json:
             output.err(f"[chat {session.chat_id}]")
-        return exit_for(result.status)
+        return stopper.exit_for(result.status)
     finally:
         await session.close()

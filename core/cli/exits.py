@@ -1,7 +1,8 @@
 """The ``deferchat`` program's exit codes, and how a turn's status and a failure map to them.
 
 0 done, 1 failed, 2 usage (a bad flag or file), 3 parked on an approval, 4 busy (a turn of the
-chat runs in another process: :class:`~core.store.errors.ChatBusy`), 130 interrupted.
+chat runs in another process: :class:`~core.store.errors.ChatBusy`), 130 interrupted (ctrl+c);
+a turn stopped by SIGTERM or SIGHUP exits 143 or 129 (128 + the signal, :mod:`core.cli.interrupt`).
 """
 
 from __future__ import annotations

@@ -89,6 +89,26 @@ def stdout_gone() -> None:
         pass
 
 
+def streams_gone(exc: OSError) -> None:
+    """A write failed: a reader that left stdout (a broken pipe) points stdout at the null
+    device; a terminal that is gone (EIO, ENXIO: the window closed, SIGHUP follows) both streams.
+    Anything else is raised again."""
+    import errno
+
+    if isinstance(exc, BrokenPipeError):
+        stdout_gone()
+        return
+    if exc.errno not in (errno.EIO, errno.ENXIO):
+        raise exc
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+
 def stdout_is_gone() -> bool:
     """Whether a flush of stdout finds its reader gone (a broken pipe)."""
     try:

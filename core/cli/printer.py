@@ -26,8 +26,8 @@ class EventPrinter:
     def __call__(self, event: Any) -> None:
         try:
             self._print(event)
-        except BrokenPipeError:  # the reader of stdout left (`| head -1`): the turn goes on, quietly
-            output.stdout_gone()
+        except OSError as exc:  # the reader left (`| head -1`) or the terminal closed: the turn goes on
+            output.streams_gone(exc)
 
     def _print(self, event: Any) -> None:
         t = event.type

@@ -7,8 +7,7 @@ import argparse
 
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
-from core.cli.exits import exit_for
-from core.cli.interrupt import stop_on_sigint
+from core.cli.interrupt import stop_on_signals
 from core.cli.options import record_file
 from core.cli.printer import EventPrinter
 
@@ -33,8 +32,8 @@ async def _resume(args: argparse.Namespace) -> int:
         record=record_file(args.record),
     )
     try:
-        async with stop_on_sigint(session):  # ctrl+c stops the turn (exit 130), as for ask
+        async with stop_on_signals(session) as stopper:  # ctrl+c, SIGTERM, SIGHUP stop the turn, as for ask
             result = await session.resume(wait=args.wait)
-        return exit_for(result.status)
+        return stopper.exit_for(result.status)
     finally:
         await session.close()
