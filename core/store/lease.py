@@ -15,6 +15,12 @@ machine and PID namespace that no longer exists, which is known at once. The tim
 
 A holder whose event loop stalls longer than the time to live loses its lease to the next
 turn; it notices at its next renewal and logs it (it cannot undo what it already wrote).
+
+Clocks: a lease records its expiry on the wall clock and, for a holder of this machine's current
+boot, on the boot clock too (:func:`core.store.ids.boot_clock`, the same for every process of the
+boot). Whether a lease of this boot is live is read on the boot clock, so setting the wall clock
+forward does not free a live lease (two turns at once) and setting it back does not hold a dead
+one; a holder elsewhere is judged on the wall clock, the only one two machines share.
 """
 
 from __future__ import annotations
@@ -25,7 +31,6 @@ import logging
 import os
 import socket
 import sqlite3
-import time
 import uuid
 from collections.abc import Callable
 from types import TracebackType
@@ -33,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from core.store.database import immediate
 from core.store.errors import ChatBusy, StoreError
+from core.store.ids import boot_clock, boot_id, now
 from core.store.rows import TurnLeaseRow
 
 if TYPE_CHECKING:
@@ -98,6 +104,15 @@ def holder_is_gone(owner: str) -> bool:
         return False
 
 
+def remaining(lease: TurnLeaseRow) -> float:
+    """Seconds until ``lease`` expires (<= 0: expired): on the boot clock for a holder of this
+    machine's current boot, else on the wall clock."""
+    boot = boot_id()
+    if boot is not None and lease.boot_id == boot and lease.expires_mono is not None:
+        return lease.expires_mono - boot_clock()
+    return lease.expires_at - now()
+
+
 class TurnLease:
     """The chat's turn lease, as an async context manager (see the module's docstring)."""
 
@@ -129,15 +144,16 @@ class TurnLease:
                 row = db.execute("select * from turn_leases where chat_id = ?", [self.chat_id])
                 names = [d[0] for d in row.description]
                 found = row.fetchone()
-                t = time.time()
                 if found is not None:
                     held = TurnLeaseRow.from_values(names, found)
-                    if held.owner != self.owner and held.expires_at > t and not holder_is_gone(held.owner):
-                        return ChatBusy(self.chat_id, describe(held.owner), held.expires_at - t)
+                    left = remaining(held)
+                    if held.owner != self.owner and left > 0 and not holder_is_gone(held.owner):
+                        return ChatBusy(self.chat_id, describe(held.owner), left)
+                t, mono = now(), boot_clock()
                 db.execute(
                     "insert or replace into turn_leases (chat_id, owner, acquired_at, heartbeat_at, "
-                    "expires_at) values (?, ?, ?, ?, ?)",
-                    [self.chat_id, self.owner, t, t, t + self.ttl],
+                    "expires_at, boot_id, expires_mono) values (?, ?, ?, ?, ?, ?, ?)",
+                    [self.chat_id, self.owner, t, t, t + self.ttl, boot_id(), mono + self.ttl],
                 )
         except sqlite3.Error as exc:
             raise self.store.file.fault(exc) from None
@@ -167,10 +183,11 @@ class TurnLease:
     # -- renewing ----------------------------------------------------------------------------------
     def renew(self) -> bool:
         """Push the expiry out by one time to live; False when the lease is no longer ours."""
-        t = time.time()
+        t, mono = now(), boot_clock()
         cur = self.store.db.execute(
-            "update turn_leases set heartbeat_at = ?, expires_at = ? where chat_id = ? and owner = ?",
-            [t, t + self.ttl, self.chat_id, self.owner],
+            "update turn_leases set heartbeat_at = ?, expires_at = ?, boot_id = ?, expires_mono = ? "
+            "where chat_id = ? and owner = ?",
+            [t, t + self.ttl, boot_id(), mono + self.ttl, self.chat_id, self.owner],
         )
         return cur.rowcount == 1
 

@@ -75,6 +75,7 @@ class TurnRow(_Row):
     started_at: float = 0.0
     ended_at: float | None = None
     error: str | None = None
+    seq: int | None = None  # its place in the chat (migration 0010_order_seq): what reads order by
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ class MessageRow(_Row):
     content: list[dict[str, Any]] | None = None  # Anthropic-shaped blocks, parsed
     created_at: float = 0.0
     replaces: str | None = None  # the earlier user message this one was sent in the place of
+    seq: int | None = None  # its place in the chat (migration 0010_order_seq): what reads order by
 
     @classmethod
     def from_values(cls, names: Sequence[str], values: Sequence[Any]) -> Self:
@@ -121,6 +123,7 @@ class InvocationRow(_Row):
     created_at: float = 0.0
     started_at: float | None = None
     finished_at: float | None = None
+    seq: int | None = None  # its place in the chat (migration 0010_order_seq): what reads order by
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +142,7 @@ class ApprovalRow(_Row):
     scope: str | None = None  # once | chat
     created_at: float = 0.0
     decided_at: float | None = None
+    seq: int | None = None  # its place in the chat (migration 0010_order_seq): what reads order by
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,3 +152,5 @@ class TurnLeaseRow(_Row):
     acquired_at: float = 0.0
     heartbeat_at: float = 0.0
     expires_at: float = 0.0
+    boot_id: str | None = None  # the holder's boot of its machine: with it, expires_mono decides
+    expires_mono: float | None = None  # the expiry on that boot's monotonic clock (wall-clock steps do not move it)

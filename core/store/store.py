@@ -66,12 +66,46 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+# Tables whose rows are read in their chat's order: each row's ``seq`` is its place in the chat
+# (migration 0010_order_seq), never the wall clock, which can go back.
+SEQUENCED = frozenset({"messages", "turns", "invocations", "approvals"})
+_LEGACY_ORDER = {"messages": "created_at, rowid", "turns": "started_at, rowid"}
+
+
 def _insert(db: Database, table: str, row: dict[str, Any], *, or_ignore: bool = False) -> None:
     """A plain INSERT (one statement, so one autocommit transaction): the per-call hot path
-    skips sqlite-utils' table introspection."""
-    cols = ", ".join(f"[{k}]" for k in row)
+    skips sqlite-utils' table introspection. A row of a :data:`SEQUENCED` table takes the next
+    ``seq`` of its chat in the same statement, so two writers can never take the same one."""
+    cols = [f"[{k}]" for k in row]
+    values = ["?" for _ in row]
+    params = list(row.values())
+    if table in SEQUENCED and "seq" not in row and _has_seq(db, table):
+        cols.append("[seq]")
+        values.append(f"(select coalesce(max(seq), 0) + 1 from [{table}] where chat_id = ?)")
+        params.append(row["chat_id"])
     verb = "insert or ignore" if or_ignore else "insert"
-    db.execute(f"{verb} into [{table}] ({cols}) values ({', '.join('?' for _ in row)})", list(row.values()))
+    db.execute(f"{verb} into [{table}] ({', '.join(cols)}) values ({', '.join(values)})", params)
+
+
+def _has_seq(db: Database, table: str) -> bool:
+    """Whether ``table`` has its ``seq`` (a database this process only reads may predate it);
+    asked once per table and connection, once the store is open (it migrates first)."""
+    known: dict[str, bool] | None = getattr(db, "_deferchat_seq", None)
+    if known is None:
+        known = {}
+        db._deferchat_seq = known  # type: ignore[attr-defined]
+    if table not in known:
+        known[table] = any(r[1] == "seq" for r in db.execute(f"pragma table_info([{table}])").fetchall())
+    return known[table]
+
+
+def _order(db: Database, table: str, descending: bool = False) -> str:
+    """How ``table``'s rows of one chat are ordered: by ``seq``; by time and rowid in a database
+    from before it (read only)."""
+    if _has_seq(db, table):
+        return "seq desc" if descending else "seq"
+    legacy = _LEGACY_ORDER.get(table, "created_at, rowid")
+    return ", ".join(f"{c} desc" for c in legacy.split(", ")) if descending else legacy
 
 
 def _update(db: Database, table: str, pk: str, fields: dict[str, Any]) -> None:
@@ -242,7 +276,10 @@ class Store:
         """The chat's current branch, oldest first: what the model is sent (:func:`branch`)."""
         return branch(
             _select(
-                self.db, MessageRow, "select * from messages where chat_id = ? order by created_at, rowid", [chat_id]
+                self.db,
+                MessageRow,
+                f"select * from messages where chat_id = ? order by {_order(self.db, 'messages')}",
+                [chat_id],
             )
         )
 
@@ -253,7 +290,7 @@ class Store:
     @_reads
     def last_message_id(self, chat_id: str) -> str | None:
         row = self.db.execute(
-            "select id from messages where chat_id = ? order by created_at desc, rowid desc limit 1", [chat_id]
+            f"select id from messages where chat_id = ? order by {_order(self.db, 'messages', True)} limit 1", [chat_id]
         ).fetchone()
         return row[0] if row else None
 
@@ -297,7 +334,7 @@ class Store:
                 self.db,
                 TurnRow,
                 "select * from turns where chat_id = ? and status in "
-                "('running', 'parked') order by started_at desc limit 1",
+                f"('running', 'parked') order by {_order(self.db, 'turns', True)} limit 1",
                 [chat_id],
             )
         )
@@ -387,7 +424,10 @@ class Store:
     @_reads
     def invocations(self, chat_id: str) -> list[InvocationRow]:
         return _select(
-            self.db, InvocationRow, "select * from invocations where chat_id = ? order by created_at, rowid", [chat_id]
+            self.db,
+            InvocationRow,
+            f"select * from invocations where chat_id = ? order by {_order(self.db, 'invocations')}",
+            [chat_id],
         )
 
     # approvals & grants --------------------------------------------------------------------
@@ -411,7 +451,8 @@ class Store:
             _select(
                 self.db,
                 ApprovalRow,
-                "select * from approvals where chat_id = ? and call_id = ? order by created_at desc limit 1",
+                "select * from approvals where chat_id = ? and call_id = ? "
+                f"order by {_order(self.db, 'approvals', True)} limit 1",
                 [chat_id, call_id],
             )
         )
@@ -421,7 +462,7 @@ class Store:
         return _select(
             self.db,
             ApprovalRow,
-            "select * from approvals where chat_id = ? and status = 'pending' order by created_at",
+            f"select * from approvals where chat_id = ? and status = 'pending' order by {_order(self.db, 'approvals')}",
             [chat_id],
         )
 
@@ -455,10 +496,10 @@ class Store:
 
     def busy(self, chat_id: str) -> ChatBusy | None:
         """The refusal a new turn of this chat would meet now: a live lease (its holder runs)."""
-        from core.store.lease import describe, holder_is_gone
+        from core.store.lease import describe, holder_is_gone, remaining
 
         row = self.lease_of(chat_id)
-        left = row.expires_at - now() if row is not None else 0.0
+        left = remaining(row) if row is not None else 0.0
         if row is None or left <= 0 or holder_is_gone(row.owner):
             return None
         return ChatBusy(chat_id, describe(row.owner), left)
