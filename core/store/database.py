@@ -32,7 +32,7 @@ from sqlite_utils import Database
 
 from core.store.errors import ELSEWHERE, StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew, StoreUnusable
 from core.store.migrations import OUR_SETS_PREFIX, known_migrations, migration_sets
-from core.store.paths import check_path, default_db_path
+from core.store.paths import check_path, default_db_path, read_only_why
 
 log = logging.getLogger("deferchat.store")
 
@@ -166,7 +166,7 @@ def open_file(path: str | Path | None = None) -> StoreFile:
             db = _probe(_connect(p, False), p)
         return StoreFile(db, p, refusal=refusal)
     if not writable:
-        return StoreFile(db, p, refusal=StoreReadOnly(p, _read_only_why(p)))
+        return StoreFile(db, p, refusal=StoreReadOnly(p, read_only_why(p) or "SQLite refused to write it"))
     store = StoreFile(db, p)
     try:
         _set_wal(db)
@@ -182,15 +182,30 @@ def open_file(path: str | Path | None = None) -> StoreFile:
 # --- before SQLite --------------------------------------------------------------------------------
 
 
-def _read_only_why(p: Path) -> str:
-    if not os.access(p, os.W_OK):
-        return "the file is read-only"
-    if not os.access(p.parent, os.W_OK | os.X_OK):
-        return f"its folder {p.parent} is read-only"
-    return "its write-ahead log files are read-only"
-
-
 # --- SQLite ---------------------------------------------------------------------------------------
+
+
+def read_only_target(p: Path) -> str:
+    """The URI a read-only connection opens ``p`` by. Without a writable folder SQLite cannot
+    make the WAL index (-shm); an immutable open reads the main file alone, which is right only
+    when no write-ahead log holds commits the main file lacks."""
+    wal = Path(f"{p}-wal")
+    can_index = os.access(p.parent, os.W_OK) or Path(f"{p}-shm").exists()
+    if can_index or (wal.exists() and wal.stat().st_size > 0):
+        return f"file:{quote(str(p))}?mode=ro"
+    return f"file:{quote(str(p))}?immutable=1"
+
+
+def not_ours(p: Path, tables: set[str]) -> StoreUnusable | None:
+    """The refusal of a SQLite file that is not deferchat's: it has tables but no record of
+    deferchat's migrations (another program's database at the path)."""
+    if tables and MIGRATIONS_TABLE not in tables:
+        return StoreUnusable(
+            p,
+            f"{p} is not a deferchat database (it has tables but no record of deferchat's "
+            f"migrations): move it out of the way, {ELSEWHERE}",
+        )
+    return None
 
 
 def _connect(p: Path, writable: bool) -> Database:
@@ -198,16 +213,7 @@ def _connect(p: Path, writable: bool) -> Database:
     if writable:
         target, uri = str(p), False
     else:
-        # Read-only. Without a writable folder SQLite cannot make the WAL index (-shm); an
-        # immutable open reads the main file alone, which is right only when no write-ahead
-        # log holds commits the main file lacks.
-        wal = Path(f"{p}-wal")
-        can_index = os.access(p.parent, os.W_OK) or Path(f"{p}-shm").exists()
-        if can_index or (wal.exists() and wal.stat().st_size > 0):
-            target = f"file:{quote(str(p))}?mode=ro"
-        else:
-            target = f"file:{quote(str(p))}?immutable=1"
-        uri = True
+        target, uri = read_only_target(p), True
     try:
         conn = sqlite3.connect(target, uri=uri, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
@@ -230,13 +236,10 @@ def _probe(db: Database, p: Path) -> Database:
                 p, f"cannot read {p} ({exc}): check its permissions and its folder's, {ELSEWHERE}"
             ) from None
         raise StoreCorrupt(p, str(exc)) from None
-    if tables and MIGRATIONS_TABLE not in tables:
+    foreign = not_ours(p, tables)
+    if foreign is not None:
         db.close()
-        raise StoreUnusable(
-            p,
-            f"{p} is not a deferchat database (it has tables but no record of deferchat's "
-            f"migrations): move it out of the way, {ELSEWHERE}",
-        )
+        raise foreign
     return db
 
 

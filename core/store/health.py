@@ -1,23 +1,25 @@
 """The store's health, for ``deferchat doctor``: the files, the integrity check, the schema.
 
 Inspecting never writes: the file is opened read-only, nothing is migrated or created, and a
-fault of the file is reported, not raised.
+fault of the file is reported, not raised. Its verdicts are the checks every other command
+applies, asked of the same functions: whether the file can be used at all
+(:func:`core.store.paths.path_problem`: a directory, unreadable, a hard link), whether it may
+be written (:func:`core.store.paths.read_only_why`, the write-ahead log files included), whether
+it is deferchat's (:func:`core.store.database.not_ours`), and how a read-only open reaches it.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from pathlib import Path
-from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
-from core.store.database import check_summary
+from core.store.database import check_summary, not_ours, read_only_target
 from core.store.errors import ELSEWHERE
 from core.store.migrations import OUR_SETS_PREFIX, SCHEMA_VERSION, known_migrations, migration_sets
-from core.store.paths import data_dir, default_db_path
+from core.store.paths import data_dir, default_db_path, path_problem, read_only_why
 
 
 class FileReport(BaseModel):
@@ -74,8 +76,9 @@ def inspect_store(path: str | Path | None = None) -> HealthReport:
         schema_version=SchemaReport(this_version=SCHEMA_VERSION),
     )
     problems = report.problems
-    if p.is_dir():
-        problems.append(f"{p} is a directory, not a database: move it out of the way, {ELSEWHERE}")
+    unusable = path_problem(p)
+    if unusable is not None:
+        problems.append(str(unusable))
         return report
     if not p.exists():
         folder = p.parent
@@ -88,17 +91,15 @@ def inspect_store(path: str | Path | None = None) -> HealthReport:
         report.schema_version.pending = [f"{s.name}/{m.name}" for s in migration_sets() for m in s._migrations]
         report.healthy = not problems
         return report
-    if not os.access(p, os.R_OK):
+    why = read_only_why(p)
+    report.writable = why is None
+    if why is not None:
         problems.append(
-            f"cannot read {p} (permission denied): give yourself read and write access (chmod u+rw), {ELSEWHERE}"
+            f"{p} is read-only ({why}): chats can be read, not written; make it, its folder and its "
+            "-wal and -shm files writable to chat"
         )
-        return report
-    report.writable = os.access(p, os.W_OK) and os.access(p.parent, os.W_OK | os.X_OK)
-    if not report.writable:
-        problems.append(f"{p} is read-only: chats can be read, not written; make it (and its folder) writable to chat")
-    mode = "mode=ro" if os.access(p.parent, os.W_OK) or report.shm.exists else "immutable=1"
     try:
-        conn = sqlite3.connect(f"file:{quote(str(p))}?{mode}", uri=True, timeout=5, isolation_level=None)
+        conn = sqlite3.connect(read_only_target(p), uri=True, timeout=5, isolation_level=None)
     except sqlite3.Error as exc:
         problems.append(f"cannot open {p} ({exc})")
         return report
@@ -136,10 +137,14 @@ def _inspect(
         report.integrity = str(exc)
         return
     try:
-        has_table = conn.execute("select 1 from sqlite_master where type = 'table' and name = '_sqlite_migrations'")
+        tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'").fetchall()}
+        foreign = not_ours(Path(report.database.path), tables)
+        if foreign is not None:
+            report.problems.append(str(foreign))
+            return
         applied = (
             conn.execute("select migration_set, name from _sqlite_migrations order by rowid").fetchall()
-            if has_table.fetchone()
+            if "_sqlite_migrations" in tables
             else []
         )
         report.chats = conn.execute("select count(*) from chats where deleted = 0").fetchone()[0] if applied else None
@@ -158,13 +163,17 @@ def _inspect(
 
 
 def _leases(conn: sqlite3.Connection, report: HealthReport) -> None:
-    from core.store.lease import describe
+    from core.store.lease import describe, remaining
+    from core.store.rows import TurnLeaseRow
 
     try:
         if not conn.execute("select 1 from sqlite_master where type = 'table' and name = 'turn_leases'").fetchone():
             return
-        rows = conn.execute("select chat_id, owner, expires_at from turn_leases order by chat_id").fetchall()
+        cur = conn.execute("select * from turn_leases order by chat_id")
+        names = [d[0] for d in cur.description]
+        rows = [TurnLeaseRow.from_values(names, r) for r in cur.fetchall()]
     except sqlite3.DatabaseError:
         return
-    t = time.time()
-    report.turn_leases = [LeaseReport(chat_id=c, holder=describe(o), expires_in_s=round(e - t, 1)) for c, o, e in rows]
+    report.turn_leases = [
+        LeaseReport(chat_id=r.chat_id, holder=describe(r.owner), expires_in_s=round(remaining(r), 1)) for r in rows
+    ]
