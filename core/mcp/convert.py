@@ -18,7 +18,7 @@ from core.roster.models import RejectedTool
 from core.tools import Origin, SideEffect, ToolResult, ToolSpec, classify_annotations, mcp_tool_name
 
 # The MCP tool-name rule (SEP-986, spec 2025-11-25): 1-128 of A-Z a-z 0-9 _ - .
-TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+TOOL_NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")  # whole names only: fullmatch
 MAX_TOOL_NAME = 128
 SHOWN_NAME_CHARS = 48  # a rejected over-long name is shown clipped to this many characters
 
@@ -59,7 +59,7 @@ def listed_tool_problem(tool: Any) -> str | None:
         return "its name contains whitespace"
     if len(name) > MAX_TOOL_NAME:
         return f"its name is {len(name)} characters long, over MCP's limit of {MAX_TOOL_NAME}"
-    if not TOOL_NAME_RE.match(name):
+    if not TOOL_NAME_RE.fullmatch(name):
         return "its name has characters other than letters, digits, '_', '-' and '.' (the MCP tool-name rule)"
     if "inputSchema" not in tool:
         return "it has no inputSchema"
