@@ -264,7 +264,7 @@ class AnthropicProvider(SdkAdapter):
         return client
 
     def _secrets(self) -> tuple[str | None, ...]:
-        return (self._api_key, self._auth_token)
+        return (*super()._secrets(), self._auth_token)
 
     def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
         """The Messages API body for one request, and the name table it was built with."""
