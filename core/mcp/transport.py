@@ -153,15 +153,22 @@ async def open_transport(
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from core.mcp.http import bounded_client
+
         assert live.url is not None
-        http = httpx2.AsyncClient(headers=dict(live.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        http = bounded_client(headers=dict(live.headers), timeout=httpx2.Timeout(30.0, read=300.0))
         async with http, streamable_http_client(live.url, http_client=http) as (read, write):
             yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
     else:
         from mcp.client.sse import sse_client
 
+        from core.mcp.http import bounded_client
+
         assert live.url is not None
-        async with sse_client(live.url, headers=dict(live.headers)) as (read, write):
+        async with sse_client(live.url, headers=dict(live.headers), httpx_client_factory=bounded_client) as (
+            read,
+            write,
+        ):
             yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
 
 
