@@ -33,6 +33,11 @@ class ListingSieve:
     that one tool); the SDK is handed only the tools that pass, and every tool, with its
     problem if any, is kept for :meth:`take`. A malformed envelope (no ``tools`` array, a bad
     cursor) is left alone: the SDK fails that page, as it should.
+
+    A tool whose schemas nest deeper than deferchat reads is one of the unusable ones (it came
+    through the wire with its deep parts as markers, :mod:`core.mcp.wire`); the SDK is handed
+    each tool without its ``outputSchema`` (:func:`for_sdk`); and an answer to anything else
+    that lost a part to its depth becomes an error for its request.
     """
 
     def __init__(self) -> None:
