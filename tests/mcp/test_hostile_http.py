@@ -165,3 +165,43 @@ async def test_a_coding_it_does_not_read_fails_that_call_only(coding):
             assert result.is_error and "Traceback" not in result.text()
         finally:
             await manager.close()
+
+
+@pytest.mark.parametrize("transport", ["sse", "http"])
+async def test_a_token_in_a_url_is_never_shown_however_httpx_spells_it(monkeypatch, caplog, transport):
+    """The token needs percent-encoding (a space, a slash, a plus, an accent): whatever httpx and
+    the SDK write in their errors and logs, only ``${TOK}`` is shown."""
+    import logging
+
+    from tests.mcp.conftest import free_port
+
+    caplog.set_level(logging.DEBUG)
+    token = "tok en/with+plus=é-9f2c71Q"
+    monkeypatch.setenv("TOK", token)
+    url = f"http://127.0.0.1:{free_port()}/sse?token=${{TOK}}&other=1"
+    config = config_from_dict({"mcpServers": {"s": {"type": transport, "url": url, "timeout": 5}}}, source="s.json")
+    manager = McpManager(config)
+    try:
+        await manager.start()
+        report = manager.servers()[0]
+        call = await manager.call("mcp.s.anything", {})
+    finally:
+        await manager.close()
+    shown = [report.model_dump_json(), report.message, call.text(), *(r.getMessage() for r in caplog.records)]
+    shown += [r.exc_text or "" for r in caplog.records]
+    from urllib.parse import quote, quote_plus
+
+    import httpx
+
+    spellings = {
+        token,
+        quote(token, safe=""),
+        quote(token),
+        quote_plus(token),
+        httpx.URL("http://h/", params={"token": token}).query.decode().partition("=")[2],
+        quote(token, safe="").lower(),
+    }
+    for text in shown:
+        for spelled in spellings:
+            assert spelled not in text, (spelled, text)
+    assert report.status == "failed" and "${TOK}" in report.message
