@@ -110,6 +110,7 @@ class StderrLog:
         self._file: BinaryIO | None = None
         self._size = 0
         self._write_end: int | None = None
+        self._pumps = 0  # pipes still being copied (a restart starts a new one)
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -156,6 +157,8 @@ class StderrLog:
 
         read_fd, write_fd = os.pipe()
         self._write_end = write_fd
+        with self._lock:
+            self._pumps += 1
         threading.Thread(target=self._pump, args=(read_fd,), name=f"stderr:{self.path.name}", daemon=True).start()
         return os.fdopen(os.dup(write_fd), "wb", buffering=0)
 
@@ -179,6 +182,11 @@ class StderrLog:
         finally:
             with contextlib.suppress(OSError):
                 os.close(fd)
+            with self._lock:
+                self._pumps -= 1
+                if self._pumps == 0 and self._file is not None:  # every writer is gone: let the file go
+                    self._file.close()
+                    self._file = None
 
     def close(self) -> None:
         with self._lock:
