@@ -10,7 +10,6 @@ traceback, and no server's regular expression runs unbounded or on the event loo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sys
@@ -27,7 +26,7 @@ from core.mcp.config import config_from_dict
 from core.mcp.stdio import LineSplitter
 from core.pipeline import patterns
 from core.pipeline.validation import check_arguments, schema_problem
-from core.tools import Origin, SideEffect, ToolSpec
+from tests.helpers import LoopTicks
 from tests.mcp.conftest import REPO, Events
 
 BACKTRACKS = r"^(a|a)+$"  # Python's re (and the regex package) backtrack on it without end
@@ -110,24 +109,13 @@ async def test_a_backtracking_pattern_never_freezes_the_loop(tmp_path, monkeypat
     manager, _ = await started(tmp_path, h=hostile(f"pattern={BACKTRACKS}"))
     try:
         spec = manager.tool("mcp.h.match")
-        ticks = 0
-
-        async def heartbeat():
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.02)
-                ticks += 1
-
-        beat = asyncio.create_task(heartbeat())
-        began = time.monotonic()
-        problem = await check_arguments(spec, {"s": VICTIM})
-        result = await manager.call(spec, {"s": VICTIM})  # the server answers; its output schema is checked
-        elapsed = time.monotonic() - began
-        beat.cancel()
+        async with LoopTicks() as loop:
+            problem = await check_arguments(spec, {"s": VICTIM})
+            result = await manager.call(spec, {"s": VICTIM})  # the server answers; its output schema is checked
         assert problem is not None and "took longer than 0.3 s" in problem
         assert result.is_error and "output schema" in result.text() and "took longer than 0.3 s" in result.text()
-        assert elapsed < 3
-        assert ticks >= elapsed / 0.02 * 0.5, (ticks, elapsed)  # the loop kept running meanwhile
+        assert loop.elapsed < 3
+        assert loop.kept_running, (loop.ticks, loop.elapsed)
         ok = await manager.call(spec, {"s": "aaa"})
         assert not ok.is_error and ok.structured == {"s": "aaa"}
     finally:
@@ -178,17 +166,6 @@ async def test_a_token_the_stderr_tail_cuts_is_not_shown_in_part(tmp_path, monke
 
 
 # --- properties ---------------------------------------------------------------------------------
-
-
-def _spec(schema: dict) -> ToolSpec:
-    return ToolSpec(
-        name="mcp.h.t",
-        description="t",
-        input_schema=schema,
-        side_effect=SideEffect.READ,
-        origin=Origin.DISCOVERED,
-        server="h",
-    )
 
 
 def _deep_text(depth: int, kind: str) -> str:
