@@ -66,6 +66,16 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _without_credentials(fields: dict[str, Any]) -> dict[str, Any]:
+    """A chat's fields as they may be stored: a base URL never with its ``user:password@`` (the
+    credential stays in memory, like a key: :func:`core.redaction.restore_url`)."""
+    if isinstance(fields.get("base_url"), str):
+        from core.redaction import without_userinfo
+
+        return {**fields, "base_url": without_userinfo(fields["base_url"])}
+    return fields
+
+
 # Tables whose rows are read in their chat's order: each row's ``seq`` is its place in the chat
 # (migration 0010_order_seq), never the wall clock, which can go back.
 SEQUENCED = frozenset({"messages", "turns", "invocations", "approvals"})
@@ -179,7 +189,7 @@ class Store:
             "status": "idle",
             "deleted": 0,
         }
-        row.update(fields)
+        row.update(_without_credentials(fields))
         _insert(self.db, "chats", row)
         return chat_id
 
@@ -205,7 +215,7 @@ class Store:
     @_writes
     def update_chat(self, chat_id: str, **fields: Any) -> None:
         fields.setdefault("updated_at", now())
-        _update(self.db, "chats", chat_id, fields)
+        _update(self.db, "chats", chat_id, _without_credentials(fields))
 
     @_writes
     def delete_chat(self, chat_id: str) -> None:
