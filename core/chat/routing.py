@@ -45,6 +45,7 @@ class ToolRouter:
         self.workspace = workspace
         self.timezone = timezone
         self.tool_settings = tool_settings
+        self.changes_told: dict[str, str | None] = {}  # what the person was told of each changed tool
 
     def live_pin(self, name: str) -> str | None:
         """The pin of ``name`` as it is now; control tools are built in and never change."""

@@ -67,6 +67,19 @@ class LiveHost(Protocol):
 
     async def listed_now(self, spec: ToolSpec) -> tuple[bool, ToolSpec | None]: ...
 
+    @property
+    def changes_told(self) -> dict[str, str | None]:
+        """What the person was last told of each tool, by name: None (as pinned), the live pin
+        of a changed tool, or ``removed``. The host keeps it for the chat's session."""
+        ...
+
+
+def _told_state(event: dict[str, Any]) -> str | None:
+    """The state a stored ``tool.changed`` told: None (as pinned), a live pin, or ``removed``."""
+    if not event.get("changes"):
+        return None
+    return event.get("live_pin") or "removed"
+
 
 # How strict an action is, and how far a class reaches: the stricter of two decides.
 ACTION_RANK = {"allow": 0, "ask": 1, "deny": 2}
@@ -591,9 +604,10 @@ class Pipeline:
         return True
 
     async def _changed_live(self, spec: ToolSpec) -> ToolSpec | None:
-        """The tool as its server lists it now, when that differs from the pin (else None); the
-        person is told once per new listing (``tool.changed``). A tool no longer listed keeps
-        its pin: nothing stricter is known of it."""
+        """The tool as its server lists it now, when that differs from the pin (else None). The
+        person is told when what a call finds differs from what they were last told of the tool
+        (``tool.changed``: changed, no longer listed, or listed as pinned again). A tool no longer
+        listed keeps its pin: nothing stricter is known of it."""
         host = self.ctx.tools
         if spec.origin is Origin.CONTROL or spec.origin is Origin.CONFIGURED or not isinstance(host, LiveHost):
             return None
@@ -601,19 +615,24 @@ class Pipeline:
         if not known:
             return None
         changes = tool_changes(spec, live)
-        if not changes:
-            return None
-        self._tell_changed(spec, live, changes)
-        return live
+        self._tell(host, spec, live, changes)
+        return live if changes else None
 
-    def _tell_changed(self, spec: ToolSpec, live: ToolSpec | None, changes: list[str]) -> None:
+    def _tell(self, host: LiveHost, spec: ToolSpec, live: ToolSpec | None, changes: list[str]) -> None:
         ctx = self.ctx
-        pin = live.content_hash() if live is not None else None
-        told = ctx.store.events(ctx.chat_id, ("tool.changed",))
-        if any(e.get("name") == spec.name and e.get("live_pin") == pin for e in told):
+        told = host.changes_told
+        if spec.name not in told:  # what an earlier session of the chat told, if anything
+            last = [e for e in ctx.store.events(ctx.chat_id, ("tool.changed",)) if e.get("name") == spec.name]
+            told[spec.name] = _told_state(last[-1]) if last else None
+        state = None if not changes else (live.content_hash() if live is not None else "removed")
+        if told[spec.name] == state:
             return
+        told[spec.name] = state
         pinned = effective_side_effect(spec, ctx.policy)
-        if live is None:
+        live_class = effective_side_effect(live, ctx.policy) if live is not None else None
+        if not changes:
+            now, message = pinned, f"{spec.name} is listed as this chat pinned it again ({pinned.value})"
+        elif live_class is None:
             now, message = (
                 pinned,
                 (
@@ -622,7 +641,6 @@ class Pipeline:
                 ),
             )
         else:
-            live_class = effective_side_effect(live, ctx.policy)
             now = stricter_class(pinned, live_class)
             message = (
                 f"{spec.name} changed since this chat pinned it ({', '.join(changes)}): its server lists it as "
@@ -633,10 +651,10 @@ class Pipeline:
                 name=spec.name,
                 server=spec.server,
                 pinned_side_effect=pinned.value,
-                live_side_effect=effective_side_effect(live, ctx.policy).value if live is not None else None,
+                live_side_effect=live_class.value if live_class is not None else None,
                 side_effect=now.value,
                 changes=changes,
-                live_pin=pin,
+                live_pin=live.content_hash() if live is not None else None,
                 message=message,
             )
         )

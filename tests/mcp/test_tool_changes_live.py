@@ -246,6 +246,7 @@ def test_the_stricter_of_pinned_and_live_decides(pinned: SideEffect, live: SideE
     class Host:
         def __init__(self) -> None:
             self.ran: list[str] = []
+            self.changes_told: dict[str, str | None] = {}
 
         async def run(self, s: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult:
             self.ran.append(call_id)
@@ -287,3 +288,55 @@ def test_the_stricter_of_pinned_and_live_decides(pinned: SideEffect, live: SideE
     assert CLASS_RANK[stricter_class(pinned, live)] == max(CLASS_RANK[pinned], CLASS_RANK[live])
     changes = tool_changes(pinned_spec, live_spec)
     assert bool(changes) == any(e.type == "tool.changed" for e in events)
+
+
+async def test_the_person_is_told_each_time_the_listing_differs_from_what_they_were_told() -> None:
+    """Changed, back as pinned (a restarted server), changed again: three notes, none repeated."""
+    from core.pipeline.approvals import FixedApprover
+    from core.pipeline.pipeline import Pipeline, RunContext
+    from core.pipeline.policy import default_policy
+    from core.tools import ToolResult
+    from tests.helpers import plan
+
+    pinned = spec(SideEffect.NETWORK_READ)
+    destructive = spec(SideEffect.NETWORK_WRITE)
+    listings = [destructive, destructive, pinned, pinned, destructive, None]
+
+    class Host:
+        def __init__(self) -> None:
+            self.changes_told: dict[str, str | None] = {}
+            self.now: ToolSpec | None = None
+
+        async def run(self, s: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult:
+            return ToolResult.of_text("ok")
+
+        def live_pin(self, name: str) -> str | None:
+            return None
+
+        async def listed_now(self, s: ToolSpec) -> tuple[bool, ToolSpec | None]:
+            return True, self.now
+
+    store = Store(":memory:")
+    chat = store.create_chat(title="t", provider="script", model="m", strategy="wrapper")
+    events: list[Any] = []
+    host = Host()
+    for i, listing in enumerate(listings):
+        host.now = listing
+        ctx = RunContext(
+            chat_id=chat,
+            turn_id="t",
+            store=store,
+            plan=plan((), [pinned]),
+            policy=default_policy(),
+            approver=FixedApprover(Decision.ALLOW_ONCE),
+            tools=host,
+            emit=events.append,
+        )
+        await Pipeline(ctx).run({"type": "tool_use", "id": f"c{i}", "name": "mcp.s.t", "input": {}})
+    told = [(e.changes, e.side_effect) for e in events if e.type == "tool.changed"]
+    assert told == [
+        (["class"], "NETWORK_WRITE"),
+        ([], "NETWORK_READ"),
+        (["class"], "NETWORK_WRITE"),
+        (["removed"], "NETWORK_READ"),
+    ]
