@@ -175,13 +175,14 @@ class McpManager:
     async def listed_now(self, spec: ToolSpec) -> tuple[bool, ToolSpec | None]:
         """How ``spec``'s server lists it now, after any re-listing it announced
         (``list_changed``) is done: ``(True, the tool as listed)``, ``(True, None)`` when the
-        server no longer lists it, ``(False, None)`` when the server cannot tell (not ready)."""
+        server no longer lists it, ``(False, None)`` when the server never listed its tools. A
+        server that crashed or is starting again answers with its last listing, which stands
+        until the new one is read."""
         server = self._servers.get(spec.server or "")
-        if server is None or server.state != "ready":
+        if server is None or (server.state != "ready" and not server.specs):
             return False, None
-        await server.settled()
-        if server.state != "ready":
-            return False, None
+        if server.state == "ready":
+            await server.settled()
         return True, next((t for t in server.specs if t.name == spec.name), None)
 
     def servers(self) -> list[ServerReport]:

@@ -54,6 +54,25 @@ Both phases run a copy of ``core/`` and ``tui/`` made when the soak starts (``--
 working tree itself), so edits made to the tree while it runs cannot break it halfway; the report
 names the commit and how many paths were uncommitted.
 
+Third round (issue 23): four more fault classes, on by default.
+
+* **Signals** (``--signal-every``, process phase): a process turn gets SIGTERM or SIGHUP
+  (alternately, now and then SIGINT) at a random point of its answer's stream. It must exit
+  128 + the signal, its turn ``stopped``, the partial answer it printed stored as written.
+* **Clock jumps** (``--clock-every``, in process): the store's wall clock
+  (``core.store.ids.CLOCK``) jumps back or forward by hours to days between turns; the
+  process phase then runs on the real clock (one more jump). Every request must carry the
+  history in the order it was written, and the store read it so.
+* **stderr floods** (``--flood-every``, ``--flood-bytes``): the write first floods the MCP
+  server's stderr, its ``${VAR}`` secret in the last 700 characters; the log on disk must stay
+  within its bound (twice ``core.mcp.logs.STDERR_LOG_BYTES``).
+* **list_changed escalation** (``--escalate-every``): every K-th ``count_notes`` call of a
+  server process re-lists ``count_notes`` as a destructive write; every later call of it (until
+  the server restarts) must be asked for before it runs.
+* **Secrets**: the provider key, a password in the provider's base URL (``user:pw@``) and the
+  MCP server's ``${VAR}`` secret are set; none may appear, whole or a 12-character piece of it,
+  in the store's files, any event, any process's stdout or stderr.
+
 What is reported
 ----------------
 ``must_be_zero``: ``messages_lost`` (a sent user text not stored as often as it was sent),
@@ -61,7 +80,11 @@ What is reported
 (a token written more than once), ``writes_reported_but_missing`` (a write reported completed
 whose token is not in the file), ``turns_stuck`` (a turn still ``running``/``parked`` at the end,
 a send that did not return within ``--turn-timeout``, a process killed for hanging), ``crashes``
-(an exception out of the engine, a process traceback). Also peak RSS and its growth (VmRSS
+(an exception out of the engine, a process traceback), and for the third round
+``requests_out_of_order``, ``history_out_of_order``, ``secrets_seen``,
+``escalated_calls_unasked``, ``stderr_log_over_bound``, ``signal_partials_lost``,
+``signal_turns_not_stopped``; ``summary`` adds them up as lost, doubled, stuck and secrets seen.
+Also peak RSS and its growth (VmRSS
 sampled every ``--rss-every`` turns: first, last, peak, least-squares slope in KB per turn, over
 the whole run and its second half; beside it the gc-tracked objects and ``sys.getallocatedblocks()``,
 which tell memory Python still holds from an allocator's high-water mark), the engine's CPU per turn
@@ -75,14 +98,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
+import itertools
 import json
 import os
+import random
+import re
 import resource
+import secrets as secrets_lib
 import shutil
 import signal
 import sqlite3
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -143,9 +172,11 @@ class SoakServer(StreamingServer):
     hold gigabytes."""
 
     def _record(self, request: Any, wire: str | None, body: Any) -> dict[str, Any]:
+        turns = [int(n) for n in re.findall(rb"turn (\d+): please note", request.body or b"")]
         slim = {
             "bytes": len(request.body or b""),
             "messages": len(body.get("messages") or body.get("input") or []) if isinstance(body, dict) else None,
+            "in_order": turns == sorted(turns),  # the history this request carries, in the order written
         }
         return super()._record(request, wire, slim)
 
@@ -216,8 +247,11 @@ class Provider:
         self.proc.stdin.flush()
         return self._line()
 
-    def url_for(self, wire: str) -> str:
-        return f"http://127.0.0.1:{self.port}" if wire == "anthropic" else f"http://127.0.0.1:{self.port}/v1"
+    def url_for(self, wire: str, password: str | None = None) -> str:
+        """The base URL for ``wire``; with ``password``, as a gateway with basic auth takes it."""
+        auth = f"soak:{password}@" if password else ""
+        host = f"http://{auth}127.0.0.1:{self.port}"
+        return host if wire == "anthropic" else f"{host}/v1"
 
     def push(self, *responses: dict[str, Any]) -> None:
         self.ask("push " + json.dumps(list(responses)))
@@ -273,13 +307,24 @@ def answer_for(token: str) -> str:
 
 
 def turn_script(
-    wire_name: Any, turn: int, attempt: int, *, hold: float = 0.0, fault: Fault | None = None
+    wire_name: Any,
+    turn: int,
+    attempt: int,
+    *,
+    hold: float = 0.0,
+    fault: Fault | None = None,
+    flood: int = 0,
+    slow_answer: bool = False,
 ) -> tuple[list[dict[str, Any]], int]:
-    """The responses of one attempt of turn ``turn``, and how many requests it should make."""
+    """The responses of one attempt of turn ``turn``, and how many requests it should make.
+    ``flood``: the write floods the server's stderr first; ``slow_answer``: the answer streams
+    for about two seconds (a signal lands in it)."""
     token = token_for(turn, attempt)
     write_args: dict[str, Any] = {"token": token}
     if hold:
         write_args["hold_seconds"] = hold
+    if flood:
+        write_args["flood_bytes"] = flood
     normal: list[dict[str, Any]] = [
         {
             "parts": [
@@ -289,7 +334,8 @@ def turn_script(
             "args_chunk_chars": 6,
         },
         {"parts": [{"tool": wire_name(READ), "id": f"r-{token}", "input": {"token": token}}], "args_chunk_chars": 6},
-        {"parts": [{"text": answer_for(token), "chunk_chars": 12}]},
+        {"parts": [{"text": answer_for(token), "chunk_chars": 4 if slow_answer else 12}]}
+        | ({"chunk_delay": 0.05} if slow_answer else {}),
     ]
     if fault is None:
         return normal, 3
@@ -313,12 +359,58 @@ def turn_script(
     raise ValueError(kind)
 
 
+# --- secrets -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """The secrets of the run: the provider key, the password in the provider's base URL, the MCP
+    server's ``${VAR}`` secret. None may be seen anywhere deferchat writes or prints."""
+
+    key: str
+    password: str
+    mcp: str
+
+    @classmethod
+    def new(cls) -> Secrets:
+        def word(prefix: str, n: int) -> str:
+            return prefix + "".join(secrets_lib.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+        return cls(key=word("sk-soak-", 40), password=word("Pw", 22), mcp=word("mcp_tok_", 30))
+
+    @functools.cached_property
+    def _pieces(self) -> dict[str, list[bytes]]:
+        return self.pieces()
+
+    def pieces(self) -> dict[str, list[bytes]]:
+        """Every 12-character piece of each secret (a tail cut mid-token still shows one)."""
+        out = {}
+        for name, value in (("provider key", self.key), ("base URL password", self.password), ("MCP secret", self.mcp)):
+            raw = value.encode()
+            out[name] = [raw[i : i + 12] for i in range(0, len(raw) - 11)]
+        return out
+
+    def seen(self, data: bytes | str) -> list[str]:
+        """The names of the secrets ``data`` shows a piece of."""
+        blob = data.encode("utf-8", "replace") if isinstance(data, str) else data
+        return [name for name, pieces in self._pieces.items() if any(p in blob for p in pieces)]
+
+
 # --- the home ---------------------------------------------------------------------------------------
 
 
 @dataclass
 class Home:
     path: Path
+    escalate_every: int = 0
+
+    @property
+    def mcp_logs(self) -> Path:
+        return self.path.parent / "tmp"  # TMPDIR: the MCP client's log folders are made here
+
+    def log_bytes(self) -> int:
+        """The soak server's stderr log on disk now (all rotations), over every log folder."""
+        return sum(f.stat().st_size for f in self.mcp_logs.glob(f"deferchat-mcp-*/{SERVER}.stderr.log*") if f.is_file())
 
     @property
     def notes(self) -> Path:
@@ -352,7 +444,12 @@ class Home:
                         SERVER: {
                             "command": sys.executable,
                             "args": [str(ROOT / "tests" / "mcp_servers" / "soak_notes.py")],
-                            "env": {"SOAK_NOTES_FILE": str(self.notes), "SOAK_PID_FILE": str(self.pids)},
+                            "env": {
+                                "SOAK_NOTES_FILE": str(self.notes),
+                                "SOAK_PID_FILE": str(self.pids),
+                                "SOAK_SECRET": "${SOAK_MCP_SECRET}",  # expanded: a secret to redact
+                                "SOAK_ESCALATE_EVERY": str(self.escalate_every),
+                            },
                             "timeout": 20,
                             "call_timeout": 20,
                         }
@@ -437,10 +534,50 @@ class Record:
     mcp_rss: list[tuple[int, int]] = field(default_factory=list)
     objects: list[tuple[int, int]] = field(default_factory=list)
     blocks: list[tuple[int, int]] = field(default_factory=list)  # sys.getallocatedblocks(): what Python still holds
+    # the third round
+    secrets: Secrets | None = None
+    secret_hits: list[dict[str, Any]] = field(default_factory=list)
+    escalated: bool = False  # count_notes is listed as a write now (a tool.changed said so)
+    escalations: int = 0
+    asked: set[str] = field(default_factory=set)  # call ids an approval was asked for
+    escalated_runs: int = 0
+    escalated_unasked: list[str] = field(default_factory=list)
+    tool_changed: list[dict[str, Any]] = field(default_factory=list)
+    clock_jumps: list[dict[str, Any]] = field(default_factory=list)
+    signals: list[dict[str, Any]] = field(default_factory=list)
+    floods: list[dict[str, Any]] = field(default_factory=list)
+    log_bytes_max: int = 0
+
+    def look_for_secrets(self, where: str, text: str | bytes) -> None:
+        if self.secrets is not None and (names := self.secrets.seen(text)):
+            if len(self.secret_hits) < 50:
+                snippet = text[:300] if isinstance(text, str) else text[:300].decode("utf-8", "replace")
+                self.secret_hits.append({"where": where, "secrets": names, "text": snippet})
+            else:
+                self.secret_hits.append({"where": where, "secrets": names})
+
+    def _escalation(self, kind: str, name: str | None, call_id: str | None, side_effect: str | None) -> None:
+        """A destructive re-listing of count_notes must be asked for at each later call."""
+        if kind == "tool.changed" and name == READ:
+            was, self.escalated = self.escalated, side_effect not in ("NONE", "WORKSPACE_READ", "NETWORK_READ")
+            self.escalations += int(self.escalated and not was)
+        elif kind == "tool.approval_required" and call_id:
+            self.asked.add(call_id)
+        elif kind == "tool.started" and name == READ and self.escalated and call_id:
+            self.escalated_runs += 1
+            if call_id not in self.asked:
+                self.escalated_unasked.append(call_id)
 
     def watch(self, event: Any) -> None:
         kind = event.type
         self.events[kind] += 1
+        if kind != "model.text.delta":
+            self.look_for_secrets(f"event {kind}", event.to_json())
+        if kind == "tool.changed":
+            self.tool_changed.append({"changes": event.changes, "side_effect": event.side_effect})
+        self._escalation(
+            kind, getattr(event, "name", None), getattr(event, "call_id", None), getattr(event, "side_effect", None)
+        )
         if kind == "tool.completed" and event.name == WRITE:
             if event.replayed:
                 self.replayed += 1
@@ -459,6 +596,9 @@ class Record:
         """The same, from a ``--json`` event line of a process."""
         kind = data.get("type", "?")
         self.events[kind] += 1
+        if kind == "tool.changed":
+            self.tool_changed.append({"changes": data.get("changes"), "side_effect": data.get("side_effect")})
+        self._escalation(kind, data.get("name"), data.get("call_id"), data.get("side_effect"))
         if kind == "tool.completed" and data.get("name") == WRITE:
             if data.get("replayed"):
                 self.replayed += 1
@@ -501,6 +641,7 @@ class InProcess:
         self.killed_in_flight: int | None = None
         self.kill_carried = False  # an in-flight kill whose turn failed before the write: the re-send gets it
         self.server_failed = asyncio.Event()
+        self.clock_offset = 0.0
 
     def wire_name(self, name: str) -> str:
         from core.providers.wirenames import encode
@@ -531,7 +672,7 @@ class InProcess:
         opts = ChatOptions(
             provider=self.args.wire,
             model="soak-model",
-            base_url=self.server.url_for(self.args.wire),
+            base_url=self.server.url_for(self.args.wire, password=self.args.secrets.password),
             roster=str(self.home.roster),
             mcp_config=str(self.home.mcp),
             start_demo_servers=False,
@@ -591,10 +732,11 @@ class InProcess:
         fault: Fault | None = None,
         kill: str | None = None,
         park: bool = False,
+        flood: int = 0,
     ) -> Any:
         token = token_for(turn, attempt)
         hold = HOLD_SECONDS if kill == "in_flight" else 0.0
-        responses, expected = turn_script(self.wire_name, turn, attempt, hold=hold, fault=fault)
+        responses, expected = turn_script(self.wire_name, turn, attempt, hold=hold, fault=fault, flood=flood)
         label = f"turn {turn} attempt {attempt}"
         start, _ = self.queue(turn, responses, expected, label)
         if kill == "before":
@@ -656,7 +798,23 @@ class InProcess:
             )
         if result is not None and result.status == "done":
             self.rec.done_tokens.append(token)
+        if flood:
+            size = self.home.log_bytes()
+            self.rec.log_bytes_max = max(self.rec.log_bytes_max, size)
+            self.rec.floods.append(
+                {"turn": turn, "bytes": flood, "log_bytes_after": size, "seconds": round(elapsed, 2)}
+            )
         return result
+
+    def jump_clock(self, turn: int, n: int) -> None:
+        """The store's wall clock jumps (back, forward, far back, far forward, in turn)."""
+        import core.store.ids as ids
+
+        jump = (-7200.0, 3600.0, -86400.0, 2 * 86400.0)[n % 4]
+        self.clock_offset += jump
+        offset = self.clock_offset
+        ids.CLOCK = lambda: time.time() + offset
+        self.rec.clock_jumps.append({"turn": turn, "jump_s": jump, "offset_s": offset})
 
     async def kill_before(self, turn: int) -> None:
         pid = self.home.live_pid()
@@ -672,7 +830,7 @@ class InProcess:
     async def run(self) -> None:
         args, rec = self.args, self.rec
         await self.open()
-        faults = kills = 0
+        faults = kills = jumps = 0
         t_start = time.perf_counter()
         try:
             for turn in range(1, args.turns + 1):
@@ -682,8 +840,12 @@ class InProcess:
                 if args.kill_every and turn % args.kill_every == 0:
                     kill, kills = ("before", "in_flight")[kills % 2], kills + 1
                 park = bool(args.park_every) and turn % args.park_every == args.park_every // 2
+                if args.clock_every and turn % args.clock_every == args.clock_every // 3:
+                    self.jump_clock(turn, jumps)
+                    jumps += 1
+                flood = args.flood_bytes if args.flood_every and turn % args.flood_every == 7 % args.flood_every else 0
                 text = f"turn {turn}: please note t{turn:03d}"
-                result = await self.attempt(turn, 0, text, fault=fault, kill=kill, park=park)
+                result = await self.attempt(turn, 0, text, fault=fault, kill=kill, park=park, flood=flood)
                 if result is not None and result.status == "failed":
                     rec.resends += 1
                     carried, self.kill_carried = self.kill_carried, False
@@ -759,6 +921,8 @@ async def process_phase(
 
     env = {k: v for k, v in os.environ.items() if k not in DEVELOPER_ENV}
     env.update(DEFERCHAT_HOME=str(home.path), TZ="UTC", PYTHONPATH=os.pathsep.join(args.code_path))
+    env.update(args.secret_env)  # the provider key, the MCP server's secret
+    signals = 0
     flags = [
         "--first-byte-timeout",
         str(WAITS["first_byte"]),
@@ -781,11 +945,20 @@ async def process_phase(
         kill: str | None = None  # carried to the re-send when the fault ends the turn before the write
         if n % 10 == 0:
             kill, kills = ("mcp", "self")[kills % 2], kills + 1
+        sig: signal.Signals | None = None
+        if args.signal_every and n % args.signal_every == 2 % args.signal_every and fault is None and kill is None:
+            sig = (signal.SIGTERM, signal.SIGHUP, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)[signals % 5]
+            signals += 1
         text = f"turn {turn}: please note t{turn:03d}"
         for attempt in (0, 1):
             token = token_for(turn, attempt)
             responses, expected = turn_script(
-                encode, turn, attempt, hold=HOLD_SECONDS if kill else 0, fault=fault if attempt == 0 else None
+                encode,
+                turn,
+                attempt,
+                hold=HOLD_SECONDS if kill else 0,
+                fault=fault if attempt == 0 else None,
+                slow_answer=sig is not None,
             )
             if interrupted is None:
                 left = server.discard_pending()
@@ -805,7 +978,12 @@ async def process_phase(
                 turn,
                 kill_call=f"w-{token}" if kill else None,
                 kill_mode=kill,
+                signal_after=f"r-{token}" if sig is not None else None,
+                signum=sig,
             )
+            if sig is not None:
+                check_signal(home, rec, chat_id, turn, token, sig, run)
+                sig = None
             resumed, interrupted = interrupted, None
             if kill and run["killed"] is not None:
                 if kill == "self":
@@ -830,9 +1008,15 @@ async def process_phase(
                     }
                 )
             runs.append(run)
-            status = {0: "done", 1: "failed", 3: "parked", 130: "stopped", -9: "killed"}.get(
-                run["exit"], f"exit {run['exit']}"
-            )
+            status = {
+                0: "done",
+                1: "failed",
+                3: "parked",
+                130: "stopped",
+                143: "stopped",
+                129: "stopped",
+                -9: "killed",
+            }.get(run["exit"], f"exit {run['exit']}")
             rec.statuses[f"process:{status}"] += 1
             if status == "done":
                 rec.done_tokens.append(token)
@@ -909,7 +1093,12 @@ async def one_process(
     turn: int,
     kill_call: str | None,
     kill_mode: str | None = None,
+    signal_after: str | None = None,
+    signum: signal.Signals | None = None,
 ) -> dict[str, Any]:
+    """One ``deferchat`` process. ``signal_after``: the call id after whose result the answer
+    streams; ``signum`` lands at a random point of that answer (its deltas printed so far are
+    kept in ``printed``)."""
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         *cmd,
@@ -922,6 +1111,15 @@ async def one_process(
     first_event: float | None = None
     killed: int | None = None
     loop = asyncio.get_running_loop()
+    answering = False
+    printed: list[str] = []
+    signalled: float | None = None
+
+    def signal_now() -> None:
+        nonlocal signalled
+        if proc.returncode is None and signum is not None:
+            proc.send_signal(signum)
+            signalled = time.perf_counter() - t0
 
     def kill_now() -> None:
         nonlocal killed
@@ -931,7 +1129,7 @@ async def one_process(
             killed = pid
 
     async def read_stdout() -> None:
-        nonlocal first_event
+        nonlocal first_event, answering
         assert proc.stdout is not None
         async for raw in proc.stdout:
             line = raw.decode("utf-8", "replace").strip()
@@ -945,8 +1143,16 @@ async def one_process(
                 rec.anomalies.append({"turn": turn, "what": "a stdout line that is not JSON", "line": line[:200]})
                 continue
             rec.watch_json(data)
+            rec.look_for_secrets(f"turn {turn} stdout {data.get('type')}", line)
             if kill_call and data.get("type") == "tool.started" and data.get("call_id") == kill_call:
                 loop.call_later(KILL_DELAY, kill_now)
+            if signal_after and data.get("type") == "tool.completed" and data.get("call_id") == signal_after:
+                answering = True
+            elif answering and data.get("type") == "model.text.delta":
+                if not printed:  # the answer has begun: the signal lands somewhere in it
+                    loop.call_later(random.uniform(0.0, 1.2), signal_now)
+                if signalled is None:
+                    printed.append(data.get("text", ""))
 
     peak_kb = 0
 
@@ -969,6 +1175,7 @@ async def one_process(
     await reader
     watcher.cancel()
     stderr = (await err_task).decode("utf-8", "replace")
+    rec.look_for_secrets(f"turn {turn} stderr", stderr)
     if "Traceback (most recent call last)" in stderr or "internal error" in stderr:
         rec.crashes.append({"turn": turn, "what": "process traceback", "stderr": stderr[-2000:]})
     seconds = time.perf_counter() - t0
@@ -992,7 +1199,60 @@ async def one_process(
         "killed": killed,
         "peak_rss_mb": round(peak_kb / 1024, 1),
         "stderr_tail": stderr[-300:],
+        "printed": "".join(printed),
+        "signalled_s": round(signalled, 3) if signalled is not None else None,
     }
+
+
+def check_signal(
+    home: Home, rec: Record, chat_id: str, turn: int, token: str, sig: signal.Signals, run: dict[str, Any]
+) -> None:
+    """A turn stopped by a signal: the exit code, the turn row, the partial answer as printed."""
+    db = sqlite3.connect(f"file:{home.db}?mode=ro", uri=True)
+    try:
+        user = f"turn {turn}: please note t{turn:03d}"
+        rows = db.execute(
+            "select id, status from turns where chat_id = ? order by seq desc limit 1", [chat_id]
+        ).fetchall()
+        texts = [
+            b.get("text", "")
+            for (content,) in db.execute(
+                "select content from messages where chat_id = ? and role = 'assistant' order by seq desc limit 1",
+                [chat_id],
+            )
+            for b in json.loads(content or "[]")
+            if b.get("type") == "text"
+        ]
+        asked = db.execute(
+            "select count(*) from messages where chat_id = ? and role = 'user' and content like ?",
+            [chat_id, f"%{user}%"],
+        ).fetchone()[0]
+    finally:
+        db.close()
+    stored = texts[-1] if texts else ""
+    printed = run.get("printed") or ""
+    kept = stored.startswith(printed) and answer_for(token).startswith(stored)
+    if run["signalled_s"] is None:  # the answer ended before the signal landed: a done turn
+        outcome = "finished first"
+        kept, stopped, code_ok = True, True, run["exit"] == 0
+    else:
+        stopped = bool(rows) and rows[0][1] == "stopped"
+        code_ok = run["exit"] == 128 + int(sig)
+        outcome = "stopped" if stopped else f"turn {rows[0][1] if rows else '?'}"
+    rec.signals.append(
+        {
+            "turn": turn,
+            "signal": sig.name,
+            "at_s": run["signalled_s"],
+            "exit": run["exit"],
+            "exit_ok": code_ok,
+            "outcome": outcome,
+            "printed_chars": len(printed),
+            "stored_chars": len(stored),
+            "partial_kept": kept,
+            "user_message_kept": asked >= 1,
+        }
+    )
 
 
 # --- the checks -------------------------------------------------------------------------------------
@@ -1004,10 +1264,13 @@ def audit(home: Home, rec: Record, chat_id: str) -> dict[str, Any]:
     try:
         user_texts: Counter[str] = Counter()
         assistant_texts: set[str] = set()
-        for role, content in db.execute("select role, content from messages where chat_id = ?", [chat_id]):
+        written_order: list[int] = []  # the turn numbers of the user texts, as the store orders them
+        for role, content in db.execute("select role, content from messages where chat_id = ? order by seq", [chat_id]):
             for block in json.loads(content or "[]"):
                 if block.get("type") == "text":
                     (user_texts.update([block["text"]]) if role == "user" else assistant_texts.add(block["text"]))
+                    if role == "user" and (m := re.match(r"turn (\d+): please note", block["text"])):
+                        written_order.append(int(m.group(1)))
         turns = dict(db.execute("select status, count(*) from turns where chat_id = ? group by status", [chat_id]))
         chat_status = db.execute("select status from chats where id = ?", [chat_id]).fetchone()
         invocations = dict(
@@ -1036,7 +1299,13 @@ def audit(home: Home, rec: Record, chat_id: str) -> dict[str, Any]:
     twice = {t: n for t, n in notes.items() if n > 1}
     missing = sorted(t for t in rec.write_completed.values() if notes.get(t, 0) == 0)
     open_turns = {s: n for s, n in turns.items() if s in ("running", "parked")}
+    out_of_order = sum(1 for a, b in itertools.pairwise(written_order) if b < a)
+    for suffix in ("", "-wal"):
+        f = Path(f"{home.db}{suffix}")
+        if f.exists():
+            rec.look_for_secrets(f"the store's file {f.name}", f.read_bytes())
     return {
+        "history_out_of_order": out_of_order,
         "messages_lost": sum(lost.values()),
         "messages_lost_detail": dict(list(lost.items())[:20]),
         "answers_lost": len(answers_lost),
@@ -1129,12 +1398,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="run the working tree as it changes (default: a copy of core/ and tui/ made at the start)",
     )
+    p.add_argument("--signal-every", type=int, default=4, help="process turns: SIGTERM/SIGHUP mid-answer (0: never)")
+    p.add_argument("--clock-every", type=int, default=15, help="in process: the store's clock jumps (0: never)")
+    p.add_argument("--flood-every", type=int, default=20, help="the write floods the server's stderr first (0: never)")
+    p.add_argument("--flood-bytes", type=int, default=4_000_000)
+    p.add_argument("--escalate-every", type=int, default=8, help="count_notes re-listed as a write (0: never)")
     p.add_argument("--keep", action="store_true", help="keep the temporary home (its path goes to stderr)")
     return p.parse_args(argv)
 
 
 async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
-    rec = Record()
+    rec = Record(secrets=args.secrets)
     wall0 = time.perf_counter()
     server = Provider()
     try:
@@ -1156,6 +1430,13 @@ async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
         server.stop()
     checks = audit(home, rec, chat_id)
     stuck = len(rec.stuck) + sum(checks["open_turns"].values())
+    from core.mcp.logs import STDERR_LOG_BYTES
+
+    log_bound = 2 * STDERR_LOG_BYTES + 64 * 1024  # the log and its one rotation, and a pipe's worth
+    signal_lost = [x for x in rec.signals if not (x["partial_kept"] and x["user_message_kept"])]
+    signal_not_stopped = [
+        x for x in rec.signals if x["outcome"] not in ("stopped", "finished first") or not x["exit_ok"]
+    ]
     must = {
         "messages_lost": checks["messages_lost"],
         "answers_lost": checks["answers_lost"],
@@ -1163,6 +1444,22 @@ async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
         "writes_reported_but_missing": checks["writes_reported_but_missing"],
         "turns_stuck": stuck,
         "crashes": len(rec.crashes),
+        "requests_out_of_order": sum(1 for r in served if r.get("body") and r["body"].get("in_order") is False),
+        "history_out_of_order": checks["history_out_of_order"],
+        "secrets_seen": len(rec.secret_hits),
+        "escalated_calls_unasked": len(rec.escalated_unasked),
+        "stderr_log_over_bound": int(rec.log_bytes_max > log_bound),
+        "signal_partials_lost": len(signal_lost),
+        "signal_turns_not_stopped": len(signal_not_stopped),
+    }
+    summary = {
+        "lost": must["messages_lost"]
+        + must["answers_lost"]
+        + must["writes_reported_but_missing"]
+        + must["signal_partials_lost"],
+        "doubled": must["calls_executed_twice"],
+        "stuck": must["turns_stuck"] + must["signal_turns_not_stopped"],
+        "secrets_seen": must["secrets_seen"],
     }
     by_kind: dict[str, Any] = {}
     for f in rec.faults:
@@ -1177,7 +1474,20 @@ async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
     in_process_seconds = rec.turn_seconds[: len(rec.turn_seconds) - (proc.get("processes") or 0)]
     return {
         "ok": not any(must.values()),
+        "summary": summary,
         "must_be_zero": must,
+        "third_round": {
+            "signals": rec.signals,
+            "clock_jumps": rec.clock_jumps,
+            "floods": rec.floods,
+            "stderr_log_bytes_max": rec.log_bytes_max,
+            "stderr_log_bound": log_bound,
+            "escalations": rec.escalations,
+            "escalated_calls_run": rec.escalated_runs,
+            "escalated_calls_unasked": rec.escalated_unasked[:20],
+            "tool_changed_events": rec.tool_changed[:40],
+            "secret_hits": rec.secret_hits[:20],
+        },
         "config": {
             "wire": args.wire,
             "turns": args.turns,
@@ -1185,6 +1495,11 @@ async def soak(args: argparse.Namespace, home: Home) -> dict[str, Any]:
             "kill_every": args.kill_every,
             "park_every": args.park_every,
             "process_turns": args.process_turns,
+            "signal_every": args.signal_every,
+            "clock_every": args.clock_every,
+            "flood_every": args.flood_every,
+            "flood_bytes": args.flood_bytes,
+            "escalate_every": args.escalate_every,
             "waits_s": WAITS,
             "turn_timeout_s": args.turn_timeout,
             "python": sys.version.split()[0],
@@ -1281,9 +1596,16 @@ def main(argv: list[str] | None = None) -> int:
     for var in DEVELOPER_ENV:
         os.environ.pop(var, None)
     tmp = Path(tempfile.mkdtemp(prefix="deferchat-soak-"))
-    home = Home(tmp / "home")
+    home = Home(tmp / "home", escalate_every=args.escalate_every)
     os.environ["DEFERCHAT_HOME"] = str(home.path)
     os.environ["TZ"] = "UTC"
+    home.mcp_logs.mkdir(parents=True, exist_ok=True)
+    os.environ["TMPDIR"] = str(home.mcp_logs)  # the MCP client's log folders, where the soak can see them
+    tempfile.tempdir = str(home.mcp_logs)
+    args.secrets = Secrets.new()
+    key_var = "ANTHROPIC_API_KEY" if args.wire == "anthropic" else "OPENAI_API_KEY"
+    args.secret_env = {key_var: args.secrets.key, "SOAK_MCP_SECRET": args.secrets.mcp}
+    os.environ.update(args.secret_env)
     home.write()
     args.code = code_state()
     args.code_path = [str(ROOT)] if args.live_tree else [str(snapshot(tmp)), str(ROOT)]
