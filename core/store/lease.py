@@ -106,9 +106,10 @@ def holder_is_gone(owner: str) -> bool:
 
 def remaining(lease: TurnLeaseRow) -> float:
     """Seconds until ``lease`` expires (<= 0: expired): on the boot clock for a holder of this
-    machine's current boot, else on the wall clock."""
+    machine (its host in the owner) and its current boot, else on the wall clock."""
     boot = boot_id()
-    if boot is not None and lease.boot_id == boot and lease.expires_mono is not None:
+    here = _parts(lease.owner)[0] == socket.gethostname()
+    if here and boot is not None and lease.boot_id == boot and lease.expires_mono is not None:
         return lease.expires_mono - boot_clock()
     return lease.expires_at - now()
 

@@ -55,7 +55,10 @@ def chat_files(folder: Path, shift: dict[str, Any] | None, calls: int = 2, after
     return runs
 
 
-async def run_chat(folder: Path, approver: Recorder) -> tuple[list[Any], list[str], Store, str]:
+async def run_chat(
+    folder: Path, approver: Recorder, *, grant: str | None = None
+) -> tuple[list[Any], list[str], Store, str]:
+    """One turn of the scripted chat; ``grant``: a tool granted for the chat before it starts."""
     store = Store(folder / "db.sqlite")
     events: list[Any] = []
     session = await Engine(store).open_chat(
@@ -70,7 +73,9 @@ async def run_chat(folder: Path, approver: Recorder) -> tuple[list[Any], list[st
         subscribers=[events.append],
     )
     try:
-        result = await session.send("look it up twice")
+        if grant is not None:
+            store.grant(session.chat_id, grant)
+        result = await session.send("look it up")
     finally:
         await session.close()
     assert result.status == "done", result.error
@@ -105,29 +110,10 @@ async def test_a_chat_grant_given_before_does_not_cover_the_escalated_tool(folde
     """A write re-listed as a communication: the grant the owner gave the write does not stand."""
     shift = {"annotations": {"read_only_hint": False, "destructive_hint": True, "open_world_hint": True}}
     chat_files(folder, shift, calls=3, after=2)
-    store_path = folder / "db.sqlite"
-    store = Store(store_path)
     approver = Recorder(Decision.ALLOW_CHAT)
-    events: list[Any] = []
-    # the tool starts as a read here, so the first call is allowed by policy; grant it anyway and
-    # check the escalation asks again after the re-listing
-    session = await Engine(store).open_chat(
-        None,
-        ChatOptions(
-            roster=str(folder / "roster.json"),
-            script=str(folder / "script.json"),
-            mcp_config=str(folder / "mcp.json"),
-            start_demo_servers=False,
-        ),
-        approver=approver,
-        subscribers=[events.append],
-    )
-    try:
-        store.grant(session.chat_id, "mcp.shifty.lookup")
-        result = await session.send("three times")
-    finally:
-        await session.close()
-    assert result.status == "done"
+    # the tool starts as a read, so the first calls are allowed by policy; it is granted all the
+    # same, and the escalation asks again after the re-listing
+    await run_chat(folder, approver, grant="mcp.shifty.lookup")
     assert [a.call_id for a in approver.asked] == ["c3"]  # asked after the change, though granted
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,6 @@ from hypothesis import strategies as st
 
 from core.store import Store
 from core.store.paths import DB_NAME
-from tests.helpers import subprocess_env
 from tests.unit import test_store_faults as faults
 from tests.unit.test_store_faults import ASK, deferchat, one_line, run
 
@@ -86,31 +83,21 @@ def _linked_homes(tmp_path: Path) -> tuple[Path, Path]:
     return first, second
 
 
-def _cli(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "core.cli", *argv],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=subprocess_env(home),
-    )
-
-
 def test_two_homes_on_one_file_under_two_names_are_refused_with_one_line(tmp_path: Path) -> None:
     first, second = _linked_homes(tmp_path)
     before = (first / DB_NAME).read_bytes()
     for home in (first, second):
         for argv in (["chats", "list"], ["ask", "hi", "--provider", "demo", "--roster", "production"]):
-            r = _cli(home, *argv)
+            r = deferchat(home, *argv)
             assert r.returncode == 1 and r.stdout == "", (argv, r.stdout, r.stderr)
             one_line(r.stderr, str(home / DB_NAME), "hard link", "one name")
-        doctor = _cli(home, "doctor", "--json")
+        doctor = deferchat(home, "doctor", "--json")
         report = json.loads(doctor.stdout)
         assert doctor.returncode == 1 and not report["healthy"]
         assert any("hard link" in p for p in report["problems"])
     assert (first / DB_NAME).read_bytes() == before  # nothing wrote to it
     os.unlink(second / DB_NAME)  # one name again: the home works
-    assert _cli(first, "chats", "list").returncode == 0
+    assert deferchat(first, "chats", "list").returncode == 0
 
 
 # --- property: doctor's verdict is the other commands' verdict, whatever lies at the path -------------
