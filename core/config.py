@@ -149,8 +149,13 @@ class PriceSettings(BaseModel):
 def check_fallback(entry: str) -> str:
     """``entry``, a fallback model (``provider:model`` or a bare provider), when it names a known
     provider; ValueError otherwise. What ``fallback`` in config.toml and ``--fallback`` accept."""
-    if profile_for(entry.partition(":")[0]) is None:
+    provider, _, model = entry.partition(":")
+    if profile_for(provider) is None:
         raise ValueError(f"fallback {entry!r}: expected provider:model, provider one of {', '.join(PROFILES)}")
+    from core.providers.naming import is_demo_model
+
+    if provider == DEMO_PROVIDER and not is_demo_model(model or None):
+        raise ValueError(f"fallback {entry!r}: the offline demo answers only to demo, not to {model!r}")
     return entry
 
 
@@ -203,24 +208,51 @@ class Settings(BaseModel):
         secret = getattr(self.keys, profile.key_name, None) if profile.key_name else None
         return secret.get_secret_value() if secret else None
 
-    def default_provider(self) -> str:
-        """The configured provider; otherwise the first whose own key is present; otherwise demo."""
+    def key_source(self, provider: str) -> str | None:
+        """Where the key :meth:`api_key` (or an Anthropic auth token) comes from, by name: the
+        environment variable, ``[keys] <field> in <config.toml>``, or None when there is none."""
+        profile = profile_for(provider)
+        if profile is None:
+            return None
+        if profile.env_var and os.environ.get(profile.env_var):
+            return profile.env_var
+        if profile.key_name and getattr(self.keys, profile.key_name, None):
+            return f"[keys] {profile.key_name} in {settings_path()}"
+        if profile.auth_token_env and os.environ.get(profile.auth_token_env):
+            return profile.auth_token_env
+        return None
+
+    def configured_provider(self) -> str | None:
+        """The provider config.toml names: ``provider``, else the one ``model``'s name says
+        (:mod:`core.providers.naming`); None when it names neither."""
         if self.provider:
             return self.provider
+        if self.model:
+            from core.providers.naming import provider_for_name
+
+            return provider_for_name(self, self.model, base_url_set=bool(self.base_url))
+        return None
+
+    def default_provider(self) -> str:
+        """The configured provider; otherwise the first whose own key is present; otherwise demo."""
+        if configured := self.configured_provider():
+            return configured
         for profile in PROFILES.values():
             if profile.owns_key and self.api_key(profile.name):
                 return profile.name
         return DEMO_PROVIDER
 
     def model_for(self, provider: str) -> str:
-        if self.model and (self.provider in (None, provider)):
+        """config.toml's ``model`` when it is ``provider``'s (see :meth:`configured_provider`),
+        else the provider's default model."""
+        if self.model and self.configured_provider() == provider:
             return self.model
         profile = profile_for(provider)
         return profile.default_model if profile else "default"
 
     def base_url_for(self, provider: str) -> str | None:
         """The base URL configured for ``provider``: ``base_url``, when it is the configured provider."""
-        return self.base_url if provider == self.provider else None
+        return self.base_url if self.base_url and provider == self.configured_provider() else None
 
     def owner_timezone(self) -> str:
         if self.timezone:

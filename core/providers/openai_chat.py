@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from typing import Any
-from urllib.parse import urlsplit
 
 from core.providers._common import (
     SdkAdapter,
@@ -46,6 +45,7 @@ from core.providers.base import (
     ToolUse,
     Usage,
 )
+from core.providers.origin import host_port
 from core.providers.profiles import OPENAI_CHAT
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
@@ -120,13 +120,14 @@ class OpenAIChatProvider(SdkAdapter):
 
     profile = OPENAI_CHAT
     sdk = "openai"
+    path = "chat/completions"
 
     def __init__(self, model: str, *, include_usage: bool = True, **options: Any):
         super().__init__(model, **options)
         self.include_usage = include_usage
         self.genuine = self.profile.is_genuine(self.base_url)
         if not self.genuine:
-            self.label = f"{self.profile.label}-compatible server {urlsplit(self.base_url or '').netloc}"
+            self.label = f"{self.profile.label}-compatible server {host_port(self.base_url or '')}"
 
     def _new_client(self) -> Any:
         import openai
