@@ -1310,7 +1310,8 @@ class Endpoints:
         "models_delay": 5,             # seconds before the listing answers
         "api_key": "sk-...",           # every request without it (Bearer or x-api-key) gets 401
         "unsupported": {"openai": "close"}   # a wire the server does not speak: "404", "405",
-                                       # "html" (200 with a web page) or "close" (no answer)
+                                       # "html" (200 with a web page) or "close" (no answer);
+                                       # "models" for the listing
 
     The listing is OpenAI-shaped (``{"object": "list", "data": [...]}``), or Anthropic-shaped
     (``data``, ``has_more``, ``first_id``, ``last_id``) for a request that carries
@@ -1335,7 +1336,7 @@ def parse_endpoints(data: dict[str, Any]) -> Endpoints:
         raise ValueError('script.models: a list of objects with an "id"')
     unsupported = data.get("unsupported", {})
     if not isinstance(unsupported, dict) or not all(
-        _ALIASES.get(k) and v in UNSUPPORTED_ANSWERS for k, v in unsupported.items()
+        (k == "models" or _ALIASES.get(k)) and v in UNSUPPORTED_ANSWERS for k, v in unsupported.items()
     ):
         raise ValueError(f"script.unsupported: {{wire: one of {', '.join(sorted(UNSUPPORTED_ANSWERS))}}}")
     key = data.get("api_key")
@@ -1345,7 +1346,7 @@ def parse_endpoints(data: dict[str, Any]) -> Endpoints:
         models=tuple(models) if models is not None else None,
         models_delay=_seconds("script.models_delay", data.get("models_delay", 0.0), forever_ok=False) or 0.0,
         api_key=key,
-        unsupported=tuple((_ALIASES[k], v) for k, v in unsupported.items()),
+        unsupported=tuple((_ALIASES.get(k, k), v) for k, v in unsupported.items()),
     )
 
 
@@ -1774,14 +1775,20 @@ class StreamingServer:
                 await self._send_json(writer, reader, 401, unauthorized_body(shape, sent))
                 self._finish(record, "status", status=401)
                 return True
-        if listing and endpoints.models is not None:
+        if listing and endpoints.models is not None and endpoints.answer_for("models") is None:
             record["wire"] = "models"
             if endpoints.models_delay:
                 await self._pause(endpoints.models_delay, reader)
             await self._send_json(writer, reader, 200, listing_body(endpoints.models, anthropic))
             self._finish(record, "listed", count=len(endpoints.models))
             return True
-        how = endpoints.answer_for(wire) if request.method == "POST" else None
+        how = (
+            endpoints.answer_for("models")
+            if listing
+            else endpoints.answer_for(wire)
+            if request.method == "POST"
+            else None
+        )
         if how is None:
             return None
         if how == "close":

@@ -339,7 +339,7 @@ class SdkAdapter(ProviderBase):
             method, url = str(request.method), str(request.url)
         else:
             method, url = "POST", f"{self.used_url().rstrip('/')}/{self.path}" if self.path else self.used_url()
-        return f"{self.label} ({method} {shown_url(url)}, {self.origin.base_url_phrase()})"
+        return asked_at(self.label, method, url, self.origin)
 
     def _hint(self) -> str:
         """What to try when the server does not speak this API at all (the Responses adapter's)."""
@@ -347,6 +347,12 @@ class SdkAdapter(ProviderBase):
 
 
 # --- errors -------------------------------------------------------------------------------------
+
+
+def asked_at(label: str, method: str, url: str, origin: Origin) -> str:
+    """ "LABEL (METHOD URL, base URL from SOURCE)": who was asked, at which URL (shown without
+    userinfo or query), and where its base URL came from. How every error names a request."""
+    return f"{label} ({method} {shown_url(url)}, {origin.base_url_phrase()})"
 
 
 def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
