@@ -72,15 +72,7 @@ def heading(listing: Listing) -> str:
     from core.display import safe
 
     where = f" \u00b7 {listing.base_url} ({listing.base_url_source})" if listing.base_url else ""
-    if listing.source == "server":
-        came = "listed by the server"
-    elif listing.source == "cache":
-        came = "as the server listed them"
-    elif listing.problem:
-        came = f"not listed, the profile's names: {safe(listing.problem)}"
-    else:
-        came = "its own models"
-    return f"{listing.provider}{safe(where)} \u00b7 {came}"
+    return f"{listing.provider}{safe(where)} \u00b7 {safe(listing.came_from())}"
 
 
 def render(listings: list[Listing]) -> str:

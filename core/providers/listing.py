@@ -87,6 +87,16 @@ class Listing:
     def window_of(self, model: str) -> int | None:
         return next((m.context_window for m in self.models if m.id == model), None)
 
+    def came_from(self) -> str:
+        """Where these names came from, in words: "listed by the server", or why they are the profile's."""
+        if self.source == "server":
+            return "listed by the server"
+        if self.source == "cache":
+            return "as the server listed them"
+        if self.problem:
+            return f"not listed, the profile's names: {self.problem}"
+        return "its own models"
+
     def to_json(self) -> dict[str, Any]:
         listed = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.listed_at)) if self.listed_at else None
         return {
@@ -399,6 +409,28 @@ async def list_models(
     return listing
 
 
+def fresh_listing(settings: Settings, provider: str, base_url: str | None = None) -> Listing | None:
+    """What is known now without asking anyone: an offline provider's own models, or a fresh
+    cached listing; None when the server must be asked (:func:`list_now`)."""
+    profile = profile_for(provider)
+    if profile is None:
+        return None
+    if profile.offline:
+        return profile_listing(provider, None)
+    url = listed_url(settings, provider, base_url)
+    entry = read_cache().get(cache_key(provider, url)) if url else None
+    hit = cached(provider, url, entry, "") if url and entry else None
+    if hit is not None and hit.listed_at is not None and time.time() - hit.listed_at < FRESH_SECONDS:
+        return hit
+    return None
+
+
+def list_now(settings: Settings, provider: str, base_url: str | None = None, *, refresh: bool = False) -> Listing:
+    """:func:`list_models` for a thread of its own (the TUI's worker): the SDK's import and the
+    request both happen off the caller's event loop."""
+    return asyncio.run(list_models(settings, provider, base_url, refresh=refresh))
+
+
 async def list_providers(
     settings: Settings,
     providers: Sequence[str],
@@ -427,7 +459,9 @@ __all__ = [
     "ListedModel",
     "Listing",
     "cache_key",
+    "fresh_listing",
     "list_models",
+    "list_now",
     "list_providers",
     "listed_url",
     "listed_window",
