@@ -43,6 +43,11 @@
     output = 15.0
     cache_read = 0.25
 
+README.md (*Every key of config.toml*) lists every key with its meaning and default;
+tests/unit/test_readme_config_keys.py holds that list equal to what this module accepts. Where a
+provider and a model are named (``provider``, ``model``, ``base_url``, the flags, the picker),
+one rule decides what runs: :mod:`core.providers.naming`.
+
 API keys come from the provider's environment variable first (ANTHROPIC_API_KEY,
 OPENAI_API_KEY: each provider's profile in :mod:`core.providers.profiles` names it), then
 ``[keys]``. They are held in memory only: never stored in the database, events or logs.
@@ -81,12 +86,19 @@ class Keys(BaseModel):
 
 
 class ToolSettings(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """``[tools]``: what the built-in tools read (``ctx.settings`` is this table). A key not
+    declared here is refused, so a misspelt one is an error, not a setting silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
     searxng_url: str | None = None
     ntfy_topic_url: str | None = None
+    ntfy_token: str | None = None
     # Private hosts a network tool may reach on purpose (a home server): names, addresses or
     # networks such as "nas.home", "192.168.1.20", "192.168.1.0/24". Empty by default.
     allow_private_hosts: list[str] = Field(default_factory=list)
+    allow_private_network: bool = False
+    http_timeout: PositiveFloat = 20.0
+    fetch_max_bytes: int = Field(2_000_000, ge=1)
 
 
 class WaitSettings(BaseModel):
