@@ -370,3 +370,11 @@ def test_the_apps_launch_flags_follow_the_same_rule(home, capsys, flags, expecte
     assert app_main(flags) == 2
     err = capsys.readouterr().err.strip()
     assert expected in err and err.count("\n") == 0
+
+
+def test_plan_resolves_auto_for_where_the_names_say(home, capsys):
+    """``deferchat plan --strategy auto --model gpt-5.4`` plans for OpenAI, not for the demo."""
+    assert cli_main(["plan", "--strategy", "auto", "--model", "gpt-5.4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["strategy"] == "openai"
+    assert cli_main(["plan", "--strategy", "auto", "--model", "llama3.2", "--json"]) == 2
+    assert "does not say which provider" in capsys.readouterr().err
