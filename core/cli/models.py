@@ -22,12 +22,14 @@ if TYPE_CHECKING:
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
+    from core.providers.profiles import OPENAI
+
     p.add_argument("--provider", default=None, help="list this provider only: anthropic | openai | openai-chat | demo")
     p.add_argument(
         "--base-url",
         default=None,
         help="the server to list (with --provider, or for config.toml's provider; default: config.toml's "
-        "base_url, the SDK's variable such as OPENAI_BASE_URL, or the provider's own)",
+        f"base_url, the SDK's variable such as {OPENAI.base_url_env}, or the provider's own)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object: {providers: [...]}")
 

@@ -17,6 +17,7 @@ from core.providers import adapter_class, make_provider
 from core.providers.base import Provider
 from core.providers.origin import CHAT_SOURCE, DEFAULT_SOURCE, FLAG_SOURCE, Origin, env_base_url
 from core.providers.profiles import DEMO, PROVIDER_NAMES, SCRIPT, profile_for
+from core.redaction import remember_url, restore_url, without_userinfo
 
 ProviderFactory = Callable[[str, str, str | None, dict[str, Any]], Provider]
 """``(name, model, base_url, extra)`` -> a provider; ``extra`` holds ``script``, ``demo_delay`` and
@@ -60,9 +61,10 @@ def origin_for(settings: Settings, name: str, base_url: str | None, flag_base_ur
     :meth:`~core.config.Settings.key_source`."""
     profile = profile_for(name)
     if base_url:
-        if flag_base_url and base_url == flag_base_url:
+        bare = without_userinfo(base_url)  # a stored URL has lost its credential; the same URL all the same
+        if flag_base_url and bare == without_userinfo(flag_base_url):
             source = FLAG_SOURCE
-        elif base_url == settings.base_url_for(name):
+        elif bare == without_userinfo(settings.base_url_for(name)):
             source = f"base_url in {settings_file()}"
         else:
             source = CHAT_SOURCE
@@ -89,13 +91,18 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
             script: Provider = adapter_class(SCRIPT)(extra["script"], model)
             return script
 
+        # The chat row keeps a base URL without its credential; this process's memory, the
+        # settings or the SDK's variable give it back (core.redaction).
+        remember_url(base_url)
+        env_url = env_base_url(profile)
+        base_url = restore_url(base_url, (settings.base_url_for(name), settings.base_url, env_url))
         require_buildable(settings, name, base_url)
         return make_provider(
             name,
             model,
             # the SDK's variable read here, so the adapter knows the server it talks to (a local
             # one is no genuine host: it gets no real key, and its errors say where the URL came from)
-            base_url=base_url or env_base_url(profile),
+            base_url=base_url or env_url,
             api_key=settings.api_key(name),
             waits=settings.timeouts.waits_for(name),
             thinking=settings.thinking,

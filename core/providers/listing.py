@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.providers.origin import Origin, default_url, env_base_url, host_port, shown_url
+from core.providers.origin import Origin, default_url, env_base_url, visible_url
 from core.providers.profiles import ANTHROPIC, ProviderProfile, profile_for
+from core.redaction import url_host
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -174,9 +175,9 @@ def listed_url(settings: Settings, provider: str, base_url: str | None = None) -
 
 def cache_key(provider: str, url: str) -> str:
     """Listings are kept per API family (``openai`` and ``openai-chat`` list the same ``/models``)
-    and base URL, without its userinfo or query."""
+    and base URL, without its userinfo or query (:func:`~core.providers.origin.visible_url`)."""
     family = "anthropic" if provider == ANTHROPIC.name else "openai"
-    return f"{family} {shown_url(url)}"
+    return f"{family} {visible_url(url)}"
 
 
 def cache_path() -> Path:
@@ -238,7 +239,7 @@ def cached(provider: str, url: str, entry: Mapping[str, Any], origin_phrase: str
         provider=provider,
         source="cache",
         models=models_from([i for i in items if isinstance(i, dict)], keep_order=True),
-        base_url=shown_url(url),
+        base_url=visible_url(url),
         base_url_source=origin_phrase,
         listed_at=float(listed_at) if isinstance(listed_at, int | float) else None,
     )
@@ -262,7 +263,7 @@ def listed_window(settings: Settings, provider: str, model: str, base_url: str |
 def _label(profile: ProviderProfile, url: str) -> str:
     if profile.is_genuine(url):
         return profile.label
-    return f"{'Anthropic' if profile is ANTHROPIC else 'OpenAI'}-compatible server {host_port(url)}"
+    return f"{'Anthropic' if profile is ANTHROPIC else 'OpenAI'}-compatible server {url_host(url)}"
 
 
 def profile_listing(provider: str, problem: str | None, url: str | None = None, phrase: str = "") -> Listing:
@@ -273,7 +274,7 @@ def profile_listing(provider: str, problem: str | None, url: str | None = None, 
         provider=provider,
         source="profile",
         models=tuple(ListedModel(m) for m in models_of(provider)),
-        base_url=shown_url(url) if url else None,
+        base_url=visible_url(url) if url else None,
         base_url_source=phrase,
         problem=problem,
     )
@@ -401,7 +402,7 @@ async def list_models(
         provider=provider,
         source="server",
         models=models_from(items, keep_order=profile is ANTHROPIC),
-        base_url=shown_url(url),
+        base_url=visible_url(url),
         base_url_source=phrase,
         listed_at=time.time(),
     )

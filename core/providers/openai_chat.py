@@ -32,6 +32,7 @@ from core.providers._common import (
     malformed,
     parse_arguments,
     result_text,
+    shown_url,
     usage_from,
 )
 from core.providers.base import (
@@ -45,7 +46,6 @@ from core.providers.base import (
     ToolUse,
     Usage,
 )
-from core.providers.origin import host_port
 from core.providers.profiles import OPENAI_CHAT
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
 
@@ -127,7 +127,7 @@ class OpenAIChatProvider(SdkAdapter):
         self.include_usage = include_usage
         self.genuine = self.profile.is_genuine(self.base_url)
         if not self.genuine:
-            self.label = f"{self.profile.label}-compatible server {host_port(self.base_url or '')}"
+            self.label = f"{self.profile.label}-compatible server {shown_url(self.base_url)}"
 
     def _new_client(self) -> Any:
         import openai

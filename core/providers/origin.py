@@ -6,8 +6,9 @@ refused key names where the key came from — never a value. :class:`Origin` car
 sources from whoever built the provider (:func:`core.providers.factory.origin_for`) to the
 adapter that reports the failure (:mod:`core.providers._common`).
 
-:func:`shown_url` is the one way a URL goes into a message: without its userinfo (a base URL may
-carry ``user:password@``) and without its query (``?key=...`` is how some gateways take a key).
+:func:`visible_url` is how a request's URL goes into a message: without its userinfo (a base URL
+may carry ``user:password@``; :func:`core.redaction.without_userinfo` drops it) and without its
+query (``?key=...`` is how some gateways take a key).
 Importing this module imports no SDK.
 """
 
@@ -25,32 +26,22 @@ FLAG_SOURCE = "--base-url"
 CHAT_SOURCE = "the chat's own base URL"
 
 
-def shown_url(url: str) -> str:
-    """``url`` as a message may show it: no ``user:password@``, no query or fragment (``?...``
-    marks that one was there), no trailing slash."""
+def visible_url(url: str) -> str:
+    """``url`` as a message may show it, the whole of it but its secrets: without ``user:password@``
+    (:func:`core.redaction.without_userinfo`, the one helper for that) and without its query or
+    fragment (``?…`` marks that one was there), no trailing slash. :func:`core.redaction.url_host`
+    is its host alone, for labels."""
+    from core.redaction import redact, without_userinfo
+
+    bare = without_userinfo(url.strip()) or ""
     try:
-        parts = urlsplit(url.strip())
-        host = parts.hostname or ""
-        port = parts.port
+        parts = urlsplit(bare)
     except ValueError:  # an unparseable port or bracket: show what cannot hold a secret
-        return "(an invalid URL)"
-    if not parts.scheme or not host:
-        return url.split("@")[-1].split("?")[0].rstrip("/") or "(no URL)"
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None:
-        netloc += f":{port}"
-    shown = urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+        return redact(bare.split("?")[0])
+    if "@" in parts.netloc:  # not a URL without_userinfo could read: show none of it
+        return "(a URL with a credential)"
+    shown = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
     return shown + ("?…" if parts.query or parts.fragment else "")
-
-
-def host_port(url: str) -> str:
-    """``host:port`` of a base URL (no userinfo), for labels such as "OpenAI-compatible server HOST"."""
-    try:
-        parts = urlsplit(url if "://" in url else f"https://{url}")
-        host, port = parts.hostname or "", parts.port
-    except ValueError:
-        return "(an invalid URL)"
-    return f"{host}:{port}" if port is not None else host
 
 
 def default_url(profile: ProviderProfile) -> str:
@@ -123,6 +114,5 @@ __all__ = [
     "default_origin",
     "default_url",
     "env_base_url",
-    "host_port",
-    "shown_url",
+    "visible_url",
 ]
