@@ -1780,7 +1780,7 @@ class StreamingServer:
             if endpoints.models_delay:
                 await self._pause(endpoints.models_delay, reader)
             await self._send_json(writer, reader, 200, listing_body(endpoints.models, anthropic))
-            self._finish(record, "listed", count=len(endpoints.models))
+            self._finish(record, "listed", count=len(endpoints.models), wire="models")  # the log's record too
             return True
         how = (
             endpoints.answer_for("models")

@@ -371,6 +371,11 @@ async def list_models(
         )
     api_key = settings.api_key(provider)
     token = os.environ.get(profile.auth_token_env) if profile.auth_token_env and not api_key else None
+    from core.redaction import restore_url
+
+    # a chat's stored URL has lost its credential: this process's memory, the settings or the
+    # SDK's variable give it back, as the provider factory does
+    url = restore_url(url, (settings.base_url_for(provider), settings.base_url, env_base_url(profile))) or url
     try:
         import httpx2
 

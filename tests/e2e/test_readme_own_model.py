@@ -1,21 +1,25 @@
 """The README's own example reaches a local OpenAI-compatible server from a fresh home: the exact
 commands and config.toml of *Use your own model* (vLLM), the server's port put in place of
 8000, run by the real ``deferchat`` binary against the loopback streaming server (a process of
-its own, listing two models as vLLM does: each with its ``max_model_len``), headless."""
+its own, listing two models as vLLM does: each with its ``max_model_len``): headless, and in the
+app in tmux, where the model picker shows the server's two models."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import ROOT, subprocess_env
 from tests.streaming_server import serve_process
-from tests.tui.test_tmux_smoke import deferchat_binary
+from tests.tui.test_tmux_smoke import Tmux, deferchat_binary
 
 ANSWER = "Hello from the loopback vLLM server."
 SERVED = "Qwen/Qwen2.5-7B-Instruct"
@@ -97,3 +101,30 @@ def test_the_readmes_vllm_example_headless_with_flags_and_with_config(tmp_path: 
     listed = run(home, "deferchat models --provider openai-chat")
     assert listed.returncode == 0 and "(base URL from base_url in " in listed.stdout
     assert SERVED in listed.stdout and OTHER in listed.stdout
+
+
+def test_the_readmes_vllm_example_in_the_app(tmp_path: Path, server) -> None:
+    assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
+    commands, _ = readme_example("vLLM")
+    app = shlex.split(on_port(commands[2], server.port))
+    home = tmp_path / "home"
+    tmux = Tmux(f"deferchat-readme-{os.getpid()}", subprocess_env(home))
+    tmux("-f", os.devnull, "new-session", "-d", "-s", "smoke", "-x", "120", "-y", "40", deferchat_binary(), *app[1:])
+    try:
+        tmux.wait_for(f"openai-chat/{SERVED}", "active-tools", timeout=60)
+        tmux("send-keys", "-t", "smoke", "-l", "hello")
+        tmux("send-keys", "-t", "smoke", "Enter")
+        tmux.wait_for(ANSWER, timeout=30)
+        tmux("send-keys", "-t", "smoke", "F10")
+        screen = tmux.wait_for("Switch model", f"openai-chat/{OTHER}", "8,192 tokens", timeout=20)
+        assert f"openai-chat/{SERVED}  32,768 tokens" in screen and f"openai-chat/{OTHER}  8,192 tokens" in screen
+        assert "listed by the" in screen and "(profile)" not in screen
+        tmux("send-keys", "-t", "smoke", "Escape")
+        tmux("send-keys", "-t", "smoke", "C-q")
+        deadline = time.monotonic() + 20
+        while tmux.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        tmux("kill-server", check=False)
+    listed = [json.loads(r) for r in run(home, "deferchat chats list --json").stdout.splitlines()]
+    assert [(c["provider"], c["model"]) for c in listed] == [("openai-chat", SERVED)]

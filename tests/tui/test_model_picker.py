@@ -153,3 +153,40 @@ async def test_server_text_is_shown_safely(home):
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: picker.is_mounted and lines(picker))
         assert "\x1b" not in lines(picker)[0] and "\\x1b" in lines(picker)[0] and "[bold]" in lines(picker)[0]
+
+
+async def test_f10_in_the_app_lists_each_usable_servers_models_and_the_palette_lists_again(home, monkeypatch):
+    """The real app: F10 opens the picker at once; the OpenAI-compatible server that
+    OPENAI_BASE_URL names is listed in a worker; the palette's *List the provider's models*
+    asks it again; picking a listed model switches the chat."""
+    from core.engine import Engine
+    from core.store import Store
+    from tests.tui.conftest import make_app, opened
+
+    with serve({"responses": [{"parts": [{"text": "hi"}]}], "models": TWO}) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url_for("openai-chat"))
+        engine = Engine(store=Store(home / "deferchat.db"), settings=Settings(), demo_delay=0)
+        app = make_app(engine)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await opened(pilot)
+            await pilot.press("f10")
+            await until(pilot, lambda: isinstance(app.screen, ModelPicker))
+            picker = app.screen
+            assert isinstance(picker, ModelPicker)
+            await until(pilot, lambda: sum("loopback-small" in line for line in lines(picker)) == 2)
+            assert [line for line in lines(picker) if "\u00b7" in line] == [
+                "demo \u00b7 its own models",
+                f"openai \u00b7 {server.url_for('openai')} \u00b7 listed by the server",
+                f"openai-chat \u00b7 {server.url_for('openai-chat')} \u00b7 listed by the server",
+            ]
+            listed = len([r for r in server.requests if r["wire"] == "models"])
+            await pilot.press("escape")
+            await until(pilot, lambda: not isinstance(app.screen, ModelPicker))
+            app.action_list_models()  # the palette's "List the provider's models"
+            await until(pilot, lambda: isinstance(app.screen, ModelPicker))
+            await until(pilot, lambda: len([r for r in server.requests if r["wire"] == "models"]) >= listed + 2)
+            picker = app.screen
+            await until(pilot, lambda: any("openai-chat/loopback-large" in line for line in lines(picker)))
+            await pilot.press(*"openai-chat/loopback-large", "down", "enter")
+            await until(pilot, lambda: app.session is not None and app.session.provider_name == "openai-chat")
+            assert app.session.provider.model == "loopback-large"

@@ -67,8 +67,9 @@ class ModelPicker(ModalScreen[Picked | None]):
 
     DEFAULT_CSS = """
     ModelPicker #model-list { height: auto; max-height: 18; }
-    ModelPicker .dialog { width: 90; }
     """
+    WIDTH = 100
+    """Wider than the other dialogs: a server's model ids and the reason a listing failed are long."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="model_picker_cancel"),
@@ -119,6 +120,7 @@ class ModelPicker(ModalScreen[Picked | None]):
             )
 
     def on_mount(self) -> None:
+        self.query_one(".dialog").styles.width = self.WIDTH  # over the app's .dialog (max-width 95% still holds)
         self.query_one(Input).focus()
         self._show()
         for provider in self.usable:
