@@ -190,3 +190,30 @@ async def test_f10_in_the_app_lists_each_usable_servers_models_and_the_palette_l
             await pilot.press(*"openai-chat/loopback-large", "down", "enter")
             await until(pilot, lambda: app.session is not None and app.session.provider_name == "openai-chat")
             assert app.session.provider.model == "loopback-large"
+
+
+def test_the_picker_at_80x24(snap_compare, engine, home, monkeypatch):
+    """The picker in the app as a person sees it on a small terminal: the server's models with
+    their windows (from a fresh listing: no request is made), the demo's own model."""
+    import json
+    import time
+
+    from core.providers.listing import cache_path
+    from tests.tui.conftest import make_app, opened
+
+    url = "http://localhost:8000/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    models = [{"id": "loopback-large", "context_window": 32768}, {"id": "loopback-small", "context_window": 8192}]
+    cache_path().write_text(
+        json.dumps({"version": 1, "listings": {f"openai {url}": {"listed_at": time.time(), "models": models}}})
+    )
+
+    async def picker_open(pilot) -> None:
+        await opened(pilot)
+        await pilot.press("f10")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ModelPicker))
+        for widget in pilot.app.screen.query("Input"):
+            widget.cursor_blink = False
+        await pilot.pause(0.05)
+
+    assert snap_compare(make_app(engine), terminal_size=(80, 24), run_before=picker_open)
