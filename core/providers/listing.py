@@ -43,8 +43,10 @@ if TYPE_CHECKING:
     from core.config import Settings
 
 LISTING_SECONDS = 2.0
-"""The longest a listing takes, connect and every page included (``deferchat models`` answers
-within 3 s with a server that never does)."""
+"""The longest a listing takes, the SDK's import, connecting and every page included
+(``deferchat models`` answers within 3 s with a server that never does)."""
+MIN_REQUEST_SECONDS = 0.25
+"""What the request itself is left at least when importing the SDK took most of the bound."""
 FRESH_SECONDS = 600.0
 """A cached listing this young is used without asking the server again (the picker)."""
 CACHE_NAME = "model-listings.json"
@@ -349,6 +351,8 @@ async def list_models(
     from core.providers.base import ProviderError
     from core.providers.factory import can_build, origin_for
 
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout  # the whole listing: the SDK's import and client included
     profile = profile_for(provider)
     if profile is None:
         return profile_listing(provider, f"unknown provider {provider!r}")
@@ -382,7 +386,7 @@ async def list_models(
         sent = None if token else credential(api_key, url, profile, label)  # a keyless local server: a placeholder
         options = {"max_retries": 0, "timeout": httpx2.Timeout(timeout), "http_client": http_client}
         sdk = _sdk_client(profile, url, sent, token, **options)
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout_at(max(deadline, loop.time() + MIN_REQUEST_SECONDS)):
             items = await _fetch(profile, sdk)
     except TimeoutError:
         return profile_listing(provider, f"{at} did not list its models within {timeout:g} s", url, phrase)
