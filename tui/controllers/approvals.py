@@ -137,7 +137,7 @@ class Approvals:
             self.signals()
             return
         view = self.queue.pop(0)
-        await self.host.bottom.mount(ApprovalBar(view, id="approval"), before=self.host.composer)
+        await self.host.bottom.mount(ApprovalBar(view, id="approval"), before=self.host.slash_menu)
         self.signals()
         self.host.terminal.notify("deferchat: waiting for your approval", view.display or view.tool)
 
