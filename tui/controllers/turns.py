@@ -50,12 +50,10 @@ class Turns:
         host, drafts = self.host, self.drafts
         session = host.session
         if session is None:
-            host.notify(
-                "The chat is still opening."
-                if host.opening
-                else "No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.",
-                severity="warning",
-            )
+            if host.opening:  # queued, shown as queued, and sent once the chat is open (opened)
+                drafts.queue(text)
+                return
+            host.notify("No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.", severity="warning")
             host.composer.put(text)
             return
         drafts.remember(session.chat_id, text)
@@ -66,16 +64,9 @@ class Turns:
                 host.notify("A turn is running: the edited message is queued as a new message.", severity="warning")
             drafts.queue(text)
             return
-        busy = host.store.busy(session.chat_id)
-        if busy is not None:  # a turn of this chat runs in another deferchat
-            host.notify(str(busy), severity="warning")
-            host.composer.put(text)
-            return
-        if session.parked() is not None:
-            host.notify(
-                "This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished turn\u201d).",
-                severity="warning",
-            )
+        why = self._why_not_now(session)
+        if why is not None:
+            host.notify(why, severity="warning")
             host.composer.put(text)
             return
         if editing is not None:
@@ -83,6 +74,30 @@ class Turns:
         else:
             self.run(partial(session.send, text))
         drafts.show_queue()
+
+    def opened(self) -> None:
+        """The chat is open: the first message sent while it opened goes now (the others when
+        its turn ends, as any queue); one that cannot go comes back to the box, saying why."""
+        session = self.host.session
+        if session is None or not self.drafts.queued or self.running:
+            return
+        why = self._why_not_now(session)
+        if why is not None:
+            self.drafts.give_back_queue(why.rstrip("."))
+            return
+        text = self.drafts.next_queued()
+        if text is not None:
+            self.drafts.remember(session.chat_id, text)
+            self.run(partial(session.send, text))
+
+    def _why_not_now(self, session: ChatSession) -> str | None:
+        """Why a new message cannot start a turn of ``session`` now (None: it can)."""
+        busy = self.host.store.busy(session.chat_id)
+        if busy is not None:  # a turn of this chat runs in another deferchat
+            return str(busy)
+        if session.parked() is not None:
+            return "This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished turn\u201d)."
+        return None
 
     # -- running one --------------------------------------------------------------------------------
     def run(self, work: Callable[[], Awaitable[Any]]) -> None:

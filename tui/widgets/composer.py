@@ -209,10 +209,10 @@ class Composer(TextArea):
 
 
 class QueuedNote(Static):
-    """The messages sent while a turn runs, waiting for it to end."""
+    """The messages sent while a turn runs (or while the chat opens), waiting for it to end."""
 
-    def show(self, queued: Sequence[str], *, editing: bool = False) -> None:
-        """The queue (and whether the box holds the last message being edited)."""
+    def show(self, queued: Sequence[str], *, editing: bool = False, until: str = "this turn ends") -> None:
+        """The queue, sent when ``until`` (and whether the box holds the last message being edited)."""
         lines: list[str] = []
         if editing:
             lines.append(
@@ -223,7 +223,7 @@ class QueuedNote(Static):
             first = first if len(first) <= 60 else first[:59] + "\u2026"
             more = f" and {len(queued) - 1} more" if len(queued) > 1 else ""
             lines.append(
-                f"\u23f3 queued: \u201c{first}\u201d{more} \u2014 sent when this turn ends \u00b7 "
+                f"\u23f3 queued: \u201c{first}\u201d{more} \u2014 sent when {until} \u00b7 "
                 "\u2191 in the empty box takes it back"
             )
         self.display = bool(lines)
