@@ -193,6 +193,7 @@ class DeferchatApp(App[int]):
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
         self.slash = Slash(self, self.drafts, self.chat_ops)
+        self._asking_quit = False  # ctrl+q's question is up
 
     # -- set-up ---------------------------------------------------------------------------------
     @property
@@ -373,6 +374,37 @@ class DeferchatApp(App[int]):
 
     # -- actions, each to its room ------------------------------------------------------------------
     async def action_quit(self) -> None:
+        """ctrl+q: quit. While a turn runs (an approval it waits for included) the app asks
+        first: quit and stop it (as Esc stops it: its partial answer kept), or stay. ctrl+q
+        again while it asks means quit."""
+        if not self.turn_running or self._asking_quit:
+            await self.stop_and_quit()
+            return
+        from tui.screens.dialogs import Confirm
+
+        def answered(quit_now: bool | None) -> None:
+            self._asking_quit = False
+            if quit_now:
+                self.run_worker(self.stop_and_quit(), group="quit", exclusive=True, exit_on_error=False)
+
+        self._asking_quit = True
+        waits = " and waits for your approval" if self.approval_bar is not None else ""
+        self.push_screen(
+            Confirm(
+                f"A turn is running{waits}. Quit and stop it? What the model wrote so far is kept, and the "
+                "chat takes your next message when you come back.",
+                yes="Quit and stop",
+                no="Stay",
+                default_no=True,
+            ),
+            answered,
+        )
+
+    async def stop_and_quit(self) -> None:
+        """Stop the running turn the way Esc does (its partial answer kept, the turn marked
+        stopped: core.chat.stopping), close the chat (its MCP servers stop), and exit. What a
+        quit does from any path: ctrl+q, the palette's Quit, a signal that ends the app."""
+        await self.turns.stop_for_good()
         await self.sessions.close()
         self.exit(0)
 

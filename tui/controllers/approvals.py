@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
 
+UNFINISHED = (
+    "This chat's last turn did not finish (deferchat was closed or stopped while it ran); what it "
+    "stored is above. Send a message to go on (the unfinished turn is closed as stopped first), or "
+    "press f5 to resume it."
+)
+
+
 class ParkedAnswer:
     """Answers one parked approval with the owner's decision, and hands any later request
     in the resumed turn to the live queue (a fixed answer must not approve what comes next)."""
@@ -104,13 +111,7 @@ class Approvals:
             return
         pending = session.pending_approvals()
         if not pending:
-            await host.log_view.add(
-                NoteItem(
-                    text="This chat has an unfinished turn: run \u201cResume the "
-                    "unfinished turn\u201d from the command palette (ctrl+p).",
-                    level="warning",
-                )
-            )
+            await host.log_view.add(NoteItem(text=UNFINISHED, level="warning"))
             return
         row = pending[0]
         placement = session.plan.placement_of(row.tool) if session.plan else None
