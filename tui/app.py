@@ -328,11 +328,23 @@ class DeferchatApp(App[int]):
         if action == "stop_turn":
             # only while a turn runs and the chat is in front: otherwise Esc and ctrl+c go on
             # to their other bindings (back to the input, TextArea's copy, the quit hint); Esc
-            # in the message box closes an open completion list first
-            return self.turn_running and self.session is not None and in_front and not self._completing()
+            # in the message box closes an open completion list first, in the bar leaves it
+            return (
+                self.turn_running
+                and self.session is not None
+                and in_front
+                and not self._completing()
+                and not self._in_approval_bar()
+            )
         if action in ("usage", "system_prompt"):  # otherwise f6/f7 are the focused text's own keys
             return in_front
         return True
+
+    def _in_approval_bar(self) -> bool:
+        """The owner is in the approval bar: Esc there goes back to the box, and neither Esc nor
+        ctrl+c stops the turn (the bar is answered, or left, never the turn ended by accident)."""
+        bar = self.approval_bar
+        return bar is not None and bar.has_focus_within
 
     def _completing(self) -> bool:
         return self.composer.completing and self.composer.has_focus

@@ -165,9 +165,13 @@ class Approvals:
         self.signals()
 
     def go_to_bar(self) -> None:
+        """Tab: to the bar, at once (a key typed right after Tab goes to the bar, never into the
+        box), and the bar's guard starts again (that key answers nothing: Tab then y in one burst
+        is not a decision)."""
         bar = self.bar
         if bar is not None:
-            bar.focus()
+            self.host.screen.set_focus(bar)
+            bar.guard()
 
     async def decided(self, view: ApprovalView, decision: Decision, resume_parked: ResumeParked) -> None:
         """The owner answered ``view``: a live request gets its decision; a parked one resumes
