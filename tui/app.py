@@ -34,6 +34,7 @@ from tui.controllers.approvals import Approvals
 from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.layout import ROSTER_FOLD_WIDTH, Layout
+from tui.controllers.quit_signals import QuitSignals
 from tui.controllers.sessions import EngineEvent, Sessions
 from tui.controllers.slash import Slash
 from tui.controllers.turns import Turns
@@ -194,6 +195,7 @@ class DeferchatApp(App[int]):
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
         self.slash = Slash(self, self.drafts, self.chat_ops)
+        self.quit_signals = QuitSignals(self)  # SIGTERM, SIGHUP: stop the turn and quit (stop_and_quit)
         self._asking_quit = False  # ctrl+q's question is up
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -255,6 +257,8 @@ class DeferchatApp(App[int]):
             self.set_keymap(settings.keymap)
         self.composer.focus()
         self.layout.lay_out(self.size.width)
+        if not self.is_headless:  # a Pilot test runs inside pytest's process: its signals are pytest's
+            self.quit_signals.install()
         self.call_after_refresh(self.open_session, self.initial_chat)  # after the first frame
 
     def on_resize(self, event: Resize) -> None:
@@ -422,6 +426,7 @@ class DeferchatApp(App[int]):
         self.exit(0)
 
     async def on_unmount(self) -> None:
+        self.quit_signals.remove()
         await self.sessions.close()
         self.collector.close()
         self.terminal.restore()
@@ -516,4 +521,4 @@ def run_app(args: Any, *, settings: Settings | None = None, policy: Policy | Non
     result = app.run()
     if app.fatal is not None:
         raise app.fatal  # guarded() says it in one line, with its exit code
-    return int(result or 0)
+    return app.quit_signals.exit_code(result)  # 143 or 129 when SIGTERM or SIGHUP ended it

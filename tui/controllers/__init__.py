@@ -5,5 +5,6 @@
 :mod:`~tui.controllers.drafts` (history, the queue, drafts, editing the last message),
 :mod:`~tui.controllers.chat_ops` (the chats list, rename, delete, export, model, system prompt),
 :mod:`~tui.controllers.views` (plan, what-if, usage, a tool's detail, the log's own actions) and
-:mod:`~tui.controllers.layout` (what the width leaves room for). :mod:`tui.app` puts them
-together."""
+:mod:`~tui.controllers.layout` (what the width leaves room for); and
+:mod:`~tui.controllers.quit_signals` (SIGTERM and SIGHUP quit as ``stop_and_quit`` does).
+:mod:`tui.app` puts them together."""
