@@ -123,6 +123,15 @@ class ToolApproved(_Event):
     scope: Literal["once", "chat", "policy"] = "once"
 
 
+class GrantRevoked(_Event):
+    """An "Allow for this chat" grant was taken back (the tool asks again at its next call).
+    ``by``: where (``app``, ``cli``)."""
+
+    type: Literal["grant.revoked"] = "grant.revoked"
+    tool: str
+    by: str
+
+
 class ToolDenied(_Event):
     type: Literal["tool.denied"] = "tool.denied"
     call_id: str
@@ -277,6 +286,7 @@ Event = Annotated[
     | ToolRequested
     | ToolApprovalRequired
     | ToolApproved
+    | GrantRevoked
     | ToolDenied
     | ToolStarted
     | ToolCompleted

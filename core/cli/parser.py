@@ -83,13 +83,21 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=resume.run)
 
-    p = sub.add_parser("chats", help="list, show, export, rename or delete chats")
+    p = sub.add_parser("chats", help="list, show, export, rename or delete chats, or see and revoke their grants")
     p.add_argument("action", nargs="?", choices=list(chats.ACTIONS))
     p.add_argument("chat_id", nargs="?")
     p.add_argument("--md", action="store_true", help="export: Markdown, with the tool calls")
     p.add_argument("--usage", action="store_true", help="show: the cost meter, per request and in total")
     p.add_argument("--output", "-o", default=None, metavar="FILE")
     p.add_argument("--title", default=None)
+    p.add_argument(
+        "--revoke",
+        action="append",
+        default=None,
+        metavar="TOOL",
+        help='grants: take back this tool\'s "allow for this chat" grant (repeatable)',
+    )
+    p.add_argument("--all", action="store_true", help="grants: take back every grant of the chat")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=chats.run)
 

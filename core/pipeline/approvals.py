@@ -36,6 +36,8 @@ class Approver(Protocol):
 class FixedApprover:
     """Answers every request the same way (``deferchat ask --approve yes|no|park``)."""
 
+    who = "ask --approve"
+
     def __init__(self, decision: Decision):
         self.decision = decision
         self.asked: list[ApprovalRequest] = []
@@ -48,6 +50,8 @@ class FixedApprover:
 class QueueApprover:
     """Hands each request to whoever awaits :meth:`next_request` and waits for :meth:`answer`
     (the TUI's inline approval, and tests)."""
+
+    who = "app"
 
     def __init__(self) -> None:
         self._requests: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
