@@ -181,6 +181,12 @@ class UsageEvent(_Event):
     model: str = ""
     cost_usd: float | None = None
     prefix: str = ""  # a digest of the request's cacheable prefix (tools and system), see the meter
+    # how the request ended: ``done``; ``stopped`` (the owner stopped the turn while it streamed),
+    # ``interrupted`` (the app closed while it streamed), ``failed`` (it failed after the provider
+    # received it: refused with ``http_status``, or broken off mid-answer)
+    status: Literal["done", "stopped", "interrupted", "failed"] = "done"
+    estimated: bool = False  # some counts are deferchat's estimate: the provider's usage never came
+    http_status: int | None = None
 
 
 class PrefixBreak(_Event):
