@@ -74,6 +74,41 @@ SIDE_EFFECT_MEANING: dict[str, str] = {
 }
 
 
+SIDE_EFFECT_WORDS: dict[str, str] = {
+    SideEffect.NONE: "changes nothing",
+    SideEffect.WORKSPACE_READ: "reads your files",
+    SideEffect.NETWORK_READ: "reads the internet",
+    SideEffect.WORKSPACE_WRITE: "changes your files",
+    SideEffect.NETWORK_WRITE: "sends to the internet",
+    SideEffect.COMMUNICATION: "contacts people",
+}
+"""What a tool does, in a person's words: the roster's rows (the class and its code are in the
+tool's detail)."""
+CONTROL_WORDS = "control tool"  # deferchat's own tools (tool.call, tool.search, ...): they reach nothing
+
+
+def effect_words(side_effect: str, origin: str = "") -> str:
+    """A roster row's words for what the tool does: "control tool" for deferchat's own, else
+    :data:`SIDE_EFFECT_WORDS` (the class itself for one the TUI does not know)."""
+    if origin == "control":
+        return CONTROL_WORDS
+    return SIDE_EFFECT_WORDS.get(side_effect, side_effect)
+
+
+STRATEGY_WORDS: dict[str, str] = {
+    "wrapper": "deferred tools are listed in an index and called through tool.call",
+    "anthropic": "deferred tools are found by Anthropic's own tool search",
+    "openai": "deferred tools are found by OpenAI's own tool search",
+    "active-tools": "deferred tools are found with tool.search and added as needed",
+}
+"""How the model reaches the deferred tools, in words: the header (the strategy's reason, with
+its design references, is the badge's tooltip and the plan inspector's)."""
+
+
+def tokens_words(n: int) -> str:
+    return f"{n:,} token" + ("" if n == 1 else "s")
+
+
 def is_read(side_effect: str | None) -> bool:
     """Whether a side-effect class (as a plan or an event spells it) only reads:
     :attr:`core.tools.SideEffect.is_read`, False for a class core does not know."""

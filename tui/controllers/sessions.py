@@ -28,6 +28,7 @@ from tui.controllers.drafts import Drafts
 from tui.controllers.host import Host
 from tui.controllers.turns import Turns
 from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
+from tui.welcome import welcome
 
 if TYPE_CHECKING:
     from textual.worker import Worker
@@ -263,6 +264,7 @@ class Sessions:
         router.reset(displays)
         marks = marks_from_events(store.events(session.chat_id, MARK_EVENT_TYPES))
         roster.set_plan(plan, pinned=self.pinned, marks=marks)
+        host.log_view.set_welcome(welcome(host.keys_for, provider=row.provider, model=row.model))
         roster.set_strategy(session.strategy.name, session.strategy_reason)  # after a switch
         roster.set_servers({s.server: (s.status, s.tools, s.message) for s in session.server_status.values()})
         for server in session.roster_changed:
