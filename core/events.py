@@ -116,11 +116,16 @@ class ToolApprovalRequired(_Event):
 
 
 class ToolApproved(_Event):
+    """A call may run. ``scope``: ``once`` (this call), ``chat`` (an "allow for this chat"
+    grant), ``policy``. ``granted``: this answer gave the chat's grant (False when an earlier
+    grant allowed the call)."""
+
     type: Literal["tool.approved"] = "tool.approved"
     call_id: str
     name: str
     via: str | None = None
     scope: Literal["once", "chat", "policy"] = "once"
+    granted: bool = False
 
 
 class GrantRevoked(_Event):

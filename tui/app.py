@@ -8,7 +8,7 @@ handler (:class:`tui.router.EventRouter`) turns them into widgets. Quitting clos
 session, so its MCP servers stop before the loop does.
 
 This module puts the app together: it makes the widgets and the rooms (``tui/controllers/``,
-one per concern: sessions, turns, approvals, drafts, chat management, views, layout), binds the
+one per concern: sessions, turns, approvals, drafts, chat management, views, layout, permissions), binds the
 keys, and routes each message and action to the room that owns it. The rooms reach the app
 only through :class:`tui.controllers.host.Host`.
 """
@@ -33,6 +33,7 @@ from tui.controllers.approvals import Approvals
 from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.layout import ROSTER_FOLD_WIDTH, Layout
+from tui.controllers.permissions import Permissions
 from tui.controllers.sessions import EngineEvent, Sessions
 from tui.controllers.turns import Turns
 from tui.controllers.views import Views
@@ -69,6 +70,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("plan", "Plan inspector", "The chat's whole plan and the index text as sent"),
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
     ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
+    (
+        "permissions",
+        "Permissions: this chat's grants",
+        "The tools you allowed for the rest of this chat: when, by whom; take one or all of them back",
+    ),
     ("model_picker", "Switch model", "Continue this chat on another provider or model (the plan stays pinned)"),
     (
         "system_prompt",
@@ -131,6 +137,7 @@ class DeferchatApp(App[int]):
         Binding("f6", "system_prompt", "System prompt", id="system_prompt", show=False, priority=True),
         Binding("f7", "usage", "Usage", id="usage", show=False, priority=True),
         Binding("f10", "model_picker", "Model", id="model_picker", show=False, priority=True),
+        Binding("f12", "permissions", "Permissions", id="permissions", show=False),
         Binding("escape", "focus_input", "Input", id="focus_input", show=False),
         # an open approval is answered in its bar, reached on purpose (check_action: only then)
         Binding("tab", "answer_approval", "Answer", id="answer_approval", priority=True),
@@ -176,7 +183,7 @@ class DeferchatApp(App[int]):
         self.bottom = Vertical(self.status_line, self.queued_note, self.composer, id="bottom")
         self.roster = RosterPanel(id="roster")
         self.retry_status = RetryCountdown(self)  # "retrying in N s" while a provider's retry waits
-        self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status)
+        self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status, self.keys_for)
         # -- the rooms, each given the rooms it commands
         self.layout = Layout(self)
         self.footer = AppFooter(id="footer", spare=self.layout.footer_spare)
@@ -186,6 +193,7 @@ class DeferchatApp(App[int]):
         self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
+        self.permissions = Permissions(self)
 
     # -- set-up ---------------------------------------------------------------------------------
     @property
@@ -331,6 +339,7 @@ class DeferchatApp(App[int]):
             return
         await self.router.handle(message.event)
         self.turns.seen(message.event)
+        self.permissions.seen(message.event)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         self.turns.submit(message.text)
@@ -398,6 +407,9 @@ class DeferchatApp(App[int]):
 
     def action_usage(self) -> None:
         self.views.usage()
+
+    def action_permissions(self) -> None:
+        self.permissions.show()
 
     def action_copy_last(self) -> None:
         self.views.copy_last()

@@ -124,12 +124,7 @@ def _grants(store: Store, chat_id: str, *, revoke: list[str] | None, revoke_all:
         print("no grants: every tool that needs approval asks for it in this chat")
         return EXIT_OK
     for g in rows:
-        state = (
-            f"granted {grants.when(g.created_at)} by {grants.who(g.granted_by)}"
-            if g.active
-            else f"revoked {grants.when(g.revoked_at)} by {grants.who(g.revoked_by)}"
-        )
-        print(safe(f"{g.tool}  {state}"))  # a tool's name may be a server's
+        print(safe(f"{g.tool}  {grants.state(g)}"))  # a tool's name may be a server's
     return EXIT_OK
 
 

@@ -39,6 +39,15 @@ def when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else ""
 
 
+def state(g: GrantRow) -> str:
+    """A grant in words, as the permissions screen, the tool's detail and ``chats grants`` say
+    it: "allowed for this chat since <when>, by <who>", or when it was revoked and by whom."""
+    given = f"{when(g.created_at)}, by {who(g.granted_by)}"
+    if g.active:
+        return f"allowed for this chat since {given}"
+    return f"revoked {when(g.revoked_at)}, by {who(g.revoked_by)} (allowed {given})"
+
+
 def chat_grants(store: Store, chat_id: str, *, revoked: bool = True) -> list[GrantRow]:
     """The chat's grants: the active ones first, then (with ``revoked``) the revoked, each
     group oldest first."""
