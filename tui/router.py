@@ -55,6 +55,7 @@ from tui.state import (
     ToolItem,
     UserItem,
     clip,
+    first_key,
     is_native_search,
     marks_for,
 )
@@ -325,7 +326,7 @@ class EventRouter:
             case ToolApproved():
                 item.scope = e.scope
                 if e.granted:  # this answer gave the grant: the log says what it means
-                    key = self.keys("permissions").split(",")[0].strip()
+                    key = first_key(self.keys, "permissions")
                     await self.log.add(NoteItem(text=granted_note(item.shown_name, key)))
             case ToolStarted():
                 item.status = RUNNING

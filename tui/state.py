@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +103,15 @@ STRATEGY_WORDS: dict[str, str] = {
 }
 """How the model reaches the deferred tools, in words: the header (the strategy's reason, with
 its design references, is the badge's tooltip and the plan inspector's)."""
+
+
+def first_key(keys: Callable[[str], str], action: str, default: str = "") -> str:
+    """An action's first key as a person reads it (F10, Tab, ctrl+r): ``keys`` is the app's
+    ``keys_for`` (the keymap's keys, comma-separated), ``default`` when it has none."""
+    key = (keys(action) or default).split(",")[0].strip()
+    if key[:1] == "f" and key[1:].isdigit():
+        return key.upper()
+    return key.capitalize() if key in ("tab", "enter", "escape") else key
 
 
 def tokens_words(n: int) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from textual.content import Content
 
 from core.display import safe
+from tui.state import first_key
 
 OWN_MODEL = "README: Use your own model"  # the README's section on connecting a provider
 KEYS = "ANTHROPIC_API_KEY or OPENAI_API_KEY"
@@ -21,9 +22,7 @@ Keys = Callable[[str], str]
 
 
 def _key(keys: Keys, action: str, default: str) -> str:
-    """The action's first key, as a person reads it: F10, Tab, ctrl+r."""
-    key = (keys(action) or default).split(",")[0].strip()
-    return key.upper() if key[:1] == "f" and key[1:].isdigit() else key.capitalize() if key == "tab" else key
+    return first_key(keys, action, default)
 
 
 def welcome(keys: Keys, *, provider: str | None = None, model: str = "") -> Content:

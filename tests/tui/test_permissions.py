@@ -76,7 +76,7 @@ async def test_a_grant_is_said_marked_listed_and_taken_back_in_the_app(engine, c
         # the log says what the answer means, and where to take it back
         said = [n for n in notes(app) if "allowed for the rest of this chat" in n]
         assert len(said) == 1 and said[0].startswith("start_call (mcp.bland_call.start_call) is allowed")
-        assert "f12" in said[0]
+        assert "F12 (or Permissions in ctrl+p)" in said[0]
         # the roster row and the tool's detail mark it
         assert str(app.roster.options.get_option(TOOL).prompt).splitlines()[1].strip().startswith("\u2713 allowed")
         app.views.tool(TOOL)
