@@ -37,7 +37,7 @@ ABOUT = (
     "the tool asks again at its next call."
 )
 HELP = "Enter or r take back the selected grant \u00b7 a takes back all \u00b7 Escape closes"
-ACTIVE, REVOKED = "allowed for this chat", "revoked: asks again"
+ACTIVE, REVOKED = "allowed", "revoked"  # the state column (ABOUT and the line under the table say what each means)
 
 
 class GrantOperations(Protocol):
@@ -52,9 +52,10 @@ def row_cells(g: GrantRow, display: str) -> tuple[str, ...]:
     """One grant as the table's columns: tool, its own name, state, when, by whom (for a revoked
     grant, when and by whom it was taken back; the line under the table says both)."""
     shown = display.split(" (", 1)[0] if display else g.tool  # "start_call (mcp.x.start_call)": its short name
+    own = g.tool if g.tool != shown else ""  # a built-in's row name is its own
     if g.active:
-        return (shown, g.tool, ACTIVE, grants.when(g.created_at), grants.who(g.granted_by))
-    return (shown, g.tool, REVOKED, grants.when(g.revoked_at), grants.who(g.revoked_by))
+        return (shown, own, ACTIVE, grants.when(g.created_at), grants.who(g.granted_by))
+    return (shown, own, REVOKED, grants.when(g.revoked_at), grants.who(g.revoked_by))
 
 
 class PermissionsScreen(ModalScreen[None]):

@@ -150,12 +150,13 @@ def section_heading(plan: RosterPlan, key: str, *, folded: bool, showing: int | 
     a folded one says how many tools it holds and how to show them. ``showing``: the filter's
     count (a filter shows its matches in every section, folded or not)."""
     line = budget_lines(plan)[key]  # "tok": the heading fits the narrowest panel on one line
-    if showing is not None:
-        return Content.styled(f"{UNFOLDED} {line}  (showing {showing})", "bold reverse")
+    if showing is not None:  # the count, not the budget: the heading stays on one line
+        counted = line.split(" \u00b7 ")[0]
+        return Content.styled(f"{UNFOLDED} {counted}  (showing {showing})", "bold reverse")
     heading = Content.styled(f"{FOLDED if folded else UNFOLDED} {line}", "bold reverse")
-    count = {"defined": plan.defined_tool_names, "deferred": plan.deferred_tool_names}.get(key)
-    if folded and count:
-        n = len(count)
+    tools = {"defined": plan.defined_tool_names, "deferred": plan.deferred_tool_names}.get(key)
+    if folded and tools:
+        n = len(tools)
         return Content.assemble(heading, "\n", (f"  {n} tool{'s' if n != 1 else ''} \u00b7 Enter shows them", "dim"))
     return heading
 
