@@ -111,18 +111,30 @@ class ChatOps:
         return path
 
     # -- the open chat's model and system prompt ----------------------------------------------------
-    def pick_model(self) -> None:
+    def pick_model(self, refresh: bool = False) -> None:
+        """The model picker: each usable provider with what its server lists (what is known at
+        once, the rest listed in a worker thread; ``refresh``: every server asked again, the
+        palette's *List the provider's models*), any ``provider:model`` or bare name typed."""
         host = self.host
         session = host.session
         if session is None:
             host.notify("No chat is open.", severity="warning")
             return
-        from core.chat.switch import models_of, owner_target, usable_providers
+        from core.chat.switch import owner_target, usable_providers
+        from core.providers.listing import Listing, fresh_listing, list_now
 
-        usable = usable_providers(host.engine.settings)
+        settings = host.engine.settings
+        usable = usable_providers(settings)
         current = (session.provider_name, session.provider.model)
         if current[0] not in usable:
             usable.insert(0, current[0])
+        row = session.chat()
+        # each provider listed where a switch would take it: the chat's own URL on its provider
+        base_urls = {p: row.base_url if p == row.provider else settings.base_url_for(p) for p in usable}
+        known = {p: fresh_listing(settings, p, base_urls[p]) for p in usable}  # the cache only: no network
+
+        def lister(provider: str, again: bool) -> Listing:
+            return list_now(settings, provider, base_urls.get(provider), refresh=again)
 
         def picked(choice: tuple[str, str] | None) -> None:
             if choice is None or host.session is not session or choice == current:
@@ -135,7 +147,7 @@ class ChatOps:
 
         from tui.screens.model_picker import ModelPicker
 
-        host.push_screen(ModelPicker(current, usable, {p: models_of(p) for p in usable}), picked)
+        host.push_screen(ModelPicker(current, usable, known, lister, refresh=refresh), picked)
 
     def edit_system_prompt(self) -> None:
         host = self.host
