@@ -205,7 +205,7 @@ class RosterPanel(Vertical):
         self.pinned = False
         self.marks: dict[str, set[str]] = {}
         self.grants: dict[str, str] = {}  # tool -> its active grant in words ("allowed for this chat since ...")
-        self.folded: set[str] = {"defined"}  # sections folded to their heading (the person's, kept across chats)
+        self.folds: set[str] | None = None  # the sections the person folded (kept across chats); None: folded()
         self.servers: dict[str, tuple[str, int, str]] = {}
         self.changed: list[str] = []
         self.strip = RosterStrip(id="roster-strip")  # the app places it (above the chat log)
@@ -334,7 +334,7 @@ class RosterPanel(Vertical):
         sections = self.visible_tools()
         for placement, key in SECTIONS:
             tools = sections[placement]
-            folded = key in self.folded and not filtering
+            folded = key in self.folded() and not filtering
             heading = section_heading(self.plan, key, folded=folded, showing=len(tools) if filtering else None)
             options.append(Option(heading, id=f"section:{key}"))
             if not folded:
@@ -343,9 +343,16 @@ class RosterPanel(Vertical):
         if highlighted is not None and highlighted in {o.id for o in options}:
             self.options.highlighted = self.options.get_option_index(highlighted)
 
+    def folded(self) -> set[str]:
+        """The sections folded to their heading: the person's choice once they toggled one; until
+        then Defined, when the plan defers tools (they are what the first screen shows)."""
+        if self.folds is not None:
+            return self.folds
+        return {"defined"} if self.plan is not None and self.plan.deferred_tool_names else set()
+
     def toggle_section(self, key: str) -> None:
         """Fold a section to its heading, or show its tools."""
-        self.folded ^= {key}
+        self.folds = self.folded() ^ {key}
         self.render_tools()
 
     def shown_names(self) -> list[str]:
