@@ -11,8 +11,6 @@ binary in tmux: tests/tui/test_tmux_permissions.py.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ from textual.widgets import DataTable
 
 from core.chat.options import ChatOptions
 from core.pipeline.approvals import Decision, FixedApprover
-from tests.helpers import subprocess_env
+from tests.helpers import deferchat
 from tests.tui.conftest import Clock, make_app, opened, send, settled, until
 from tui.screens.dialogs import Confirm
 from tui.screens.permissions import ACTIVE, EMPTY, REVOKED, PermissionsScreen
@@ -44,6 +42,13 @@ async def allow_for_the_chat(pilot: Any, clock: Clock) -> None:
     clock.t += 1  # past the confirmation's own grace period
     await pilot.press("enter")
     await settled(pilot)
+
+
+async def two_grants(pilot: Any, clock: Clock) -> None:
+    """The call, then the standup moved, each allowed for the rest of the chat."""
+    for text in (CALL, STANDUP):
+        await send(pilot, text)
+        await allow_for_the_chat(pilot, clock)
 
 
 def notes(app: Any) -> list[str]:
@@ -139,10 +144,7 @@ async def test_taking_back_all_grants_asks_first(engine, clock) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot)
         chat = app.session.chat_id
-        await send(pilot, CALL)
-        await allow_for_the_chat(pilot, clock)
-        await send(pilot, STANDUP)
-        await allow_for_the_chat(pilot, clock)
+        await two_grants(pilot, clock)
         assert len(engine.store.grants(chat)) == 2
 
         await open_permissions(pilot)
@@ -179,16 +181,6 @@ async def test_the_palette_has_it_and_a_chat_without_grants_says_so(engine) -> N
         assert not app.screen.query_one("#permissions-table").display
 
 
-def deferchat(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())", *args],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(home),
-        timeout=120,
-    )
-
-
 async def test_a_revoke_in_the_cli_while_the_app_runs_makes_the_next_call_ask(engine, clock, home: Path) -> None:
     app = make_app(engine)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -216,10 +208,7 @@ async def test_a_revoked_grant_is_shown_as_revoked_after_a_restart(engine, clock
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot)
         chat = app.session.chat_id
-        await send(pilot, CALL)
-        await allow_for_the_chat(pilot, clock)
-        await send(pilot, STANDUP)
-        await allow_for_the_chat(pilot, clock)
+        await two_grants(pilot, clock)
         await open_permissions(pilot)
         # oldest first; a built-in's own name is the one its row shows
         assert [r[:2] for r in table_rows(app)] == [["start_call", TOOL], ["schedule.update", ""]]

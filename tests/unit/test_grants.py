@@ -9,8 +9,6 @@ restart; granting the tool again makes it active again.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ from core.pipeline.pipeline import Pipeline, RunContext
 from core.pipeline.policy import default_policy
 from core.store import Store
 from core.tools import SideEffect, ToolResult
-from tests.helpers import configured, plan, subprocess_env
+from tests.helpers import configured, deferchat, plan
 
 WRITE = configured(
     "notes.create",
@@ -175,16 +173,6 @@ def test_a_grant_from_before_the_grant_history_upgrades_and_is_listed_as_given_b
 
 
 # -- the CLI, as a real process ---------------------------------------------------------------
-def deferchat(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())", *args],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(home),
-        timeout=60,
-    )
-
-
 async def test_chats_grants_lists_and_revokes_as_real_processes(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from core.chat.meter import chat_usage, row_cells, totals_text
 from core.engine import ChatOptions, Engine
 from core.pipeline.approvals import Decision, FixedApprover
 from core.store import Store
-from tests.helpers import subprocess_env
+from tests.helpers import deferchat
 from tests.streaming_server import WIRES, serve
 from tests.unit.test_stop import until
 
@@ -149,43 +147,12 @@ def test_chats_show_usage_lists_the_unfinished_requests(tmp_path: Path) -> None:
         ),
     ):
         store.add_event(chat, "turn_1", e.type, e.to_json())
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from tui.main import main; sys.exit(main())",
-            "chats",
-            "show",
-            chat,
-            "--usage",
-        ],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(home),
-        timeout=60,
-    )
+    run = deferchat(home, "chats", "show", chat, "--usage")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[1].startswith("1 refused (HTTP 529)") and lines[2].startswith("2 stopped")
     assert "~1,000" in lines[2] and "~$0.0037" in lines[2]
     assert "3 requests" in lines[-1] and "~$0.0067" in lines[-1] and "1 estimated" in lines[-1]
-    shown = json.loads(
-        subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from tui.main import main; sys.exit(main())",
-                "chats",
-                "show",
-                chat,
-                "--usage",
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            env=subprocess_env(home),
-            timeout=60,
-        ).stdout
-    )
+    shown = json.loads(deferchat(home, "chats", "show", chat, "--usage", "--json").stdout)
     assert shown["totals"]["estimated_requests"] == 1
     assert [r["status"] for r in shown["requests"]] == ["failed", "stopped", "done"]
