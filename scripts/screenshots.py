@@ -57,10 +57,16 @@ async def approval(pilot: Any) -> None:
     await until(pilot, lambda: not app.approval_bar.has_class("-grace"))  # past its grace period
 
 
+async def to_the_bar(pilot: Any) -> None:
+    """Tab to the approval bar, and past the guard Tab starts (a key in the same burst answers nothing)."""
+    await pilot.press("tab")
+    await until(pilot, lambda: pilot.app.approval_bar.has_focus)
+    await until(pilot, lambda: not pilot.app.approval_bar.has_class("-grace"))
+
+
 async def approve(pilot: Any) -> None:
     await approval(pilot)
-    await pilot.press("tab")  # to the approval bar (typing never answers it), then y allows once
-    await until(pilot, lambda: pilot.app.approval_bar.has_focus)
+    await to_the_bar(pilot)  # typing never answers it; then y allows once
     await pilot.press("y")
     await until(pilot, lambda: not pilot.app.turn_running and pilot.app.approval_bar is None)
 
@@ -80,8 +86,7 @@ async def allow_for_the_chat(pilot: Any) -> None:
     """Answer the waiting approval with "Allow for this chat" (! then its confirmation)."""
     app = pilot.app
     await approval(pilot)
-    await pilot.press("tab")
-    await until(pilot, lambda: app.approval_bar.has_focus)
+    await to_the_bar(pilot)
     await pilot.press("exclamation_mark")
     await until(pilot, lambda: not app.approval_bar.has_class("-grace"))  # the confirmation's own
     await pilot.press("enter")

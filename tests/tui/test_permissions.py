@@ -38,6 +38,7 @@ async def allow_for_the_chat(pilot: Any, clock: Clock) -> None:
     clock.t += 1
     await pilot.press("tab")
     await until(pilot, lambda: app.approval_bar.has_focus)
+    clock.t += 1  # past the guard Tab starts (a key in the same burst answers nothing)
     await pilot.press("exclamation_mark")
     clock.t += 1  # past the confirmation's own grace period
     await pilot.press("enter")
@@ -162,6 +163,23 @@ async def test_taking_back_all_grants_asks_first(engine, clock) -> None:
         assert engine.store.grants(chat) == []
         await until(pilot, lambda: len([n for n in notes(app) if "no longer allowed" in n]) == 2)
         assert app.roster.grants == {}
+
+
+async def test_slash_permissions_opens_the_screen(engine, clock) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        await send(pilot, CALL)
+        await allow_for_the_chat(pilot, clock)
+        app.composer.focus()
+        app.composer.text = "/permissions"
+        await pilot.pause(0.05)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, PermissionsScreen) and app.screen.rows)
+        assert [r[:3] for r in table_rows(app)] == [["start_call", TOOL, ACTIVE]]
+        sent = [i for i in app.log_view.items if getattr(i, "text", "") == "/permissions"]
+        assert app.composer.text == "" and not sent  # run, not sent to the model
+        assert app.slash_commands.find("permissions").action == "permissions"
 
 
 async def test_the_palette_has_it_and_a_chat_without_grants_says_so(engine) -> None:

@@ -1,7 +1,7 @@
 """Permissions: the open chat's "allow for this chat" grants, seen and taken back.
 
 The store holds the grants (:mod:`core.pipeline.grants`); this room shows them, on the
-permissions screen (the palette's *Permissions: this chat's grants*) and as the roster's
+permissions screen (the palette's *Permissions: this chat's grants*, ``/permissions``) and as the roster's
 *allowed* rows, and revokes them through the open session, so the chat's log stores the
 ``grant.revoked`` event and shows it. What it shows is read from the store when the chat opens,
 when the screen opens, and after each event that can change it: a grant given or used
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from core.events import Event, GrantRevoked, ToolApprovalRequired, ToolApproved
 from core.pipeline import grants
 from tui.controllers.host import Host
+from tui.slash import SlashCommand
 
 if TYPE_CHECKING:
     from core.store import GrantRow, Store
@@ -36,6 +37,13 @@ class Permissions:
     def __init__(self, host: Host) -> None:
         self.host = host
         self._screen: PermissionsScreen | None = None
+        host.slash_commands.add(
+            SlashCommand(
+                "permissions",
+                "This chat's grants: what it may do without asking; take them back",
+                action="permissions",
+            )
+        )
 
     # -- the open chat's grants ---------------------------------------------------------------------
     def refresh(self) -> None:
