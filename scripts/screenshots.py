@@ -226,7 +226,7 @@ async def shoot(name: str, scene: Scene, size: tuple[int, int], out: Path) -> Pa
             await scene(pilot)
             await settle(pilot)
             path = Path(app.save_screenshot(f"{name}.svg", str(out)))
-            await app.action_quit()
+            await app.stop_and_quit()  # no question: the scene may leave a turn waiting
     return path
 
 

@@ -50,6 +50,6 @@ def welcome(keys: Keys, *, provider: str | None = None, model: str = "") -> Cont
         "\n\n",
         "The roster lists the tools: Defined ones are sent in full, Indexed (deferred) ones by name. "
         f"Click one for its detail; {_key(keys, 'toggle_roster', 'ctrl+r')} shows or hides the roster, "
-        "ctrl+p lists every command.",
+        "/ or ctrl+p lists every command.",
     ]
     return Content.assemble(*lines)
