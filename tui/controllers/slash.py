@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("deferchat.tui")
 
+
 class Slash:
     def __init__(self, host: Host, drafts: Drafts, chat_ops: ChatOps) -> None:
         self.host = host
