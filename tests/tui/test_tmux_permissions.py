@@ -19,19 +19,11 @@ TOOL = "mcp.bland_call.start_call"
 GRACE = 0.8  # past the approval bar's (and its confirmation's) 0.5 s grace period
 
 
-def turn_over(tmux: Tmux, timeout: float = 60.0) -> None:
-    """Wait until no turn runs: the footer's Stop key (shown only then) is gone."""
+def gone(tmux: Tmux, text: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
-    while "esc Stop" in (screen := tmux.screen()):
-        assert time.monotonic() < deadline, f"the turn did not end; the screen was:\n{screen}"
+    while text in (screen := tmux.screen()):
+        assert time.monotonic() < deadline, f"{text!r} stayed on the screen:\n{screen}"
         time.sleep(0.2)
-
-
-def ended(tmux: Tmux, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while tmux.alive() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return not tmux.alive()
 
 
 def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path) -> None:
@@ -54,7 +46,7 @@ def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path
         screen = tmux.wait_for("is allowed for the rest of this", "\u2713 allowed", timeout=60)
         assert "Waiting for your approval" not in screen
         tmux.wait_for("Call queued", timeout=60)  # the turn's answer ...
-        turn_over(tmux)  # ... to its end: a quit mid-turn would leave it unfinished
+        tmux.idle()  # ... to its end: ctrl+q mid-turn would ask first
         [chat] = Store(home / "deferchat.db").chats()
         [grant] = Store(home / "deferchat.db").grants(chat.id)
         assert (grant.tool, grant.granted_by) == (TOOL, "app")
@@ -67,8 +59,8 @@ def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path
         screen = tmux.wait_for("is no longer allowed", timeout=30)
         assert "\u2713 allowed" not in screen  # the row is no longer marked
 
-        keys("C-q")
-        assert ended(tmux), "deferchat did not exit on ctrl+q"
+        tmux.quit()
+        assert not tmux.alive(), "deferchat did not exit on ctrl+q"
         assert not Store(home / "deferchat.db").granted(chat.id, TOOL)
 
         # a restart on the same chat: the grant is listed as revoked, and the tool asks again
@@ -78,7 +70,7 @@ def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path
         keys("F12")
         tmux.wait_for("0 active, 1 revoked", f"{TOOL}: revoked ", "(allowed ", timeout=30)
         keys("Escape")
-        time.sleep(0.3)
+        gone(tmux, "Permissions \u00b7 this chat's grants")  # the screen's own keys (a, r, q) are in the prompt
         keys("-l", PROMPT)
         keys("Enter")
         tmux.wait_for("Waiting for your approval: start_call", timeout=60)
