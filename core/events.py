@@ -198,7 +198,7 @@ class ServerStatus(_Event):
 
     type: Literal["server.status"] = "server.status"
     server: str
-    status: Literal["starting", "ready", "failed", "restarted", "stopped", "needs_approval"]
+    status: Literal["starting", "ready", "failed", "restarted", "stopped", "needs_approval", "needs_sign_in"]
     tools: int = 0
     message: str = ""
 

@@ -41,6 +41,11 @@ class ServerHost(Protocol):
         """The session is closing: no more restarts."""
         ...
 
+    @property
+    def tool_settings(self) -> Mapping[str, Any]:
+        """config.toml's ``[tools]`` (``allow_private_hosts``) for the guard a remote server's requests pass."""
+        ...
+
     async def emit(self, event: ServerStatus | RosterChanged) -> None: ...
 
     async def sdk_loaded(self) -> dict[str, Any]:
@@ -56,8 +61,10 @@ def _fingerprint(specs: Iterable[ToolSpec]) -> tuple[tuple[str, str, str], ...]:
 class Conn:
     """One connection attempt: its task, its SDK client, and how it ends."""
 
-    def __init__(self, restart: bool):
+    def __init__(self, restart: bool, sign_in: Any = None):
         self.restart = restart
+        self.sign_in = sign_in  # a core.mcp.oauth.flow.SignIn: this connection may ask the person to sign in
+        self.hooks: Any = None  # its sign-in hooks (a remote server's), once the transport is open
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.stop = asyncio.Event()
         self.lost = asyncio.Event()
@@ -99,6 +106,8 @@ class Server:
         self.start_ms: int | None = None
         self.restarts = 0
         self.list_changed = 0
+        self.capabilities: list[str] = []  # what the server said it offers (tools, resources, prompts, ...)
+        self.auth = "none"  # none | signed_in | needs_sign_in (a remote server's OAuth sign-in)
         self.conn: Conn | None = None
         self._log_path = log_dir / f"{self.name}.stderr.log"
 
@@ -110,7 +119,7 @@ class Server:
             transport="in-process" if self.local is not None else self.config.transport,
             target=self.config.redact(self.config.describe()),
             status=self.state,
-            message=self.config.redact(self.message),
+            message=self._redact(self.message),
             tools=len(self.specs),
             tool_names=[s.name for s in self.specs],
             skipped=list(self.rejected),
@@ -122,12 +131,18 @@ class Server:
             start_ms=self.start_ms,
             restarts=self.restarts,
             list_changed=self.list_changed,
+            capabilities=list(self.capabilities),
+            auth=self.auth,
         )
 
+    def _redact(self, text: str) -> str:
+        """No expanded ``${VAR}`` value and no OAuth token in anything shown or stored."""
+        from core.mcp.oauth.tokens import redact_tokens
+
+        return redact_tokens(self.config.redact(text))
+
     async def _status(self, status: str, message: str = "") -> None:
-        event = ServerStatus(
-            server=self.name, status=status, tools=len(self.specs), message=self.config.redact(message)
-        )
+        event = ServerStatus(server=self.name, status=status, tools=len(self.specs), message=self._redact(message))
         await self.host.emit(event)
 
     async def hold_for_approval(self) -> None:
@@ -154,20 +169,22 @@ class Server:
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def launch(self, *, restart: bool = False) -> Conn:
-        """Start a connection task. Its ``ready`` resolves when it is up or has failed."""
+    def launch(self, *, restart: bool = False, sign_in: Any = None) -> Conn:
+        """Start a connection task. Its ``ready`` resolves when it is up or has failed.
+        ``sign_in``: a :class:`core.mcp.oauth.flow.SignIn`; the person may be asked to sign in."""
         previous = self.conn
-        conn = Conn(restart)
+        conn = Conn(restart, sign_in)
         self.conn = conn
         self.state = "starting"
-        self.message = "restarting" if restart else "connecting"
+        self.message = "waiting for you to sign in" if sign_in else "restarting" if restart else "connecting"
         conn.task = asyncio.get_running_loop().create_task(self._run(conn, previous), name=f"mcp:{self.name}")
         conn.watchdog = asyncio.get_running_loop().create_task(self._watchdog(conn), name=f"mcp:{self.name}:timeout")
         return conn
 
     async def _watchdog(self, conn: Conn) -> None:
+        limit = self.config.timeout + (conn.sign_in.timeout if conn.sign_in is not None else 0)  # a person signs in
         try:
-            await asyncio.wait_for(asyncio.shield(conn.ready), self.config.timeout)
+            await asyncio.wait_for(asyncio.shield(conn.ready), limit)
         except TimeoutError:
             conn.cancel()
             await self._fail(conn, f"did not start within {self.config.timeout:g}s (timeout){self._stderr_tail()}")
@@ -178,7 +195,9 @@ class Server:
         if previous is not None and previous.task is not None and not previous.task.done():
             previous.stop.set()
             await asyncio.wait([previous.task])  # the old process is reaped before a new one starts
-        await self._status("starting", "restarting after a crash" if conn.restart else "connecting")
+        await self._status(
+            "starting", self.message if conn.sign_in else "restarting after a crash" if conn.restart else "connecting"
+        )
         built = (await self.host.sdk_loaded()).pop(self.name, None)  # the first start's, built ahead
         if self.config.error:
             await self._fail(conn, self.config.error)
@@ -190,15 +209,22 @@ class Server:
                 conn.scope = scope
                 await self._connect(conn, errlog, began, built)
         except Exception as exc:
-            if conn.ready.done() and not conn.failed:
+            from core.mcp.oauth.flow import SignInRequired, find_required
+
+            problem = find_required(exc)
+            if isinstance(problem, SignInRequired) or (conn.hooks is not None and conn.hooks.required):
+                await self._needs_sign_in(conn)
+            elif problem is not None:  # the person's sign-in did not finish
+                await self._needs_sign_in(conn, f"signing in did not finish: {problem}")
+            elif conn.ready.done() and not conn.failed:
                 await self._crashed(conn)  # it was up: it broke while running
             else:
-                detail = describe_error(exc)
+                detail = _guard_problem(exc) or describe_error(exc)
                 if is_connection_closed(exc):
                     detail = "the server exited before finishing the MCP handshake"
                 if self.config.transport != "stdio":
                     detail = f"cannot use {self.config.url}: {detail}"  # the url as written, never expanded
-                await self._fail(conn, self.config.redact(detail + self._stderr_tail()))
+                await self._fail(conn, self._redact(detail + self._stderr_tail()))
         finally:
             conn.client = None
             conn.scope = None
@@ -220,8 +246,27 @@ class Server:
             self.specs = ()
             await self._status("failed", message)
 
+    async def _needs_sign_in(self, conn: Conn, why: str = "") -> None:
+        """The server wants the person to sign in (or again: its refresh was refused). Nothing
+        restarts it until they do; its tools are kept for the plan's sake, calls are refused."""
+        conn.lost.set()
+        if conn.failed:
+            return
+        conn.failed = True
+        if not conn.ready.done():
+            conn.ready.set_result(None)
+        if self.conn is not conn:
+            return
+        self.state = "needs_sign_in"
+        self.auth = "needs_sign_in"
+        self.message = (why + "; " if why else "") + sign_in_hint(self.name)
+        await self._status("needs_sign_in", self.message)
+
     async def _crashed(self, conn: Conn) -> None:
         """The connection was up and broke (not by our hand). Tools are kept: a call restarts it."""
+        if conn.hooks is not None and conn.hooks.required:
+            await self._needs_sign_in(conn)
+            return
         conn.lost.set()
         if conn.crashed or conn.failed or conn.stop.is_set():
             return
@@ -244,9 +289,22 @@ class Server:
                 self.list_changed += 1
                 conn.relist.set()
 
+        def on_auth(hooks: Any) -> None:
+            conn.hooks = hooks
+
         guard_loggers()  # the transport's modules are loaded now
         sieve = ListingSieve()
-        transport = open_transport(self.config, errlog, conn.lost.set, sieve, local=self.local, built=built)
+        transport = open_transport(
+            self.config,
+            errlog,
+            conn.lost.set,
+            sieve,
+            local=self.local,
+            built=built,
+            sign_in=conn.sign_in,
+            tool_settings=self.host.tool_settings,
+            on_auth=on_auth,
+        )
         client = Client(
             transport,
             cache=None,
@@ -264,6 +322,8 @@ class Server:
             self.server_name = info.name if info else None
             self.server_version = info.version if info else None
             self.protocol_version = client.protocol_version
+            self.capabilities = capability_names(client.server_capabilities)
+            self.auth = "signed_in" if conn.hooks is not None and conn.hooks.storage.entry_has_tokens() else "none"
             self.start_ms = int((time.monotonic() - began) * 1000)
             conn.client = client
             self.state = "ready"
@@ -400,6 +460,8 @@ class Server:
             conn = self.conn
         if conn is not None and conn.up:
             return conn
+        if self.state == "needs_sign_in":
+            return error_result("mcp.needs_sign_in", self._redact(f"MCP server {self.name!r} {self.message}"))
         if self.config.needs_approval:
             return error_result(
                 "mcp.needs_approval",
@@ -434,7 +496,7 @@ class Server:
             result = result.model_copy(
                 update={
                     "content": [
-                        {**b, "text": self.config.redact(b["text"])} if isinstance(b.get("text"), str) else b
+                        {**b, "text": self._redact(b["text"])} if isinstance(b.get("text"), str) else b
                         for b in result.content
                     ]
                 }
@@ -450,6 +512,12 @@ class Server:
         try:
             result = await conn.client.call_tool(remote, dict(arguments or {}), read_timeout_seconds=limit)
         except Exception as exc:
+            if conn.hooks is not None and conn.hooks.required:
+                await self._needs_sign_in(conn)
+                return error_result(
+                    "mcp.needs_sign_in",
+                    f"{spec.name} was not run: MCP server {self.name!r} {self.message}",
+                )
             if is_connection_closed(exc) or conn.lost.is_set():
                 await self._crashed(conn)
                 if self.conn is conn and not self.host.closed:
@@ -467,3 +535,35 @@ class Server:
                 )
             return error_result("mcp.error", f"{spec.name} failed in MCP server {self.name!r}: {describe_error(exc)}")
         return tool_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def sign_in_hint(name: str) -> str:
+    """What a server that needs sign-in says to the person: how to sign in."""
+    return (
+        f"needs you to sign in: run `deferchat servers --login {name}`, or in the app open the servers "
+        f"screen or type /mcp login {name}"
+    )
+
+
+def capability_names(caps: Any) -> list[str]:
+    """The capabilities a server declared, by name, in a fixed order."""
+    names = ("tools", "resources", "prompts", "completions", "logging")
+    return [n for n in names if getattr(caps, n, None) is not None]
+
+
+def _guard_problem(exc: BaseException) -> str | None:
+    """A request the private-address guard refused, or a sign-in answer over its bound, as one line."""
+    from core.mcp.errors import leaf_errors
+    from core.mcp.oauth.http import ResponseTooLarge
+    from core.net.guard import GuardError
+
+    for leaf in leaf_errors(exc):
+        if isinstance(leaf, GuardError):
+            return (
+                f"refused to reach {leaf} (its sign-in leads away from the server you configured, to an address "
+                "that is not on the public internet; allow_private_hosts in config.toml's [tools] allows one "
+                "on purpose)"
+            )
+        if isinstance(leaf, ResponseTooLarge):
+            return f"refused its sign-in: {leaf}"
+    return None
