@@ -112,6 +112,20 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
         metavar="FILE",
         help="approve this project MCP config (e.g. .mcp.json) as it is now: show what it runs, record it",
     )
+    p.add_argument(
+        "--login",
+        default=None,
+        metavar="NAME",
+        help="sign in to remote server NAME (OAuth): print the address to open in a browser, wait for the sign-in",
+    )
+    p.add_argument("--logout", default=None, metavar="NAME", help="forget the stored sign-in of server NAME")
+    p.add_argument(
+        "--timeout",
+        type=ask._seconds,
+        default=300.0,
+        metavar="S",
+        help="with --login: seconds to wait for the sign-in to finish (default 300)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=servers.run)
 

@@ -8,8 +8,8 @@ client's loopback ``redirect_uri`` carrying a fresh code, so whatever follows th
 
 * ``GET /test/state``: counts of registrations, authorizations, code exchanges, refreshes, the
   registered client ids, and the requests seen without a valid token;
-* ``POST /test/revoke-refresh``: every refresh token is revoked and every access token expires,
-  so the next request has to refresh, fails, and the client must sign in again;
+* ``POST /test/revoke-refresh``: every refresh token is revoked, so once the access token expires
+  (``--token-ttl``) the client's refresh is refused and it must sign in again;
 * ``POST /test/expire``: every access token expires (a refresh then succeeds).
 
 Tools: ``whoami`` (the client id and scopes of the token the call came with) and ``echo``.
@@ -190,8 +190,6 @@ def build(args: argparse.Namespace) -> MCPServer:
     @server.custom_route("/test/revoke-refresh", methods=["POST"])
     async def revoke(request: Request) -> JSONResponse:
         provider.refresh.clear()
-        for token in provider.access.values():
-            token.expires_at = 0
         return JSONResponse({"ok": True})
 
     @server.custom_route("/test/expire", methods=["POST"])

@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from core.mcp.oauth.listener import LoopbackListener, free_port, port_is_free
+from core.mcp.oauth.listener import LoopbackListener, free_port
 from core.mcp.oauth.tokens import ServerTokens, TokenFile
 
 if TYPE_CHECKING:
@@ -253,21 +253,24 @@ async def remote_auth(
     oauth = config.oauth
     port = oauth.callback_port if oauth and oauth.callback_port else None
     listener: LoopbackListener | None = None
+    stored = None
     if port is None and (oauth is None or oauth.client_id is None):
-        stored = _stored_redirect_port(storage)
-        if stored is not None and (sign_in is None or port_is_free(stored)):
-            port = stored
-        elif stored is not None:
-            storage.forget_client()  # its redirect port is taken now: register again on a free one
+        stored = _stored_redirect_port(storage)  # a dynamic registration is for its redirect port
     if sign_in is not None:
-        listener = LoopbackListener(port or 0, server_name=config.name)
         try:
+            listener = LoopbackListener(port or stored or 0, server_name=config.name)
             port = listener.start()
         except OSError as exc:
-            raise SignInFailed(
-                f"cannot listen for the sign-in's redirect on 127.0.0.1:{port}: {exc.strerror or exc}"
-                + (" (oauth.callbackPort in the server's entry)" if oauth and oauth.callback_port else "")
-            ) from None
+            if stored is None:
+                raise SignInFailed(
+                    f"cannot listen for the sign-in's redirect on 127.0.0.1:{port}: {exc.strerror or exc}"
+                    + (" (oauth.callbackPort in the server's entry)" if oauth and oauth.callback_port else "")
+                ) from None
+            storage.forget_client()  # its redirect port is taken now: register again on a free one
+            listener = LoopbackListener(0, server_name=config.name)
+            port = listener.start()
+    else:
+        port = port or stored
     redirect_uri = f"http://127.0.0.1:{port or free_port()}/callback"
     storage.configured = _configured_client(config, redirect_uri)
     if storage.configured is not None:
@@ -309,5 +312,5 @@ def find_required(exc: BaseException) -> SignInRequired | SignInFailed | None:
 
 
 def logout(name: str, file: TokenFile | None = None) -> bool:
-    """Forget server ``name``'s sign-in (tokens and registration); whether there was one."""
+    """Forget server ``name``'s sign-in (tokens and registration); whether it held tokens."""
     return (file or TokenFile()).remove(name)

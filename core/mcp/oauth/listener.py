@@ -133,18 +133,6 @@ class LoopbackListener:
         httpd.server_close()
 
 
-def port_is_free(port: int) -> bool:
-    """Whether 127.0.0.1:``port`` can be bound now."""
-    import socket
-
-    with socket.socket() as s:
-        try:
-            s.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
 def free_port() -> int:
     import socket
 

@@ -132,12 +132,12 @@ class TokenFile:
             self._write(servers)
 
     def remove(self, name: str) -> bool:
-        """Forget server ``name``'s sign-in; whether there was one."""
+        """Forget server ``name``'s entry (tokens, registration, metadata); whether it held tokens."""
         found = False
 
         def drop(entry: dict[str, Any] | None) -> None:
             nonlocal found
-            found = entry is not None
+            found = entry is not None and isinstance(entry.get("tokens"), dict)
             return None
 
         self.update(name, drop)
