@@ -211,6 +211,33 @@ class RosterChanged(_Event):
     message: str = ""
 
 
+class ElicitationRequested(_Event):
+    """An MCP server asks the person for input (MCP elicitation): a form of ``fields`` (names,
+    titles, kinds, whether required) or, in ``url`` mode, an address to open. ``message`` and the
+    titles are the server's words, untrusted. The person answers; the model never sees it."""
+
+    type: Literal["mcp.elicitation"] = "mcp.elicitation"
+    server: str
+    request_id: str
+    mode: Literal["form", "url"] = "form"
+    message: str = ""
+    fields: list[dict[str, Any]] = Field(default_factory=list)
+    url: str | None = None
+
+
+class ElicitationAnswered(_Event):
+    """How a request for input was answered: ``accept`` (with the names of the fields filled, never
+    their values), ``decline`` or ``cancel``; ``reason`` when no person answered (a timeout, no
+    terminal) or the server's form could not be shown."""
+
+    type: Literal["mcp.elicitation.answered"] = "mcp.elicitation.answered"
+    server: str
+    request_id: str
+    action: Literal["accept", "decline", "cancel"]
+    answered: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
 class ChatTitled(_Event):
     """The chat's title changed (from the first message, or the model's chat.title)."""
 
@@ -286,6 +313,8 @@ Event = Annotated[
     | SystemPromptChanged
     | ServerStatus
     | RosterChanged
+    | ElicitationRequested
+    | ElicitationAnswered
     | ChatTitled
     | ProviderRetrying
     | ProviderSwitched

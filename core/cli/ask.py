@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
+from core.cli.elicitor import elicitor_for
 from core.cli.exits import exit_for
 from core.cli.interrupt import stop_on_sigint
 from core.cli.options import caps_from, policy_from, record_file
@@ -171,7 +172,12 @@ async def _ask(args: argparse.Namespace) -> int:
         fallback=fallback,
     )
     session = await engine.open_chat(
-        args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=record_file(args.record)
+        args.chat,
+        opts,
+        approver=approver_for(args.approve),
+        elicitor=elicitor_for(),
+        subscribers=[printer],
+        record=record_file(args.record),
     )
     try:
         if getattr(args, "system", None) is not None:

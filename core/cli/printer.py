@@ -93,6 +93,9 @@ def transcript_line(event: Any) -> str | None:
         return f"[MCP server {_s(event.server)} failed: {_s(event.message)}]"
     if t == "server.status" and event.status in ("needs_approval", "needs_sign_in"):
         return f"[MCP server {_s(event.server)} {_s(event.message)}]"
+    if t == "mcp.elicitation.answered":
+        why = f" ({_s(event.reason)})" if event.reason else ""
+        return f"[MCP server {_s(event.server)}'s request for input: {event.action}{why}]"
     if t == "provider.retrying":
         return f"[retrying in {event.seconds:g} s: {_s(event.reason)}]"
     if t == "error":

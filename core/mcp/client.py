@@ -59,13 +59,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.events import RosterChanged, ServerStatus
 from core.mcp.config import McpConfig, McpServerConfig
 from core.mcp.convert import error_result
 from core.mcp.discovery import discover
+from core.mcp.elicitation import ELICITATION_TIMEOUT, Elicitor
 from core.mcp.logs import REDACTOR, log
 from core.mcp.reports import Discovery, ServerReport, State
-from core.mcp.server import CLIENT_NAME, CLIENT_VERSION, MAX_LIST_PAGES, STDERR_TAIL, Server, sign_in_hint
+from core.mcp.server import CLIENT_NAME, CLIENT_VERSION, MAX_LIST_PAGES, STDERR_TAIL, McpEvent, Server, sign_in_hint
 from core.mcp.transport import ServerFactory, load_sdk
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
@@ -86,7 +86,7 @@ __all__ = [
     "discover",
 ]
 
-EventSink = Callable[[ServerStatus | RosterChanged], Awaitable[None] | None]
+EventSink = Callable[[McpEvent], Awaitable[None] | None]
 
 
 class McpManager:
@@ -100,10 +100,14 @@ class McpManager:
         log_dir: str | Path | None = None,
         in_process: Mapping[str, ServerFactory] | None = None,
         tool_settings: Mapping[str, Any] | None = None,
+        elicitor: Elicitor | None = None,
+        elicitation_timeout: float = ELICITATION_TIMEOUT,
     ):
         servers = config.servers if isinstance(config, McpConfig) else tuple(config)
         self._on_event = on_event
         self._tool_settings = dict(tool_settings or {})
+        self._elicitor = elicitor
+        self._elicitation_timeout = elicitation_timeout
         self._own_log_dir = log_dir is None
         self._log_dir = Path(tempfile.mkdtemp(prefix="deferchat-mcp-")) if log_dir is None else Path(log_dir)
         self._log_dir.mkdir(parents=True, exist_ok=True)
@@ -132,12 +136,20 @@ class McpManager:
     def tool_settings(self) -> Mapping[str, Any]:
         return self._tool_settings
 
+    @property
+    def elicitor(self) -> Elicitor | None:
+        return self._elicitor
+
+    @property
+    def elicitation_timeout(self) -> float:
+        return self._elicitation_timeout
+
     async def sdk_loaded(self) -> dict[str, Any]:
         if self._sdk is None:
             return {}
         return await asyncio.shield(self._sdk)
 
-    async def emit(self, event: ServerStatus | RosterChanged) -> None:
+    async def emit(self, event: McpEvent) -> None:
         """Hand a server's event to the subscriber (a failing subscriber is logged, never raised)."""
         if self._on_event is None:
             return

@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.events import RosterChanged, ServerStatus
+from core.events import ElicitationAnswered, ElicitationRequested, RosterChanged, ServerStatus
 from core.mcp.config import McpServerConfig
 from core.mcp.convert import error_result, sort_listing, tool_result
+from core.mcp.elicitation import ElicitationAnswer, Elicitor
 from core.mcp.errors import describe_error, is_connection_closed, is_timeout
 from core.mcp.logs import guard_loggers, log
 from core.mcp.reports import ServerReport, State
@@ -26,6 +27,8 @@ from core.mcp.sieve import ListingSieve, negotiated
 from core.mcp.transport import ServerFactory, open_transport
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
+
+McpEvent = ServerStatus | RosterChanged | ElicitationRequested | ElicitationAnswered
 
 CLIENT_NAME = "deferchat"
 CLIENT_VERSION = "0.1.0"
@@ -46,7 +49,15 @@ class ServerHost(Protocol):
         """config.toml's ``[tools]`` (``allow_private_hosts``) for the guard a remote server's requests pass."""
         ...
 
-    async def emit(self, event: ServerStatus | RosterChanged) -> None: ...
+    @property
+    def elicitor(self) -> Elicitor | None:
+        """Who answers a server's request for input (None: nobody; elicitation is not declared)."""
+        ...
+
+    @property
+    def elicitation_timeout(self) -> float: ...
+
+    async def emit(self, event: McpEvent) -> None: ...
 
     async def sdk_loaded(self) -> dict[str, Any]:
         """Returns once the MCP SDK is imported (it is imported off the event loop), with the
@@ -310,6 +321,8 @@ class Server:
             cache=None,
             message_handler=on_message,
             client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+            # declared only when someone can answer: the SDK declares elicitation with a callback
+            elicitation_callback=self._on_elicit if self.host.elicitor is not None else None,
         )
         sieve.version = lambda: negotiated(client)
         conn.sieve = sieve
@@ -353,6 +366,58 @@ class Server:
                 await self._status("stopped")
         else:
             await self._crashed(conn)
+
+    async def _on_elicit(self, context: Any, params: Any) -> Any:
+        """The server asks the person for input (see :mod:`core.mcp.elicitation`)."""
+        from mcp_types import INVALID_PARAMS, ElicitResult, ErrorData
+
+        from core.mcp.elicitation import UnusableForm, check_answer, request_from
+
+        elicitor = self.host.elicitor
+        assert elicitor is not None
+        try:
+            request = request_from(self.name, params)
+        except UnusableForm as exc:
+            await self.host.emit(
+                ElicitationAnswered(
+                    server=self.name, request_id="", action="decline", reason=f"its request cannot be shown: {exc}"
+                )
+            )
+            return ErrorData(code=INVALID_PARAMS, message=f"deferchat cannot show this request: {exc}")
+        await self.host.emit(
+            ElicitationRequested(
+                server=self.name,
+                request_id=request.id,
+                mode=request.mode,
+                message=request.message,
+                fields=request.summary(),
+                url=request.url,
+            )
+        )
+        limit = self.host.elicitation_timeout
+        try:
+            answer = await asyncio.wait_for(elicitor.elicit(request), limit)
+        except TimeoutError:
+            answer = ElicitationAnswer(action="cancel", reason=f"no answer within {limit:g} s")
+        except Exception:
+            log.exception("MCP server %s: answering its request for input failed", self.name)
+            answer = ElicitationAnswer(action="cancel", reason="the request could not be answered")
+        content: dict[str, Any] | None = None
+        if answer.action == "accept" and request.mode == "form":
+            try:
+                content = check_answer(request.fields, answer.content or {})
+            except ValueError as exc:
+                answer = ElicitationAnswer(action="cancel", reason=f"the answer did not fit the form: {exc}")
+        await self.host.emit(
+            ElicitationAnswered(
+                server=self.name,
+                request_id=request.id,
+                action=answer.action,
+                answered=sorted(content or {}),
+                reason=answer.reason,
+            )
+        )
+        return ElicitResult(action=answer.action, content=content)
 
     def _ready_message(self) -> str:
         n = len(self.specs)
