@@ -238,6 +238,30 @@ class ElicitationAnswered(_Event):
     reason: str = ""
 
 
+class OffersChanged(_Event):
+    """A server's resources or prompts changed (it sent ``list_changed``); ``count`` is how many it
+    lists now. What the palette, ``@`` completion and the slash commands offer follows."""
+
+    type: Literal["mcp.offers.changed"] = "mcp.offers.changed"
+    server: str
+    kind: Literal["resources", "prompts"]
+    count: int = 0
+
+
+class ResourceAttached(_Event):
+    """A resource went with the person's message: ``tokens`` counts what the model reads of it
+    (inside the server's envelope), ``chars`` the whole; ``truncated`` when it was cut."""
+
+    type: Literal["mcp.resource.attached"] = "mcp.resource.attached"
+    server: str
+    uri: str
+    name: str = ""
+    chars: int = 0
+    tokens: int = 0
+    truncated: bool = False
+    binary: bool = False
+
+
 class ChatTitled(_Event):
     """The chat's title changed (from the first message, or the model's chat.title)."""
 
@@ -315,6 +339,8 @@ Event = Annotated[
     | RosterChanged
     | ElicitationRequested
     | ElicitationAnswered
+    | OffersChanged
+    | ResourceAttached
     | ChatTitled
     | ProviderRetrying
     | ProviderSwitched

@@ -145,6 +145,26 @@ def settings_for(args: argparse.Namespace) -> Settings:
     return settings.model_copy(update={"timeouts": settings.timeouts.overridden(**bounds)})
 
 
+def add_attach_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--attach",
+        action="append",
+        default=None,
+        metavar="SERVER:URI",
+        help="attach an MCP server's resource to the message (repeatable; `deferchat servers --resources` lists "
+        "them); the model reads it inside the server's untrusted envelope, cut as a tool result is cut",
+    )
+
+
+def _attach_ref(ref: str) -> tuple[str, str]:
+    from core.errors import UsageError
+
+    server, sep, uri = ref.partition(":")
+    if not sep or not server or not uri:
+        raise UsageError(f"--attach {ref!r}: expected SERVER:URI, e.g. docs:file:///notes.md")
+    return server, uri
+
+
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -195,7 +215,8 @@ async def _ask(args: argparse.Namespace) -> int:
                     return exit_for(result.status)
             if args.chat:
                 await switch_if_asked(session, args)
-            result = await session.send(args.prompt, wait=args.wait)
+            attachments = [await session.read_resource(*_attach_ref(ref)) for ref in args.attach or ()]
+            result = await session.send(args.prompt, wait=args.wait, attachments=attachments)
         if not args.json:
             print(f"[chat {session.chat_id}]", file=sys.stderr)
         return exit_for(result.status)

@@ -68,6 +68,7 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     ask.add_switch_options(p)
     ask.add_system_option(p)
     ask.add_thinking_options(p)
+    ask.add_attach_option(p)
     p.set_defaults(func=ask.run)
 
     p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")
@@ -119,6 +120,11 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
         help="sign in to remote server NAME (OAuth): print the address to open in a browser, wait for the sign-in",
     )
     p.add_argument("--logout", default=None, metavar="NAME", help="forget the stored sign-in of server NAME")
+    p.add_argument(
+        "--resources",
+        action="store_true",
+        help="list each server's resources, resource templates and prompts (what ask --attach and the app offer)",
+    )
     p.add_argument(
         "--timeout",
         type=ask._seconds,

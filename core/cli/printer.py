@@ -93,6 +93,9 @@ def transcript_line(event: Any) -> str | None:
         return f"[MCP server {_s(event.server)} failed: {_s(event.message)}]"
     if t == "server.status" and event.status in ("needs_approval", "needs_sign_in"):
         return f"[MCP server {_s(event.server)} {_s(event.message)}]"
+    if t == "mcp.resource.attached":
+        cut = ", cut" if event.truncated else ""
+        return f"[attached {_s(event.uri)} from {_s(event.server)}: {event.tokens:,} tokens{cut}]"
     if t == "mcp.elicitation.answered":
         why = f" ({_s(event.reason)})" if event.reason else ""
         return f"[MCP server {_s(event.server)}'s request for input: {event.action}{why}]"

@@ -35,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
         import asyncio
 
         return asyncio.run(login(args))
+    if getattr(args, "resources", False):
+        import asyncio
+
+        return asyncio.run(list_offers(args))
     from core.mcp.discovery import discover_servers
     from core.roster.inputs import token_estimator
 
@@ -139,6 +143,42 @@ async def login(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"deferchat: MCP server {safe(server.name)}: {safe(report.message)}", file=sys.stderr)
     return EXIT_FAILED
+
+
+async def list_offers(args: argparse.Namespace) -> int:
+    """Each ready server's resources, resource templates and prompts."""
+    from core.config import load_settings
+    from core.mcp.client import McpManager
+    from core.mcp.config import load_mcp_config
+
+    config = load_mcp_config([args.mcp_config] if args.mcp_config else [])
+    async with McpManager(config, tool_settings=load_settings().tools.model_dump()) as manager:
+        resources = await manager.resources()
+        prompts = await manager.prompts()
+        reports = manager.servers()
+    if args.json:
+        for r in resources:
+            print(json.dumps({"kind": "template" if r.template else "resource", **r.model_dump(exclude={"template"})}))
+        for p in prompts:
+            print(json.dumps({"kind": "prompt", **p.model_dump()}))
+    else:
+        for report in reports:
+            mine = [r for r in resources if r.server == report.name]
+            theirs = [p for p in prompts if p.server == report.name]
+            print(f"{safe(report.name)} ({safe(report.status)}): {len(mine)} resources, {len(theirs)} prompts")
+            for r in mine:
+                kind = "template" if r.template else "resource"
+                print(
+                    f"  {kind:<9} {safe(r.uri)}  {safe(r.label)}"
+                    + (f": {safe(r.description, max_len=80)}" if r.description else "")
+                )
+            for p in theirs:
+                args_ = " ".join(f"{a.name}{'' if a.required else '?'}" for a in p.arguments)
+                print(
+                    f"  prompt    {safe(p.command)} {safe(args_)}"
+                    + (f": {safe(p.description, max_len=80)}" if p.description else "")
+                )
+    return EXIT_OK if all(r.status == "ready" for r in reports) else EXIT_FAILED
 
 
 def logout(name: str) -> int:

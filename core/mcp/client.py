@@ -65,7 +65,16 @@ from core.mcp.discovery import discover
 from core.mcp.elicitation import ELICITATION_TIMEOUT, Elicitor
 from core.mcp.logs import REDACTOR, log
 from core.mcp.reports import Discovery, ServerReport, State
-from core.mcp.server import CLIENT_NAME, CLIENT_VERSION, MAX_LIST_PAGES, STDERR_TAIL, McpEvent, Server, sign_in_hint
+from core.mcp.server import (
+    CLIENT_NAME,
+    CLIENT_VERSION,
+    MAX_LIST_PAGES,
+    STDERR_TAIL,
+    McpEvent,
+    OfferError,
+    Server,
+    sign_in_hint,
+)
 from core.mcp.transport import ServerFactory, load_sdk
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
@@ -209,6 +218,53 @@ class McpManager:
         conn = server.launch(restart=server.conn is not None, sign_in=sign_in)
         await asyncio.shield(conn.ready)
         return server.report()
+
+    def _server(self, name: str) -> Server:
+        from core.errors import UsageError
+
+        server = self._servers.get(name)
+        if server is None:
+            raise UsageError(f"no MCP server {name!r} in this session")
+        return server
+
+    async def resources(self, server: str | None = None, *, refresh: bool = False) -> list[Any]:
+        """The resources and resource templates of one ready server, or of every one
+        (:class:`core.mcp.offers.ResourceInfo`; a server that cannot list them is left out)."""
+        names = [server] if server else [s.name for s in self._servers.values() if s.state == "ready"]
+        found: list[Any] = []
+        for name in names:
+            try:
+                found += await self._server(name).resources(refresh=refresh)
+            except OfferError:
+                if server:
+                    raise
+        return found
+
+    async def read_resource(self, server: str, uri: str, *, limit: int | None = None) -> Any:
+        """Read one resource as an :class:`core.mcp.offers.Attachment`, cut as a tool result is cut.
+        Raises :class:`core.mcp.server.OfferError` with a line a person can act on."""
+        from core.pipeline.pipeline import MAX_MODEL_RESULT_CHARS
+
+        return await self._server(server).read_resource(uri, limit or MAX_MODEL_RESULT_CHARS)
+
+    async def prompts(self, server: str | None = None, *, refresh: bool = False) -> list[Any]:
+        """The prompts of one ready server, or of every one (:class:`core.mcp.offers.PromptInfo`)."""
+        names = [server] if server else [s.name for s in self._servers.values() if s.state == "ready"]
+        found: list[Any] = []
+        for name in names:
+            try:
+                found += await self._server(name).prompts(refresh=refresh)
+            except OfferError:
+                if server:
+                    raise
+        return found
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str] | None = None) -> Any:
+        """Run one prompt: a :class:`core.mcp.offers.PromptText` (the person's message to be, and
+        its embedded resources). Raises :class:`core.mcp.server.OfferError`."""
+        from core.pipeline.pipeline import MAX_MODEL_RESULT_CHARS
+
+        return await self._server(server).get_prompt(name, arguments or {}, MAX_MODEL_RESULT_CHARS)
 
     def tools(self) -> list[ToolSpec]:
         """Discovered tools of every ready server, sorted by name (byte-stable)."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.events import ElicitationAnswered, ElicitationRequested, RosterChanged, ServerStatus
+from core.events import ElicitationAnswered, ElicitationRequested, OffersChanged, RosterChanged, ServerStatus
 from core.mcp.config import McpServerConfig
 from core.mcp.convert import error_result, sort_listing, tool_result
 from core.mcp.elicitation import ElicitationAnswer, Elicitor
@@ -28,7 +28,7 @@ from core.mcp.transport import ServerFactory, open_transport
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
 
-McpEvent = ServerStatus | RosterChanged | ElicitationRequested | ElicitationAnswered
+McpEvent = ServerStatus | RosterChanged | ElicitationRequested | ElicitationAnswered | OffersChanged
 
 CLIENT_NAME = "deferchat"
 CLIENT_VERSION = "0.1.0"
@@ -119,6 +119,8 @@ class Server:
         self.list_changed = 0
         self.capabilities: list[str] = []  # what the server said it offers (tools, resources, prompts, ...)
         self.auth = "none"  # none | signed_in | needs_sign_in (a remote server's OAuth sign-in)
+        self.offered: dict[str, list[Any] | None] = {"resources": None, "templates": None, "prompts": None}
+        self._offer_tasks: set[asyncio.Task[None]] = set()
         self.conn: Conn | None = None
         self._log_path = log_dir / f"{self.name}.stderr.log"
 
@@ -296,9 +298,15 @@ class Server:
         from mcp_types import Implementation
 
         async def on_message(message: Any) -> None:
-            if getattr(message, "method", None) == "notifications/tools/list_changed":
+            method = getattr(message, "method", None)
+            if method == "notifications/tools/list_changed":
                 self.list_changed += 1
                 conn.relist.set()
+            elif method in ("notifications/resources/list_changed", "notifications/prompts/list_changed"):
+                kind = "resources" if "resources" in method else "prompts"
+                task = asyncio.get_running_loop().create_task(self._offers_changed(kind))
+                self._offer_tasks.add(task)
+                task.add_done_callback(self._offer_tasks.discard)
 
         def on_auth(hooks: Any) -> None:
             conn.hooks = hooks
@@ -349,7 +357,7 @@ class Server:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._relist_worker, conn)
                 caps = client.server_capabilities
-                if caps.tools is not None and caps.tools.list_changed:
+                if any(getattr(getattr(caps, k), "list_changed", False) for k in ("tools", "resources", "prompts")):
                     tg.start_soon(self._listen, client)
                 waits = [asyncio.ensure_future(conn.stop.wait()), asyncio.ensure_future(conn.lost.wait())]
                 try:
@@ -462,8 +470,13 @@ class Server:
 
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return  # earlier servers send the notification unasked
+        caps = client.server_capabilities
+        wanted = {
+            f"{kind}_list_changed": bool(getattr(getattr(caps, kind), "list_changed", False))
+            for kind in ("tools", "resources", "prompts")
+        }
         try:
-            async with client.listen(tools_list_changed=True) as sub:
+            async with client.listen(**wanted) as sub:
                 async for _ in sub:  # the notification also reaches on_message, which re-lists
                     pass
         except Exception as exc:
@@ -513,6 +526,83 @@ class Server:
                     "The open chat keeps its plan; a new chat will pick this up.",
                 )
             )
+
+    # -- resources and prompts ----------------------------------------------------------------------
+
+    async def _offers_changed(self, kind: str) -> None:
+        """The server's resources or prompts changed: read them again, say so."""
+        try:
+            count = len(await self.resources(refresh=True) if kind == "resources" else await self.prompts(refresh=True))
+        except Exception as exc:
+            log.info("MCP server %s: re-listing its %s failed: %s", self.name, kind, self._redact(describe_error(exc)))
+            return
+        await self.host.emit(OffersChanged(server=self.name, kind=kind, count=count))
+
+    async def _client(self) -> Any:
+        conn = await self._usable()
+        if isinstance(conn, ToolResult):
+            raise OfferError(conn.text())
+        return conn.client
+
+    async def _offer(self, what: str, call: Any) -> Any:
+        try:
+            with anyio_fail_after(self.config.call_timeout):
+                return await call()
+        except OfferError:
+            raise
+        except Exception as exc:
+            raise OfferError(
+                self._redact(f"MCP server {self.name!r} could not {what}: {describe_error(exc)}")
+            ) from None
+
+    async def resources(self, *, refresh: bool = False) -> list[Any]:
+        """Its resources and resource templates (:class:`core.mcp.offers.ResourceInfo`), listed once."""
+        from core.mcp.offers import list_all, resource_info
+
+        if "resources" not in self.capabilities:
+            return []
+        if refresh or self.offered["resources"] is None:
+            client = await self._client()
+            listed, _ = await self._offer("list its resources", lambda: list_all(client.list_resources, "resources"))
+            try:
+                templates, _ = await list_all(client.list_resource_templates, "resource_templates")
+            except Exception:
+                templates = []  # a server may offer no templates at all
+            self.offered["resources"] = [resource_info(self.name, r, template=False) for r in listed]
+            self.offered["templates"] = [resource_info(self.name, t, template=True) for t in templates]
+        return [*(self.offered["resources"] or []), *(self.offered["templates"] or [])]
+
+    async def read_resource(self, uri: str, limit: int) -> Any:
+        """The resource at ``uri`` as an :class:`core.mcp.offers.Attachment`, cut to ``limit`` characters."""
+        from core.mcp.offers import attachment_from
+
+        client = await self._client()
+        result = await self._offer(f"read {uri}", lambda: client.read_resource(uri))
+        if self.offered["resources"] is None:
+            with contextlib.suppress(Exception):  # only for its name
+                await self.resources()
+        listed = {r.uri: r for r in self.offered.get("resources") or []}
+        return attachment_from(self.name, uri, listed[uri].label if uri in listed else "", result, limit)
+
+    async def prompts(self, *, refresh: bool = False) -> list[Any]:
+        """Its prompts usable as slash commands (:class:`core.mcp.offers.PromptInfo`), listed once."""
+        from core.mcp.offers import list_all, prompt_info
+
+        if "prompts" not in self.capabilities:
+            return []
+        if refresh or self.offered["prompts"] is None:
+            client = await self._client()
+            listed, _ = await self._offer("list its prompts", lambda: list_all(client.list_prompts, "prompts"))
+            self.offered["prompts"] = [p for p in (prompt_info(self.name, item) for item in listed) if p is not None]
+        return list(self.offered["prompts"] or [])
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str], limit: int) -> Any:
+        """What prompt ``name`` returns with ``arguments``, as a :class:`core.mcp.offers.PromptText`."""
+        from core.mcp.offers import prompt_text
+
+        client = await self._client()
+        result = await self._offer(f"run its prompt {name!r}", lambda: client.get_prompt(name, dict(arguments)))
+        return prompt_text(self.name, name, result, limit)
 
     # -- calls ------------------------------------------------------------------------------------
 
@@ -632,3 +722,15 @@ def _guard_problem(exc: BaseException) -> str | None:
         if isinstance(leaf, ResponseTooLarge):
             return f"refused its sign-in: {leaf}"
     return None
+
+
+class OfferError(Exception):
+    """A server's resources or prompts could not be listed, read or run; one line saying why."""
+
+
+@contextlib.contextmanager
+def anyio_fail_after(seconds: float) -> Any:
+    import anyio
+
+    with anyio.fail_after(seconds):
+        yield
