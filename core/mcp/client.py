@@ -227,18 +227,24 @@ class McpManager:
             raise UsageError(f"no MCP server {name!r} in this session")
         return server
 
-    async def resources(self, server: str | None = None, *, refresh: bool = False) -> list[Any]:
-        """The resources and resource templates of one ready server, or of every one
-        (:class:`core.mcp.offers.ResourceInfo`; a server that cannot list them is left out)."""
+    async def _gather(self, kind: str, server: str | None, refresh: bool) -> list[Any]:
+        """``kind`` (``resources`` or ``prompts``) of one server (its failure raised), or of every
+        ready one (a server that cannot list them is left out)."""
         names = [server] if server else [s.name for s in self._servers.values() if s.state == "ready"]
         found: list[Any] = []
         for name in names:
+            one = self._server(name)
             try:
-                found += await self._server(name).resources(refresh=refresh)
+                found += await (one.resources(refresh=refresh) if kind == "resources" else one.prompts(refresh=refresh))
             except OfferError:
                 if server:
                     raise
         return found
+
+    async def resources(self, server: str | None = None, *, refresh: bool = False) -> list[Any]:
+        """The resources and resource templates (:class:`core.mcp.offers.ResourceInfo`) of one
+        server, or of every ready one."""
+        return await self._gather("resources", server, refresh)
 
     async def read_resource(self, server: str, uri: str, *, limit: int | None = None) -> Any:
         """Read one resource as an :class:`core.mcp.offers.Attachment`, cut as a tool result is cut.
@@ -248,16 +254,8 @@ class McpManager:
         return await self._server(server).read_resource(uri, limit or MAX_MODEL_RESULT_CHARS)
 
     async def prompts(self, server: str | None = None, *, refresh: bool = False) -> list[Any]:
-        """The prompts of one ready server, or of every one (:class:`core.mcp.offers.PromptInfo`)."""
-        names = [server] if server else [s.name for s in self._servers.values() if s.state == "ready"]
-        found: list[Any] = []
-        for name in names:
-            try:
-                found += await self._server(name).prompts(refresh=refresh)
-            except OfferError:
-                if server:
-                    raise
-        return found
+        """The prompts (:class:`core.mcp.offers.PromptInfo`) of one server, or of every ready one."""
+        return await self._gather("prompts", server, refresh)
 
     async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str] | None = None) -> Any:
         """Run one prompt: a :class:`core.mcp.offers.PromptText` (the person's message to be, and

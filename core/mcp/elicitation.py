@@ -21,11 +21,12 @@ cancels. Nothing a server asks ever reaches the model, and the model fills nothi
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
+
+from core.questions import AnswerQueue
 
 MAX_FIELDS = 20
 MAX_OPTIONS = 100
@@ -136,35 +137,15 @@ class DecliningElicitor:
         return ElicitationAnswer(action="decline", reason=self.reason)
 
 
-class QueueElicitor:
+class QueueElicitor(AnswerQueue[ElicitationRequest, ElicitationAnswer]):
     """Hands each request to whoever awaits :meth:`next_request` and waits for :meth:`answer` (the
     app's form, and tests), as :class:`core.pipeline.approvals.QueueApprover` does for approvals."""
 
     def __init__(self) -> None:
-        self._requests: asyncio.Queue[ElicitationRequest] = asyncio.Queue()
-        self._answers: dict[str, asyncio.Future[ElicitationAnswer]] = {}
+        super().__init__(lambda r: r.id)
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
-        fut: asyncio.Future[ElicitationAnswer] = asyncio.get_running_loop().create_future()
-        self._answers[request.id] = fut
-        await self._requests.put(request)
-        try:
-            return await fut
-        finally:
-            self._answers.pop(request.id, None)
-
-    async def next_request(self) -> ElicitationRequest:
-        return await self._requests.get()
-
-    def answer(self, request_id: str, answer: ElicitationAnswer) -> bool:
-        fut = self._answers.get(request_id)
-        if fut is None or fut.done():
-            return False
-        fut.set_result(answer)
-        return True
-
-    def pending(self) -> list[str]:
-        return list(self._answers)
+        return await self.ask(request)
 
 
 def _text(value: Any) -> str:

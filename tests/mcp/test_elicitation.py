@@ -28,7 +28,7 @@ from core.mcp.elicitation import (
     parse_form,
 )
 from tests.mcp.conftest import Events
-from tests.mcp_servers.desk import BOOKING, ESC, build
+from tests.mcp_servers.desk import BOOKING, ESC, build, entry
 
 CONFIG = config_from_dict({"mcpServers": {"desk": {"command": "unused-in-process"}}})
 
@@ -157,15 +157,7 @@ def test_the_cli_declines_without_a_terminal_and_asks_on_one(tmp_path: Any) -> N
     home = tmp_path / "home"
     home.mkdir()
     config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "desk": {"command": sys.executable, "args": ["-m", "tests.mcp_servers.desk"], "cwd": str(ROOT)}
-                }
-            }
-        )
-    )
+    config.write_text(json.dumps({"mcpServers": {"desk": entry()}}))
     roster = tmp_path / "roster.json"
     roster.write_text(json.dumps({"agent": {"name": "a", "version": "1", "deferred": []}, "configured": []}))
     script = tmp_path / "s.json"

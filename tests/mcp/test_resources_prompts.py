@@ -20,7 +20,7 @@ from core.mcp.server import OfferError
 from core.pipeline.pipeline import MAX_MODEL_RESULT_CHARS
 from tests.helpers import ROOT, subprocess_env
 from tests.mcp.conftest import Events
-from tests.mcp_servers.desk import BIG, build
+from tests.mcp_servers.desk import BIG, build, entry
 
 CONFIG = config_from_dict({"mcpServers": {"desk": {"command": "unused-in-process"}}})
 
@@ -110,15 +110,7 @@ async def test_the_chat_sends_an_attachment_enveloped_and_counts_it(home: Path, 
     from core.engine import ChatOptions, Engine
 
     config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "desk": {"command": sys.executable, "args": ["-m", "tests.mcp_servers.desk"], "cwd": str(ROOT)}
-                }
-            }
-        )
-    )
+    config.write_text(json.dumps({"mcpServers": {"desk": entry()}}))
     roster = tmp_path / "roster.json"
     roster.write_text(json.dumps({"agent": {"name": "a", "version": "1", "deferred": []}, "configured": []}))
     script = tmp_path / "s.json"
@@ -156,32 +148,20 @@ def test_servers_lists_resources_and_prompts(tmp_path: Path) -> None:
 
     home = tmp_path / "home"
     home.mkdir()
-    (home / "mcp.json").write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "desk": {"command": sys.executable, "args": ["-m", "tests.mcp_servers.desk"], "cwd": str(ROOT)}
-                }
-            }
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {"desk": entry()}}))
+
+    def servers(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "core.cli", "servers", *args],
+            capture_output=True,
+            text=True,
+            env=subprocess_env(home),
+            cwd=str(ROOT),
+            timeout=60,
         )
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "core.cli", "servers", "--resources"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(home),
-        cwd=str(ROOT),
-        timeout=60,
-    )
+
+    done = servers("--resources")
     assert done.returncode == 0, done.stderr
     assert "desk (ready): 4 resources, 2 prompts" in done.stdout
     assert "template  notes://{name}" in done.stdout and "prompt    /desk:summarize topic style?" in done.stdout
-    table = subprocess.run(
-        [sys.executable, "-m", "core.cli", "servers", "--json"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(home),
-        cwd=str(ROOT),
-        timeout=60,
-    )
-    assert json.loads(table.stdout)["capabilities"] == ["tools", "resources", "prompts"]
+    assert json.loads(servers("--json").stdout)["capabilities"] == ["tools", "resources", "prompts"]

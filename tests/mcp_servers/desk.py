@@ -83,6 +83,14 @@ async def ask(
     )
 
 
+def entry() -> dict[str, Any]:
+    """This server's ``mcpServers`` entry: run as a process on stdio from the repository."""
+    import sys
+    from pathlib import Path
+
+    return {"command": sys.executable, "args": ["-m", "tests.mcp_servers.desk"], "cwd": str(Path(__file__).parents[2])}
+
+
 def build() -> MCPServer:
     server = MCPServer("desk")
 
