@@ -133,3 +133,30 @@ def test_login_refuses_what_cannot_sign_in(tmp_path: Path) -> None:
     assert done.returncode == 2 and "only a remote server" in done.stderr
     done = deferchat(home, "servers", "--login", "nowhere", check=False)
     assert done.returncode == 2 and "no MCP server 'nowhere'" in done.stderr
+
+
+def test_a_project_server_gets_no_sign_in_before_its_file_is_approved(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    with oauth_server() as server:
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"shared": {"url": server.url}}}))
+
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "core.cli", *args],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=subprocess_env(home),
+                cwd=str(project),
+            )
+
+        listed = run("servers")
+        assert "needs_approval" in listed.stdout
+        refused = run("servers", "--login", "shared")
+        assert refused.returncode == 2 and "approve the file before signing in" in refused.stderr
+        state = server.state()
+        assert state["registrations"] == 0 and state["authorizations"] == 0  # no sign-in began
+        assert not (home / "mcp-oauth.json").exists()
