@@ -138,8 +138,12 @@ async def login(args: argparse.Namespace) -> int:
     finally:
         await manager.close()
     if report.status == "ready":
-        how = "signed in" if report.auth == "signed_in" else "connected (it asked for no sign-in)"
-        print(f"{safe(server.name)}: {how}; {safe(report.message)}")
+        if report.auth != "signed_in":
+            print(f"{safe(server.name)}: connected (it asked for no sign-in); {safe(report.message)}")
+        elif report.message.startswith("signed in; "):
+            print(f"{safe(server.name)}: {safe(report.message)}")
+        else:
+            print(f"{safe(server.name)}: already signed in; {safe(report.message)} (--logout first to sign in anew)")
         return EXIT_OK
     print(f"deferchat: MCP server {safe(server.name)}: {safe(report.message)}", file=sys.stderr)
     return EXIT_FAILED

@@ -349,10 +349,13 @@ class Server:
             conn.client = client
             self.state = "ready"
             self.message = self._ready_message()
-            if conn.restart:
+            restarted = conn.restart and conn.sign_in is None  # a sign-in is not a crash recovered from
+            if restarted:
                 self.restarts += 1
             conn.ready.set_result(None)
-            await self._status("restarted" if conn.restart else "ready", self.message)
+            if conn.hooks is not None and conn.hooks.completed:
+                self.message = f"signed in; {self.message}"
+            await self._status("restarted" if restarted else "ready", self.message)
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._relist_worker, conn)

@@ -63,7 +63,7 @@ def test_login_ask_logout_and_no_token_anywhere(tmp_path: Path) -> None:
         out, err = login.communicate(timeout=60)
         outputs += [out, err]
         assert login.returncode == 0, err
-        assert "remote: signed in; 2 tools" in out
+        assert "remote: signed in; signed in; 2 tools" not in out and "remote: signed in; 2 tools" in out
 
         listed = deferchat(home, "servers", "--json")
         row = json.loads(listed.stdout)
