@@ -238,3 +238,36 @@ def prompt_text(server: str, name: str, result: Any, limit: int) -> PromptText:
 
 
 ListKind = Literal["resources", "prompts"]
+
+
+def prompt_fields(prompt: PromptInfo) -> list[Any]:
+    """A prompt's arguments as a form's fields (every prompt argument is a string)."""
+    from core.mcp.elicitation import ElicitField
+
+    return [
+        ElicitField(name=a.name, kind="string", title=a.name, description=a.description, required=a.required)
+        for a in prompt.arguments
+    ]
+
+
+def template_fields(resource: ResourceInfo) -> list[Any]:
+    """A resource template's variables as a form's fields, all required."""
+    from core.mcp.elicitation import ElicitField
+
+    return [ElicitField(name=v, kind="string", title=v, required=True) for v in resource.variables()]
+
+
+def matching(resources: list[ResourceInfo], query: str) -> list[ResourceInfo]:
+    """The resources whose server, address, name, title or description hold every word of
+    ``query`` (case folded), those whose name or address starts with it first: what ``@``
+    completion and the picker offer."""
+    words = query.casefold().split()
+
+    def text(r: ResourceInfo) -> str:
+        return " ".join((r.server, r.uri, r.name, r.title, r.description)).casefold()
+
+    found = [r for r in resources if all(w in text(r) for w in words)]
+    head = query.casefold().strip()
+    return sorted(
+        found, key=lambda r: (not (r.name.casefold().startswith(head) or r.uri.casefold().startswith(head)), r.server)
+    )

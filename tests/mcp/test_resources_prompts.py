@@ -165,3 +165,23 @@ def test_servers_lists_resources_and_prompts(tmp_path: Path) -> None:
     assert "desk (ready): 4 resources, 2 prompts" in done.stdout
     assert "template  notes://{name}" in done.stdout and "prompt    /desk:summarize topic style?" in done.stdout
     assert json.loads(servers("--json").stdout)["capabilities"] == ["tools", "resources", "prompts"]
+
+
+def test_prompt_arguments_and_template_variables_become_forms_and_resources_match() -> None:
+    from core.mcp.elicitation import check_answer
+    from core.mcp.offers import PromptArgument, PromptInfo, matching, prompt_fields, template_fields
+
+    prompt = PromptInfo(server="desk", name="summarize", arguments=[PromptArgument(name="topic", required=True)])
+    fields = prompt_fields(prompt)
+    assert [(f.name, f.required) for f in fields] == [("topic", True)]
+    with pytest.raises(ValueError, match="topic is required"):
+        check_answer(fields, {})
+    template = ResourceInfo(server="desk", uri="notes://{name}", template=True)
+    assert [f.name for f in template_fields(template)] == ["name"]
+    listed = [
+        ResourceInfo(server="desk", uri="notes://welcome", name="welcome", description="the welcome note"),
+        ResourceInfo(server="docs", uri="file:///w.md", name="w", description="welcome notes"),
+        ResourceInfo(server="desk", uri="notes://big", name="big"),
+    ]
+    assert [r.uri for r in matching(listed, "welc")] == ["notes://welcome", "file:///w.md"]
+    assert [r.uri for r in matching(listed, "")] == ["notes://welcome", "notes://big", "file:///w.md"]
