@@ -101,16 +101,16 @@ async def test_sign_in_with_a_configured_client_id_and_secret(home: Path, monkey
 
 @pytest.mark.slow
 async def test_an_expired_token_is_refreshed_in_the_session_and_in_a_later_run(home: Path) -> None:
-    with oauth_server("--token-ttl", "1") as server:
+    with oauth_server("--token-ttl", "3") as server:
         async with McpManager(remote(server.url)) as manager:
             await manager.sign_in("remote", SignIn(Browser(), timeout=20))
             first = stored()["tokens"]["access_token"]
-            await asyncio.sleep(1.3)
+            await asyncio.sleep(3.3)
             who = await manager.call("mcp.remote.whoami", {})
             assert not who.is_error, who.text()
             assert server.state()["refreshes"] == 1
             assert stored()["tokens"]["access_token"] != first
-        await asyncio.sleep(1.3)
+        await asyncio.sleep(3.3)
         async with McpManager(remote(server.url)) as manager:  # a new process would load what the file holds
             assert manager.servers()[0].status == "ready"
             assert not (await manager.call("mcp.remote.echo", {"message": "hi"})).is_error
@@ -120,12 +120,12 @@ async def test_an_expired_token_is_refreshed_in_the_session_and_in_a_later_run(h
 
 @pytest.mark.slow
 async def test_a_revoked_refresh_token_leads_to_signing_in_again(home: Path) -> None:
-    with oauth_server("--token-ttl", "1") as server:
+    with oauth_server("--token-ttl", "3") as server:
         events = Events()
         async with McpManager(remote(server.url), on_event=events) as manager:
             await manager.sign_in("remote", SignIn(Browser(), timeout=20))
             server.post("/test/revoke-refresh")
-            await asyncio.sleep(1.3)
+            await asyncio.sleep(3.3)
             refused = await manager.call("mcp.remote.whoami", {})
             assert refused.is_error and refused.error_code == "mcp.needs_sign_in", refused.text()
             assert manager.servers()[0].status == "needs_sign_in"

@@ -239,12 +239,13 @@ async def remote_auth(
     interactive sign-in cannot listen for its redirect."""
     from mcp.shared.auth import OAuthClientMetadata
 
+    from core.mcp.http import BoundedTransport
     from core.mcp.oauth.http import GuardedTransport, net_policy
 
     live = config.endpoint()
     assert live.url is not None
     policy = net_policy(live.url, tool_settings)
-    transport = GuardedTransport(live.url, policy)
+    transport = GuardedTransport(live.url, policy, inner=BoundedTransport())  # every answer bounded too
     if not wants_oauth(config):
         yield Auth(transport, None, None)
         return
