@@ -36,8 +36,15 @@ COLLECT_AFTER = 0.5  # seconds after a turn ends (or stops for an approval) befo
 
 
 class Turns:
-    def __init__(self, host: Host, drafts: Drafts, approvals: Approvals) -> None:
+    def __init__(
+        self,
+        host: Host,
+        drafts: Drafts,
+        approvals: Approvals,
+        attachments: Callable[[], list[Any]] = list,
+    ) -> None:
         self.host = host
+        self.attachments = attachments  # the resources to go with the next message sent (the mcp room's)
         self.drafts = drafts
         self.approvals = approvals
         self.running = False
@@ -81,7 +88,7 @@ class Turns:
         if editing is not None:
             self.run(partial(self._replace_turn, session, editing, text))
         else:
-            self.run(partial(session.send, text))
+            self.run(partial(session.send, text, attachments=self.attachments()))
         drafts.show_queue()
 
     # -- running one --------------------------------------------------------------------------------
@@ -122,7 +129,7 @@ class Turns:
         if status == "done":
             text = self.drafts.next_queued()
             if text is not None:
-                self.run(partial(session.send, text))
+                self.run(partial(session.send, text, attachments=self.attachments()))
         elif status != "parked":
             self.drafts.give_back_queue("The turn " + ("was stopped" if status == "stopped" else "did not finish"))
 

@@ -1,0 +1,303 @@
+"""MCP beyond tools, in the app: the servers screen and signing in, a server's requests for input,
+resources attached to a message, and servers' prompts.
+
+* **Servers and sign-in.** The servers screen (palette *MCP servers*) lists the open chat's servers
+  with what they offer and whether they need you to sign in. Signing in (there, or ``/mcp login
+  NAME``) runs as a worker: the browser is opened (``webbrowser``; ``BROWSER`` chooses it) and the
+  address is put in the log to copy where none opens; the chat goes on while the browser is away,
+  and the server is ready when the redirect arrives. This chat keeps its pinned plan, so the
+  server's tools come to a new chat (an unused new chat is replaced by one at once).
+* **Requests for input.** The open chat's :class:`~core.mcp.elicitation.QueueElicitor` (one per
+  opened chat, as approvals have theirs) is watched; each request becomes a form
+  (:class:`tui.screens.elicitation.FormScreen`) naming the server as its author. The engine
+  answers *cancel* for a form nobody answers in time.
+* **Resources.** *Attach a resource* (and ``@`` in the message box) picks one of the servers'
+  resources (a template's variables asked in a form); it is read at once and goes with the next
+  message sent, inside its server's envelope.
+* **Prompts.** *Use a server's prompt* (and ``/server:prompt``) asks for its arguments and puts
+  what it returns in the message box; the resources it embeds are attached. Nothing is sent until
+  the person sends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from core.display import safe
+from tui.controllers.host import Host
+from tui.state import NoteItem
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from core.mcp.client import McpManager
+    from core.mcp.elicitation import QueueElicitor
+    from core.mcp.offers import Attachment, PromptInfo, ResourceInfo
+
+log = logging.getLogger("deferchat.tui")
+
+
+def open_browser(url: str) -> bool:
+    """Open ``url`` in the person's browser (``BROWSER`` names one); whether one opened."""
+    import webbrowser
+
+    try:
+        return bool(webbrowser.open(url, new=2))
+    except Exception:
+        log.debug("no browser opened", exc_info=True)
+        return False
+
+
+class BrowserSignIn:
+    """The app's :class:`core.mcp.oauth.flow.SignInPresenter`: the browser, and the address in the log."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    async def show_sign_in(self, server: str, url: str) -> None:
+        opened = await asyncio.to_thread(open_browser, url)
+        where = "the browser is open at its sign-in page" if opened else "no browser opened: open this address"
+        await self.host.log_view.add(NoteItem(text=f"Signing in to {server}: {where}\n{url}"))
+        self.host.notify(
+            f"Sign in to {safe(server)} in the browser; the chat goes on meanwhile."
+            if opened
+            else f"Open the address in the log to sign in to {safe(server)}.",
+            timeout=8,
+        )
+
+
+class Mcp:
+    def __init__(self, host: Host, *, replace_unused_chat: Callable[[], bool]) -> None:
+        self.host = host
+        self.replace_unused_chat = replace_unused_chat  # an unused new chat opened again: True when it was
+        self.elicitor: QueueElicitor | None = None
+        self.attachments: list[Attachment] = []
+        self._watcher: Worker[None] | None = None
+        self._signing_in: set[str] = set()
+
+    @property
+    def manager(self) -> McpManager | None:
+        session = self.host.session
+        return session.mcp if session is not None else None
+
+    # -- the open chat's requests for input ---------------------------------------------------------
+    def new_elicitor(self) -> QueueElicitor:
+        """The elicitor for the chat about to open (the last one's requests die with it)."""
+        from core.mcp.elicitation import QueueElicitor
+
+        self.elicitor = QueueElicitor()
+        self.attachments = []
+        return self.elicitor
+
+    def watch(self, still_open: Callable[[], bool]) -> None:
+        elicitor = self.elicitor
+        if elicitor is None:
+            return
+
+        async def watch() -> None:
+            from core.mcp.elicitation import ElicitationAnswer
+            from tui.screens.elicitation import FormScreen
+
+            while True:
+                request = await elicitor.next_request()
+                if not still_open():
+                    return
+                try:
+                    answer = await self.host.push_screen_wait(FormScreen(request))
+                except Exception:
+                    log.exception("showing a server's request failed")
+                    answer = ElicitationAnswer(action="cancel", reason="it could not be shown")
+                elicitor.answer(request.id, answer)
+
+        self.stop_watching()
+        self._watcher = self.host.run_worker(watch(), group="elicitation", exit_on_error=False)
+
+    def stop_watching(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+
+    # -- servers and sign-in ------------------------------------------------------------------------
+    def show_servers(self) -> None:
+        manager = self.manager
+        if manager is None:
+            self.host.notify("No chat is open (or it runs no MCP servers).", severity="warning")
+            return
+        from tui.screens.servers import ServersScreen
+
+        def chosen(result: tuple[str, str] | None) -> None:
+            if result is None:
+                return
+            action, name = result
+            if action == "sign_in":
+                self.sign_in(name)
+            else:
+                self.sign_out(name)
+
+        self.host.push_screen(ServersScreen(manager.servers()), chosen)
+
+    def sign_in(self, name: str) -> None:
+        """Sign in to server ``name`` in a worker; the chat goes on meanwhile."""
+        manager = self.manager
+        if manager is None:
+            self.host.notify("No chat is open: sign-in needs the chat's servers.", severity="warning")
+            return
+        if name in self._signing_in:
+            self.host.notify(f"Signing in to {safe(name)} is under way: finish it in the browser.")
+            return
+        self._signing_in.add(name)
+        self.host.run_worker(self._sign_in(manager, name), group=f"sign-in:{name}", exit_on_error=False)
+
+    async def _sign_in(self, manager: McpManager, name: str) -> None:
+        from core.errors import UserFacingError
+        from core.mcp.oauth.flow import SignIn
+
+        host = self.host
+        try:
+            report = await manager.sign_in(name, SignIn(BrowserSignIn(host)))
+        except UserFacingError as exc:
+            host.notify(str(exc), severity="error")
+            return
+        except Exception as exc:
+            log.exception("signing in failed")
+            await host.log_view.add(NoteItem(text=f"signing in to {name} failed: {exc}", level="error"))
+            return
+        finally:
+            self._signing_in.discard(name)
+        if report.status != "ready":
+            await host.log_view.add(NoteItem(text=f"MCP server {name}: {report.message}", level="warning"))
+            return
+        if manager is self.manager and self.replace_unused_chat():
+            await host.log_view.add(NoteItem(text=f"Signed in to {name}: a new chat opens with its tools."))
+            return
+        await host.log_view.add(
+            NoteItem(
+                text=f"Signed in to {name} ({report.tools} tools). This chat keeps its plan; "
+                "a new chat (ctrl+n) offers the server's tools."
+            )
+        )
+
+    def sign_out(self, name: str) -> None:
+        from core.mcp.oauth.flow import logout
+
+        forgot = logout(name)
+        self.host.notify(
+            f"Signed out of {safe(name)}: its tokens are forgotten; a new chat asks you to sign in again."
+            if forgot
+            else f"{safe(name)} had no stored sign-in."
+        )
+
+    # -- resources ------------------------------------------------------------------------------------
+    def attach(self, query: str = "") -> None:
+        """Pick a resource and attach it to the next message."""
+        if self.manager is None:
+            self.host.notify("No chat is open (or it runs no MCP servers).", severity="warning")
+            return
+        self.host.run_worker(self._attach(query), group="attach", exclusive=True, exit_on_error=False)
+
+    async def _attach(self, query: str) -> None:
+        from core.mcp.offers import matching
+        from tui.screens.resources import ResourcePicker
+
+        manager = self.manager
+        if manager is None:
+            return
+        found = await manager.resources()
+        chosen = await self.host.push_screen_wait(ResourcePicker(matching(found, query) if query else found))
+        if chosen is not None:
+            await self.attach_resource(chosen)
+
+    async def attach_resource(self, chosen: ResourceInfo) -> None:
+        """Read one resource (a template's variables asked first) and keep it for the next message."""
+        from core.errors import UserFacingError
+        from core.mcp.elicitation import ElicitationRequest
+        from core.mcp.offers import expand_template, template_fields
+        from tui.screens.elicitation import FormScreen
+
+        host, session = self.host, self.host.session
+        if session is None:
+            return
+        uri = chosen.uri
+        if chosen.template:
+            form = ElicitationRequest(id="template", server=chosen.server, fields=template_fields(chosen))
+            answer = await host.push_screen_wait(
+                FormScreen(form, title=f"Fill in {safe(chosen.uri)} ({safe(chosen.server)})", send="Attach")
+            )
+            if answer.action != "accept":
+                return
+            uri = expand_template(chosen.uri, {k: str(v) for k, v in (answer.content or {}).items()})
+        try:
+            attachment = await session.read_resource(chosen.server, uri)
+        except UserFacingError as exc:
+            host.notify(str(exc), severity="error")
+            return
+        self.attachments.append(attachment)
+        cut = f", cut to {len(attachment.text):,} of {attachment.chars:,} characters" if attachment.truncated else ""
+        await host.log_view.add(
+            NoteItem(text=f"\U0001f4ce {uri} from {chosen.server} goes with your next message{cut}")
+        )
+
+    def take_attachments(self) -> list[Attachment]:
+        """The attachments for the message being sent (the next one starts with none)."""
+        taken, self.attachments = self.attachments, []
+        return taken
+
+    # -- prompts ------------------------------------------------------------------------------------
+    def use_prompt(self, command: str = "") -> None:
+        """Pick a prompt (or the one ``command`` names: ``/server:prompt``), ask for its arguments,
+        and put what it returns in the message box."""
+        if self.manager is None:
+            self.host.notify("No chat is open (or it runs no MCP servers).", severity="warning")
+            return
+        self.host.run_worker(self._use_prompt(command), group="prompt", exclusive=True, exit_on_error=False)
+
+    async def _use_prompt(self, command: str) -> None:
+        from tui.screens.prompts import PromptPicker
+
+        manager = self.manager
+        if manager is None:
+            return
+        prompts = await manager.prompts()
+        chosen: PromptInfo | None = next((p for p in prompts if p.command == command), None) if command else None
+        if command and chosen is None:
+            self.host.notify(f"No server offers the prompt {safe(command)}.", severity="warning")
+            return
+        if chosen is None:
+            chosen = await self.host.push_screen_wait(PromptPicker(prompts))
+        if chosen is not None:
+            await self.run_prompt(chosen)
+
+    async def run_prompt(self, prompt: PromptInfo) -> None:
+        from core.mcp.elicitation import ElicitationRequest
+        from core.mcp.offers import prompt_fields
+        from core.mcp.server import OfferError
+        from tui.screens.elicitation import FormScreen
+
+        host, manager = self.host, self.manager
+        if manager is None:
+            return
+        values: dict[str, Any] = {}
+        if prompt.arguments:
+            form = ElicitationRequest(
+                id="prompt", server=prompt.server, message=prompt.description, fields=prompt_fields(prompt)
+            )
+            answer = await host.push_screen_wait(
+                FormScreen(form, title=f"{safe(prompt.command)}: its arguments", send="Use it")
+            )
+            if answer.action != "accept":
+                return
+            values = answer.content or {}
+        try:
+            got = await manager.get_prompt(prompt.server, prompt.name, {k: str(v) for k, v in values.items()})
+        except OfferError as exc:
+            host.notify(safe(str(exc)), severity="error")
+            return
+        host.composer.put(got.text)  # the person reads it, edits it, sends it
+        host.focus_input()
+        self.attachments.extend(got.attachments)
+        if got.attachments:
+            names = ", ".join(a.uri for a in got.attachments)
+            await host.log_view.add(NoteItem(text=f"\U0001f4ce {names} (from {prompt.command}) go with it"))
