@@ -420,10 +420,19 @@ class DeferchatApp(App[int]):
         self.mcp.use_prompt()
 
     def _replace_unused_chat(self) -> bool:
-        """An unused new chat opened again (its servers' tools now planned); whether it was."""
+        """An unused new chat opened again (its servers' tools now planned); whether it was. What
+        the message box holds comes along to the new chat."""
         if not self.sessions.unused_new_chat():
             return False
-        self.run_worker(self.sessions.switch(None), group="session", exit_on_error=False)
+        text = self.composer.text
+
+        async def replace() -> None:
+            self.composer.put("")  # no draft left behind: the unused chat is dropped, not kept
+            await self.sessions.switch(None)
+            if text.strip():
+                self.composer.put(text)
+
+        self.run_worker(replace(), group="session", exit_on_error=False)
         return True
 
     def action_project_config(self) -> None:

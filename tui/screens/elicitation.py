@@ -42,6 +42,15 @@ def _hint(field: ElicitField) -> str:
 class FormScreen(ModalScreen[ElicitationAnswer]):
     """Asks for the fields of ``request``; dismisses with the person's answer."""
 
+    DEFAULT_CSS = """
+    FormScreen .form-dialog { width: 80; }
+    FormScreen .form-fields { height: auto; max-height: 60vh; }
+    FormScreen .form-message { margin: 0 0 1 0; }
+    FormScreen .form-label { margin: 1 0 0 0; }
+    FormScreen .form-description { color: $text-muted; }
+    FormScreen .form-error { height: auto; }
+    FormScreen Select, FormScreen SelectionList { height: auto; max-height: 10; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="form_cancel"),
         Binding("ctrl+s", "send", "Send", id="form_send"),
@@ -98,11 +107,12 @@ class FormScreen(ModalScreen[ElicitationAnswer]):
             yield Input(value, placeholder=_hint(f), id=wid)
 
     def on_mount(self) -> None:
-        first = self.query("Input, Select, Checkbox, SelectionList")
-        if first:
-            first.first().focus()
-        else:
-            self.query_one(Button).focus()
+        self.call_after_refresh(self._focus_first)
+
+    def _focus_first(self) -> None:
+        for widget in self.query("Input, Select, Checkbox, SelectionList, Button"):
+            widget.focus()
+            return
 
     def _values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

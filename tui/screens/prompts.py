@@ -19,6 +19,10 @@ from core.mcp.offers import PromptInfo
 
 
 class PromptPicker(ModalScreen[PromptInfo | None]):
+    DEFAULT_CSS = """
+    PromptPicker .resources-dialog { width: 90; }
+    PromptPicker #prompts-list { height: auto; max-height: 60vh; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="prompts_cancel")]
 
     def __init__(self, prompts: list[PromptInfo]) -> None:

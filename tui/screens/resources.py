@@ -24,6 +24,10 @@ def matches(r: ResourceInfo, query: str) -> bool:
 
 
 class ResourcePicker(ModalScreen[ResourceInfo | None]):
+    DEFAULT_CSS = """
+    ResourcePicker .resources-dialog { width: 90; }
+    ResourcePicker #resources-list { height: auto; max-height: 60vh; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="resources_cancel")]
 
     def __init__(self, resources: list[ResourceInfo]) -> None:

@@ -31,6 +31,13 @@ def remote(report: ServerReport) -> bool:
 class ServersScreen(ModalScreen[tuple[str, str] | None]):
     """The chat's servers; dismisses with an action and a server name, or None."""
 
+    DEFAULT_CSS = """
+    ServersScreen .servers-dialog { width: 90; }
+    ServersScreen .servers-list { height: auto; max-height: 70vh; }
+    ServersScreen .server-head { margin: 1 0 0 0; }
+    ServersScreen .server-buttons { height: auto; }
+    ServersScreen .server-buttons Button { margin: 0 1 0 0; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close", id="servers_close")]
 
     def __init__(self, reports: list[ServerReport]) -> None:
