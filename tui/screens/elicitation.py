@@ -43,8 +43,8 @@ class FormScreen(ModalScreen[ElicitationAnswer]):
     """Asks for the fields of ``request``; dismisses with the person's answer."""
 
     DEFAULT_CSS = """
-    FormScreen .form-dialog { width: 80; }
-    FormScreen .form-fields { height: auto; max-height: 60vh; }
+    FormScreen .form-dialog { width: 80; max-height: 100%; }
+    FormScreen .form-fields { height: auto; max-height: 40vh; }
     FormScreen .form-message { margin: 0 0 1 0; }
     FormScreen .form-label { margin: 1 0 0 0; }
     FormScreen .form-description { color: $text-muted; }

@@ -56,13 +56,12 @@ class ServersScreen(ModalScreen[tuple[str, str] | None]):
 
     def _row(self, i: int, r: ServerReport) -> ComposeResult:
         state = "needs sign-in" if r.status == "needs_sign_in" else r.status.replace("_", " ")
-        head = Content.assemble(
-            (safe(r.name), "bold"),
-            "  ",
-            (state, STATE_STYLE.get(r.status, "dim")),
-            (f"  {r.tools} tools" if r.status == "ready" else "", "dim"),
-            (f"  {AUTH_WORDS[r.auth]}" if r.auth == "signed_in" else "", "green"),
-        )
+        parts: list[tuple[str, str] | str] = [(safe(r.name), "bold"), "  ", (state, STATE_STYLE.get(r.status, "dim"))]
+        if r.status == "ready":
+            parts += ["  ", (f"{r.tools} tools", "dim")]
+        if r.auth == "signed_in":
+            parts += ["  ", (AUTH_WORDS[r.auth], "green")]
+        head = Content.assemble(*parts)
         yield Static(head, classes="server-head")
         offers = ", ".join(r.capabilities) or "nothing yet"
         yield Static(Content.styled(f"{safe(r.target)} \u00b7 offers {safe(offers)}", "dim"), classes="server-detail")
