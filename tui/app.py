@@ -194,7 +194,10 @@ class DeferchatApp(App[int]):
         self.drafts = Drafts(self)
         self.approvals = Approvals(self)
         self.mcp = Mcp(self, replace_unused_chat=self._replace_unused_chat)
-        self.turns = Turns(self, self.drafts, self.approvals, self.mcp.take_attachments)
+        for command in self.mcp.commands():
+            self.slash_commands.add(command)
+        self.slash_commands.source(self.mcp.prompt_commands)  # /server:prompt, as the servers offer them
+        self.turns = Turns(self, self.drafts, self.approvals, self.mcp.prepare)
         self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message, mcp=self.mcp)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
@@ -362,6 +365,7 @@ class DeferchatApp(App[int]):
             return
         await self.router.handle(message.event)
         self.turns.seen(message.event)
+        self.mcp.seen(message.event)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = self.slash.message(message.text)  # a slash command runs here

@@ -162,3 +162,35 @@ async def test_signing_in_from_the_servers_screen(engine: Engine, tmp_path: Path
             await until(pilot, planned, timeout=30)
             await until(pilot, lambda: app.composer.text == "still typing while the browser is away", timeout=10)
         assert server.state()["authorizations"] == 1
+
+
+async def test_slash_commands_run_prompts_attach_and_mentions_attach(engine: Engine, tmp_path: Path) -> None:
+    turns = [[{"type": "text", "text": "Read."}]]
+    app = make_app(engine, **files(tmp_path, {"desk": entry()}, turns))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await opened(pilot)
+        await until(pilot, lambda: bool(app.mcp.prompt_cache) and bool(app.mcp.resource_cache), timeout=20)
+        names = {c.name for c in app.slash_commands.commands()}
+        assert {"mcp", "mcp login", "mcp logout", "attach", "desk:summarize", "desk:greet"} <= names
+        app.composer.put("/desk:summarize topic=tides style=haiku")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.composer.text.startswith("Summarise tides in a haiku style."), timeout=20)
+        app.mcp.attachments.clear()  # the prompt's embedded resource: not what this test sends
+        app.composer.put("/attach desk:notes://big")
+        await pilot.press("enter")
+        await until(pilot, lambda: len(app.mcp.attachments) == 1, timeout=20)
+        assert app.mcp.attachments[0].truncated
+        app.composer.put("compare @desk:notes://welcome with the big one")
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.turn_running and not app.mcp.attachments, timeout=30)
+        await until(pilot, lambda: "notes://welcome from desk" in log_text(app), timeout=10)
+        app.composer.put("/mcp login nowhere")
+        await pilot.press("enter")
+        await until(pilot, lambda: any("no MCP server 'nowhere'" in str(n.message) for n in app._notifications))
+    [message] = [m for m in engine.store.messages(_chat(engine)) if m.role == "user"]
+    texts = [b["text"] for b in message.content]
+    assert texts[0] == "compare @desk:notes://welcome with the big one"
+    assert [t.split(":\n", 1)[0] for t in texts[1:]] == [
+        "Attached resource notes://big from MCP server desk (cut: 5,242,880 characters in all)",
+        "Attached resource notes://welcome from MCP server desk",
+    ]

@@ -17,6 +17,11 @@ resources attached to a message, and servers' prompts.
 * **Prompts.** *Use a server's prompt* (and ``/server:prompt``) asks for its arguments and puts
   what it returns in the message box; the resources it embeds are attached. Nothing is sent until
   the person sends it.
+* **Slash commands** (:mod:`tui.slash`): ``/mcp`` (the servers screen), ``/mcp login NAME``,
+  ``/mcp logout NAME``, ``/attach [SERVER:URI]`` (completing the servers' resources), and one
+  ``/server:prompt [ARGS]`` per prompt the servers offer (its arguments ``name=value``, or the
+  whole text for a prompt of one argument; what is missing is asked). A message that names
+  ``@server:uri`` of a listed resource gets that resource attached when it is sent.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from core.display import safe
@@ -77,6 +83,8 @@ class Mcp:
         self.attachments: list[Attachment] = []
         self._watcher: Worker[None] | None = None
         self._signing_in: set[str] = set()
+        self.resource_cache: list[ResourceInfo] = []  # what the slash commands complete, kept current
+        self.prompt_cache: list[PromptInfo] = []
 
     @property
     def manager(self) -> McpManager | None:
@@ -90,7 +98,25 @@ class Mcp:
 
         self.elicitor = QueueElicitor()
         self.attachments = []
+        self.resource_cache, self.prompt_cache = [], []
         return self.elicitor
+
+    def seen(self, event: Any) -> None:
+        """An engine event: a server that became ready or changed its offers is listed again."""
+        kind = getattr(event, "type", "")
+        if kind == "mcp.offers.changed" or (kind == "server.status" and event.status in ("ready", "restarted")):
+            self.host.run_worker(self.refresh(), group="mcp-offers", exclusive=True, exit_on_error=False)
+
+    async def refresh(self) -> None:
+        """Read the open chat's servers' resources and prompts for the slash commands."""
+        manager = self.manager
+        if manager is None:
+            return
+        try:
+            self.resource_cache = await manager.resources()
+            self.prompt_cache = await manager.prompts()
+        except Exception:
+            log.debug("listing the servers' offers failed", exc_info=True)
 
     def watch(self, still_open: Callable[[], bool]) -> None:
         elicitor = self.elicitor
@@ -114,6 +140,7 @@ class Mcp:
 
         self.stop_watching()
         self._watcher = self.host.run_worker(watch(), group="elicitation", exit_on_error=False)
+        self.host.run_worker(self.refresh(), group="mcp-offers", exclusive=True, exit_on_error=False)
 
     def stop_watching(self) -> None:
         if self._watcher is not None:
@@ -245,6 +272,119 @@ class Mcp:
         taken, self.attachments = self.attachments, []
         return taken
 
+    async def prepare(self, text: str) -> list[Attachment]:
+        """The attachments to send with ``text``: those picked, and each listed resource the text
+        names as ``@server:uri`` (read now; one that cannot be read is said and left out)."""
+        from core.errors import UserFacingError
+
+        taken = self.take_attachments()
+        session = self.host.session
+        if session is None or "@" not in text:
+            return taken
+        have = {(a.server, a.uri) for a in taken}
+        for r in self.resource_cache:
+            if r.template or (r.server, r.uri) in have or f"@{r.server}:{r.uri}" not in text:
+                continue
+            try:
+                taken.append(await session.read_resource(r.server, r.uri))
+            except UserFacingError as exc:
+                self.host.notify(str(exc), severity="warning")
+        return taken
+
+    # -- slash commands -----------------------------------------------------------------------------
+    def commands(self) -> list[Any]:
+        """The room's own slash commands (the prompts' come from :meth:`prompt_commands`)."""
+        from tui.slash import SlashCommand
+
+        return [
+            SlashCommand("mcp", "MCP servers: what each offers, sign in or out", action="mcp_servers"),
+            SlashCommand(
+                "mcp login",
+                "Sign in to a remote MCP server (OAuth; the browser opens)",
+                args="[NAME]",
+                action="mcp_servers",  # with no name: the servers screen, to pick one there
+                run=self._login_arg,
+                complete=lambda typed: self._server_names(typed, remote=True),
+            ),
+            SlashCommand(
+                "mcp logout",
+                "Forget a remote MCP server's sign-in",
+                args="[NAME]",
+                action="mcp_servers",
+                run=self.sign_out,
+                complete=lambda typed: self._server_names(typed, remote=True),
+            ),
+            SlashCommand(
+                "attach",
+                "Attach a server's resource to your next message",
+                args="[SERVER:URI]",
+                action="attach_resource",
+                run=self._attach_arg,
+                complete=self._resource_completions,
+            ),
+        ]
+
+    def _login_arg(self, args: str) -> None:
+        self.sign_in(args.split()[0] if args.split() else args)
+
+    def _server_names(self, typed: str, *, remote: bool) -> list[Any]:
+        from tui.slash import Completion
+
+        manager = self.manager
+        if manager is None:
+            return []
+        return [
+            Completion(r.name, r.message if r.status != "ready" else f"{r.tools} tools")
+            for r in manager.servers()
+            if r.name.startswith(typed.strip()) and (not remote or r.transport in ("http", "sse"))
+        ]
+
+    def _resource_completions(self, typed: str) -> list[Any]:
+        from core.mcp.offers import matching
+        from tui.slash import Completion
+
+        return [
+            Completion(f"{r.server}:{r.uri}", r.description or r.label) for r in matching(self.resource_cache, typed)
+        ][:50]
+
+    async def _attach_arg(self, args: str) -> None:
+        server, _, uri = args.strip().partition(":")
+        found = next((r for r in self.resource_cache if r.server == server and r.uri == uri), None)
+        if found is None:
+            from core.mcp.offers import ResourceInfo
+
+            if not server or not uri:
+                self.host.notify("Attach SERVER:URI, e.g. /attach docs:file:///notes.md", severity="warning")
+                return
+            found = ResourceInfo(server=server, uri=uri)
+        await self.attach_resource(found)
+
+    def prompt_commands(self) -> list[Any]:
+        """One ``/server:prompt`` per prompt the open chat's servers offer (those whose names a
+        slash command can carry)."""
+        from tui.slash import NAME, SlashCommand
+
+        out = []
+        for p in self.prompt_cache:
+            name = f"{p.server}:{p.name}"
+            if not NAME.match(name):
+                continue
+            # optional on the line: what is left out is asked in a form
+            args = f"[{' '.join(a.name + '=' for a in p.arguments)}]" if p.arguments else ""
+            out.append(
+                SlashCommand(
+                    name,
+                    p.description or f"the prompt {p.name} of {p.server}",
+                    args=args,
+                    run=partial(self._prompt_with, p),
+                    origin=p.server,
+                )
+            )
+        return out
+
+    async def _prompt_with(self, prompt: PromptInfo, text: str) -> None:
+        await self.run_prompt(prompt, prompt_values(prompt, text))
+
     # -- prompts ------------------------------------------------------------------------------------
     def use_prompt(self, command: str = "") -> None:
         """Pick a prompt (or the one ``command`` names: ``/server:prompt``), ask for its arguments,
@@ -270,7 +410,7 @@ class Mcp:
         if chosen is not None:
             await self.run_prompt(chosen)
 
-    async def run_prompt(self, prompt: PromptInfo) -> None:
+    async def run_prompt(self, prompt: PromptInfo, given: dict[str, str] | None = None) -> None:
         from core.mcp.elicitation import ElicitationRequest
         from core.mcp.offers import prompt_fields
         from core.mcp.server import OfferError
@@ -279,11 +419,11 @@ class Mcp:
         host, manager = self.host, self.manager
         if manager is None:
             return
-        values: dict[str, Any] = {}
-        if prompt.arguments:
-            form = ElicitationRequest(
-                id="prompt", server=prompt.server, message=prompt.description, fields=prompt_fields(prompt)
-            )
+        values: dict[str, Any] = dict(given or {})
+        missing = [a for a in prompt.arguments if a.required and not values.get(a.name)]
+        if missing or (prompt.arguments and given is None):
+            fields = [f.model_copy(update={"default": values.get(f.name)}) for f in prompt_fields(prompt)]
+            form = ElicitationRequest(id="prompt", server=prompt.server, message=prompt.description, fields=fields)
             answer = await host.push_screen_wait(
                 FormScreen(form, title=f"{safe(prompt.command)}: its arguments", send="Use it")
             )
@@ -301,3 +441,24 @@ class Mcp:
         if got.attachments:
             names = ", ".join(a.uri for a in got.attachments)
             await host.log_view.add(NoteItem(text=f"\U0001f4ce {names} (from {prompt.command}) go with it"))
+
+
+def prompt_values(prompt: PromptInfo, text: str) -> dict[str, str]:
+    """A prompt's arguments from what followed its slash command: ``name=value`` pairs (quoted as
+    a shell quotes), or, for a prompt of one argument, the whole text."""
+    import shlex
+
+    text = text.strip()
+    if not text:
+        return {}
+    names = {a.name for a in prompt.arguments}
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    pairs = dict(w.split("=", 1) for w in words if "=" in w and w.split("=", 1)[0] in names)
+    if pairs:
+        return pairs
+    if len(prompt.arguments) == 1:
+        return {prompt.arguments[0].name: text}
+    return {}

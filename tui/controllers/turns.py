@@ -43,10 +43,10 @@ class Turns:
         host: Host,
         drafts: Drafts,
         approvals: Approvals,
-        attachments: Callable[[], list[Any]] = list,
+        prepare: Callable[[str], Awaitable[list[Any]]] | None = None,
     ) -> None:
         self.host = host
-        self.attachments = attachments  # the resources to go with the next message sent (the mcp room's)
+        self.prepare = prepare  # the resources to go with a message sent (the mcp room's)
         self.drafts = drafts
         self.approvals = approvals
         self.running = False
@@ -84,7 +84,7 @@ class Turns:
         if editing is not None:
             self.run(partial(self._replace_turn, session, editing, text))
         else:
-            self.run(partial(session.send, text, attachments=self.attachments()))
+            self.run(partial(self._send, session, text))
         drafts.show_queue()
 
     def opened(self) -> None:
@@ -107,6 +107,11 @@ class Turns:
         unfinished turn is no reason: the engine closes it as stopped before the message goes."""
         busy = self.host.store.busy(session.chat_id)
         return str(busy) if busy is not None else None  # a turn of this chat runs in another deferchat
+
+    async def _send(self, session: ChatSession, text: str) -> Any:
+        """Send ``text`` with what is to go with it (the resources attached to it)."""
+        attachments = await self.prepare(text) if self.prepare is not None else []
+        return await session.send(text, attachments=attachments)
 
     # -- running one --------------------------------------------------------------------------------
     def run(self, work: Callable[[], Awaitable[Any]]) -> None:
@@ -148,7 +153,7 @@ class Turns:
         if status == "done":
             text = self.drafts.next_queued()
             if text is not None:
-                self.run(partial(session.send, text, attachments=self.attachments()))
+                self.run(partial(self._send, session, text))
         elif status != "parked":
             self.drafts.give_back_queue("The turn " + ("was stopped" if status == "stopped" else "did not finish"))
 
