@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.errors import UserFacingError
-from tui.controllers.host import Host
+from tui.controllers.host import Host, open_chat
 from tui.controllers.sessions import Sessions
 
 if TYPE_CHECKING:
@@ -124,9 +124,8 @@ class ChatOps:
     # -- the open chat's model and system prompt ----------------------------------------------------
     def pick_model(self) -> None:
         host = self.host
-        session = host.session
+        session = open_chat(host)
         if session is None:
-            host.notify("No chat is open.", severity="warning")
             return
         from core.chat.switch import models_of, usable_providers
 
@@ -147,9 +146,8 @@ class ChatOps:
         """Continue the open chat on ``provider`` / ``model`` (what is not named stays as the
         chat has it on its provider, else comes from the settings: ``owner_target``)."""
         host = self.host
-        session = host.session
+        session = open_chat(host)
         if session is None:
-            host.notify("No chat is open.", severity="warning")
             return
         from core.chat.switch import owner_target
 
@@ -176,9 +174,8 @@ class ChatOps:
 
     def edit_system_prompt(self) -> None:
         host = self.host
-        session = host.session
+        session = open_chat(host)
         if session is None:
-            host.notify("No chat is open.", severity="warning")
             return
         prompt = session.prompt
 
