@@ -74,6 +74,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
     ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
     ("model_picker", "Switch model", "Continue this chat on another provider or model (the plan stays pinned)"),
+    ("list_models", "List the provider's models", "Ask each provider's server for its models now, in the model picker"),
     (
         "system_prompt",
         "Edit this chat's system prompt",
@@ -445,6 +446,9 @@ class DeferchatApp(App[int]):
 
     def action_model_picker(self) -> None:
         self.chat_ops.pick_model()
+
+    def action_list_models(self) -> None:
+        self.chat_ops.pick_model(refresh=True)
 
     def action_system_prompt(self) -> None:
         self.chat_ops.edit_system_prompt()

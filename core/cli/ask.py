@@ -125,7 +125,7 @@ async def switch_if_asked(session: ChatSession, args: argparse.Namespace) -> Non
     from core.chat.switch import owner_target
 
     row = session.chat()
-    provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url)
+    provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url, where="flags")
     from core.redaction import without_userinfo
 
     if (provider, model, without_userinfo(base_url)) != (row.provider, row.model, row.base_url):

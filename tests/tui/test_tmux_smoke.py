@@ -54,6 +54,13 @@ class Tmux:
     def alive(self) -> bool:
         return self("has-session", "-t", "smoke", check=False).returncode == 0
 
+    def quit(self, timeout: float = 20.0) -> None:
+        """ctrl+q, and wait (up to ``timeout``) for the app to end."""
+        self("send-keys", "-t", "smoke", "C-q")
+        deadline = time.monotonic() + timeout
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
 
 def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"

@@ -122,17 +122,29 @@ class ChatOps:
         return path
 
     # -- the open chat's model and system prompt ----------------------------------------------------
-    def pick_model(self) -> None:
+    def pick_model(self, refresh: bool = False) -> None:
+        """The model picker: each usable provider with what its server lists (what is known at
+        once, the rest listed in a worker thread; ``refresh``: every server asked again, the
+        palette's *List the provider's models*), any ``provider:model`` or bare name typed."""
         host = self.host
         session = open_chat(host)
         if session is None:
             return
-        from core.chat.switch import models_of, usable_providers
+        from core.chat.switch import usable_providers
+        from core.providers.listing import Listing, fresh_listing, list_now
 
-        usable = usable_providers(host.engine.settings)
+        settings = host.engine.settings
+        usable = usable_providers(settings)
         current = (session.provider_name, session.provider.model)
         if current[0] not in usable:
             usable.insert(0, current[0])
+        row = session.chat()
+        # each provider listed where a switch would take it: the chat's own URL on its provider
+        base_urls = {p: row.base_url if p == row.provider else settings.base_url_for(p) for p in usable}
+        known = {p: fresh_listing(settings, p, base_urls[p]) for p in usable}  # the cache only: no network
+
+        def lister(provider: str, again: bool) -> Listing:
+            return list_now(settings, provider, base_urls.get(provider), refresh=again)
 
         def picked(choice: tuple[str, str] | None) -> None:
             if choice is not None and host.session is session and choice != current:
@@ -140,7 +152,7 @@ class ChatOps:
 
         from tui.screens.model_picker import ModelPicker
 
-        host.push_screen(ModelPicker(current, usable, {p: models_of(p) for p in usable}), picked)
+        host.push_screen(ModelPicker(current, usable, known, lister, refresh=refresh), picked)
 
     def switch_to(self, provider: str | None, model: str | None) -> None:
         """Continue the open chat on ``provider`` / ``model`` (what is not named stays as the
