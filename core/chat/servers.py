@@ -21,10 +21,29 @@ from core.tools import Origin, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from core.mcp.client import McpManager
+    from core.mcp.config import McpConfig
     from core.mcp.elicitation import Elicitor
     from core.mcp.server import McpEvent
 
 DEMO_SERVERS_ENV = "DEFERCHAT_DEMO_SERVERS"  # "process": the demo servers as processes on stdio
+
+
+def servers_to_start(roster: Roster, config: McpConfig, start_demo: bool) -> tuple[McpConfig, tuple[str, ...]]:
+    """The servers a chat on ``roster`` starts: those ``config`` names (the user's, the project's,
+    ``--mcp-config``), and, with ``start_demo``, the demo's own for every server the roster
+    lists that the config does not (the embedded default). Returns the config and the demo's
+    servers in it. ``deferchat servers`` lists the same set (core.cli.servers)."""
+    if not start_demo:
+        return config, ()
+    from core.demo import DEMO_SERVERS, demo_config
+    from core.mcp.config import McpConfig
+
+    configured = {s.name for s in config.servers}
+    wanted = tuple(s for s in roster.servers() if s in DEMO_SERVERS and s not in configured)
+    if not wanted:
+        return config, ()
+    demo = McpConfig(servers=tuple(s for s in demo_config().servers if s.name in wanted))
+    return demo.merged(config), wanted
 
 
 class ChatServers:
@@ -53,23 +72,16 @@ class ChatServers:
         self._emit(event)
 
     async def start(self, roster: Roster, mcp_config: str | None, start_demo: bool) -> None:
-        from core.mcp.config import McpConfig, always_load_servers, load_mcp_config
+        from core.mcp.config import always_load_servers, load_mcp_config
 
-        config = load_mcp_config([mcp_config] if mcp_config else [])
-        self.always_load = always_load_servers(config)  # the demo servers pin nothing
-        configured = {s.name for s in config.servers}
+        own = load_mcp_config([mcp_config] if mcp_config else [])
+        self.always_load = always_load_servers(own)  # the demo servers pin nothing
+        config, wanted = servers_to_start(roster, own, start_demo)
         local: dict[str, Any] = {}
-        if start_demo:
-            from core.demo import DEMO_SERVERS, demo_config
+        if wanted and os.environ.get(DEMO_SERVERS_ENV) != "process":
+            from core.demo.servers import in_process
 
-            wanted = [s for s in roster.servers() if s in DEMO_SERVERS and s not in configured]
-            if wanted:
-                demo = demo_config()
-                config = McpConfig(servers=tuple(s for s in demo.servers if s.name in wanted)).merged(config)
-                if os.environ.get(DEMO_SERVERS_ENV) != "process":
-                    from core.demo.servers import in_process
-
-                    local = in_process(wanted)
+            local = in_process(list(wanted))
         if not config.servers:
             return
         from core.mcp.client import McpManager

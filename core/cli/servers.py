@@ -7,6 +7,10 @@ prints the authorization page's URL, waits (``--timeout``, default 300 s) for th
 back to the loopback redirect, and reports the server. It never opens a browser itself. Tokens
 that still work are used without asking. ``--logout NAME`` forgets the stored sign-in.
 
+With no flag it lists what the full-screen app runs: the servers of the user's and the
+project's files, and the offline demo's own servers for the roster's servers no file names,
+marked ``(demo)`` (``"demo": true`` in ``--json``). ``--demo`` lists the demo's alone.
+
 A server from a project file the user has not approved is not started: it is shown
 ``needs_approval``, with what that file would run. ``--approve-project FILE`` approves the
 file's exact content (and prints what it approved); a later edit asks again.
@@ -42,12 +46,14 @@ def run(args: argparse.Namespace) -> int:
     from core.mcp.discovery import discover_servers
     from core.roster.inputs import token_estimator
 
+    demo: tuple[str, ...] = ()
     if args.demo:
-        from core.demo import demo_config
+        from core.demo import DEMO_SERVERS, demo_config
 
         source: Any = demo_config()
+        demo = DEMO_SERVERS
     else:
-        source = args.mcp_config
+        source, demo = as_the_app_runs(args.mcp_config)
     discovery = discover_servers(source)
     est = token_estimator()
     by_server: dict[str, list[Any]] = {}
@@ -67,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
                 "auth": report.auth,
                 "capabilities": report.capabilities,
                 "skipped": [{"name": r.name, "reason": r.reason} for r in report.skipped],
+                "demo": report.name in demo,
             }
         )
     est.flush()
+    rows.sort(key=lambda r: r["demo"])  # the user's own servers first
     if args.json:
         for r in rows:
             print(json.dumps(r))
@@ -82,15 +90,34 @@ def run(args: argparse.Namespace) -> int:
             f"{'OFFERS':<24} MESSAGE"
         )
         for r in rows:
+            name = safe(r["server"]) + (" (demo)" if r["demo"] else "")
             offers = ",".join(r["capabilities"]) or "-"
             print(
-                f"{safe(r['server']):<24} {safe(r['status']):<{width}} {AUTH_WORDS[r['auth']]:<13} {r['tools']:>5} "
+                f"{name:<24} {safe(r['status']):<{width}} {AUTH_WORDS[r['auth']]:<13} {r['tools']:>5} "
                 f"{r['reads']:>5} {r['tokens']:>7,}  {safe(offers):<24} {safe(r['message'])}"
             )
             for s in r["skipped"]:
                 print(f"{'':<24} skipped {safe(s['name'])}: {safe(s['reason'])}")
+        if any(r["demo"] for r in rows) and not args.demo:
+            print(
+                "\n(demo): the offline demo's own server, which the app runs for its roster while no "
+                "config of yours names a server of that name"
+            )
         _describe_pending(sorted({r.needs_approval for r in discovery.servers if r.needs_approval}))
     return EXIT_OK if all(r["status"] == "ready" for r in rows) else EXIT_FAILED
+
+
+def as_the_app_runs(mcp_config: str | None) -> tuple[Any, tuple[str, ...]]:
+    """The servers the full-screen app's new chat starts (core.chat.servers.servers_to_start):
+    the user's and the project's files (and ``mcp_config``), plus the demo's own for the
+    roster's servers no file names. Returns the config and the demo's servers in it."""
+    from core.chat.servers import servers_to_start
+    from core.config import load_settings
+    from core.mcp.config import load_mcp_config
+    from core.roster.loader import load_roster
+
+    own = load_mcp_config([mcp_config] if mcp_config else [])
+    return servers_to_start(load_roster(load_settings().roster), own, start_demo=True)
 
 
 AUTH_WORDS = {"none": "-", "signed_in": "signed in", "needs_sign_in": "needs sign-in"}

@@ -21,7 +21,7 @@ from core.errors import UserFacingError
 from core.events import Event, ToolApprovalRequired, ToolApproved, ToolDenied, TurnCompleted, TurnStarted
 from tui.controllers.approvals import Approvals, ParkedAnswer
 from tui.controllers.drafts import Drafts
-from tui.controllers.host import Host
+from tui.controllers.host import Host, open_chat
 from tui.state import NoteItem, items_from_history
 
 if TYPE_CHECKING:
@@ -244,9 +244,8 @@ class Turns:
     # -- retry and edit: a turn run again, or replaced (core.chat.session; the store keeps both) -----
     def _can_rerun(self, what: str) -> ChatSession | None:
         host = self.host
-        session = host.session
+        session = open_chat(host)
         if session is None:
-            host.notify("No chat is open.", severity="warning")
             return None
         if self.running:
             host.notify(f"A turn is running: stop it (Esc) or let it end, then {what}.", severity="warning")
