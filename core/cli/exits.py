@@ -36,7 +36,9 @@ def guarded(run: Callable[[], int]) -> int:
       (``DEFERCHAT_DEBUG=1`` raises it instead).
     """
     try:
-        return int(run())
+        code = int(run())
+        sys.stdout.flush()  # here, not at exit: a reader that left is then seen below
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -62,6 +64,19 @@ def stdout_gone() -> None:
 
 
 def _stdout_is_gone() -> bool:
+    """Whether the reader of stdout has left. Asked of the descriptor (a pipe or a socket whose
+    other end is closed polls as an error or a hang-up): flushing again is no test, as the write
+    that failed may have dropped what it held, and the flush then succeeds."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
+            return True
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's capture), or no poll here
+        pass
     try:
         sys.stdout.flush()
     except BrokenPipeError:

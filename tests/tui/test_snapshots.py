@@ -8,12 +8,14 @@ Update after a deliberate change: ``pytest tests/tui/test_snapshots.py --snapsho
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
+import core.store.store
 from core.engine import Engine
 from core.pipeline import grants
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
@@ -139,7 +141,11 @@ def test_what_if_threshold(snap_compare, engine: Engine) -> None:
     assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(compared))
 
 
-def test_chats_list(snap_compare, engine: Engine) -> None:
+def test_chats_list(snap_compare, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the list shows each chat's id: ids made in order, so the picture is the same on every run
+    made = itertools.count(1)
+    monkeypatch.setattr(core.store.store, "new_id", lambda prefix: f"{prefix}_{next(made):016x}")
+
     async def listed(pilot: Any) -> None:
         app = pilot.app
         await send(pilot, "show me")

@@ -19,13 +19,6 @@ TOOL = "mcp.bland_call.start_call"
 GRACE = 0.8  # past the approval bar's (and its confirmation's) 0.5 s grace period
 
 
-def gone(tmux: Tmux, text: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while text in (screen := tmux.screen()):
-        assert time.monotonic() < deadline, f"{text!r} stayed on the screen:\n{screen}"
-        time.sleep(0.2)
-
-
 def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path) -> None:
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
     home = tmp_path / "home"
@@ -46,7 +39,7 @@ def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path
         screen = tmux.wait_for("is allowed for the rest of this", "\u2713 allowed", timeout=60)
         assert "Waiting for your approval" not in screen
         tmux.wait_for("Call queued", timeout=60)  # the turn's answer ...
-        tmux.idle()  # ... to its end: ctrl+q mid-turn would ask first
+        tmux.wait_gone("Esc stops", timeout=60)  # ... to its end: ctrl+q mid-turn would ask first
         [chat] = Store(home / "deferchat.db").chats()
         [grant] = Store(home / "deferchat.db").grants(chat.id)
         assert (grant.tool, grant.granted_by) == (TOOL, "app")
@@ -70,7 +63,7 @@ def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path
         keys("F12")
         tmux.wait_for("0 active, 1 revoked", f"{TOOL}: revoked ", "(allowed ", timeout=30)
         keys("Escape")
-        gone(tmux, "Permissions \u00b7 this chat's grants")  # the screen's own keys (a, r, q) are in the prompt
+        tmux.wait_gone("Permissions \u00b7 this chat's grants")  # the screen's own keys (a, r, q) are in the prompt
         keys("-l", PROMPT)
         keys("Enter")
         tmux.wait_for("Waiting for your approval: start_call", timeout=60)

@@ -51,24 +51,29 @@ class Tmux:
             time.sleep(0.2)
         raise AssertionError(f"timed out waiting for {texts!r}; the screen was:\n{screen}")
 
+    def wait_gone(self, text: str, timeout: float = 30.0) -> str:
+        """Wait until ``text`` is off the screen (e.g. the turn's "Esc stops" once it ended)."""
+        deadline = time.monotonic() + timeout
+        screen = self.screen()
+        while text in screen and time.monotonic() < deadline:
+            time.sleep(0.2)
+            screen = self.screen()
+        assert text not in screen, f"{text!r} still on the screen:\n{screen}"
+        return screen
+
     def alive(self) -> bool:
         return self("has-session", "-t", "smoke", check=False).returncode == 0
 
-    def idle(self, timeout: float = 60.0) -> str:
-        """Wait until no turn runs (the footer's Stop key, shown only then, is gone): ctrl+q while
-        a turn runs asks first, and an answer's last words can still be streaming after the text a
-        test waited for. The screen then."""
-        deadline = time.monotonic() + timeout
-        while "esc Stop" in (screen := self.screen()):
-            assert time.monotonic() < deadline, f"the turn did not end; the screen was:\n{screen}"
-            time.sleep(0.2)
-        return screen
-
     def quit(self, timeout: float = 20.0) -> None:
-        """ctrl+q, and wait (up to ``timeout``) for the app to end."""
+        """ctrl+q, and wait (up to ``timeout``) for the app to end; while a turn still runs the app
+        asks first, and this answers *Quit and stop* (y)."""
         self("send-keys", "-t", "smoke", "C-q")
         deadline = time.monotonic() + timeout
+        answered = False
         while self.alive() and time.monotonic() < deadline:
+            if not answered and "Quit and stop (y)" in self.screen():
+                self("send-keys", "-t", "smoke", "y")
+                answered = True
             time.sleep(0.2)
 
 
@@ -99,7 +104,7 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
         assert "Waiting for your approval" not in screen  # the bar is gone
         assert "Call queued" in tmux.wait_for("Call queued", timeout=15)
 
-        tmux.idle()  # the answer's last words stream after "Call queued"; ctrl+q mid-turn asks first
+        tmux.wait_gone("Esc stops")  # the turn has ended: ctrl+q quits without asking
         tmux.quit()
         assert not tmux.alive(), "deferchat did not exit on ctrl+q"
     finally:
