@@ -116,11 +116,25 @@ class ToolApprovalRequired(_Event):
 
 
 class ToolApproved(_Event):
+    """A call may run. ``scope``: ``once`` (this call), ``chat`` (an "allow for this chat"
+    grant), ``policy``. ``granted``: this answer gave the chat's grant (False when an earlier
+    grant allowed the call)."""
+
     type: Literal["tool.approved"] = "tool.approved"
     call_id: str
     name: str
     via: str | None = None
     scope: Literal["once", "chat", "policy"] = "once"
+    granted: bool = False
+
+
+class GrantRevoked(_Event):
+    """An "Allow for this chat" grant was taken back (the tool asks again at its next call).
+    ``by``: where (``app``, ``cli``)."""
+
+    type: Literal["grant.revoked"] = "grant.revoked"
+    tool: str
+    by: str
 
 
 class ToolDenied(_Event):
@@ -172,6 +186,12 @@ class UsageEvent(_Event):
     model: str = ""
     cost_usd: float | None = None
     prefix: str = ""  # a digest of the request's cacheable prefix (tools and system), see the meter
+    # how the request ended: ``done``; ``stopped`` (the owner stopped the turn while it streamed),
+    # ``interrupted`` (the app closed while it streamed), ``failed`` (it failed after the provider
+    # received it: refused with ``http_status``, or broken off mid-answer)
+    status: Literal["done", "stopped", "interrupted", "failed"] = "done"
+    estimated: bool = False  # some counts are deferchat's estimate: the provider's usage never came
+    http_status: int | None = None
 
 
 class PrefixBreak(_Event):
@@ -335,6 +355,7 @@ Event = Annotated[
     | ToolRequested
     | ToolApprovalRequired
     | ToolApproved
+    | GrantRevoked
     | ToolDenied
     | ToolStarted
     | ToolCompleted

@@ -8,7 +8,7 @@ handler (:class:`tui.router.EventRouter`) turns them into widgets. Quitting clos
 session, so its MCP servers stop before the loop does.
 
 This module puts the app together: it makes the widgets and the rooms (``tui/controllers/``,
-one per concern: sessions, turns, approvals, drafts, chat management, views, layout), binds the
+one per concern: sessions, turns, approvals, drafts, chat management, views, layout, permissions), binds the
 keys, and routes each message and action to the room that owns it. The rooms reach the app
 only through :class:`tui.controllers.host.Host`.
 """
@@ -35,6 +35,7 @@ from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.layout import ROSTER_FOLD_WIDTH, Layout
 from tui.controllers.mcp import Mcp
+from tui.controllers.permissions import Permissions
 from tui.controllers.sessions import EngineEvent, Sessions
 from tui.controllers.slash import Slash
 from tui.controllers.turns import Turns
@@ -74,6 +75,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("plan", "Plan inspector", "The chat's whole plan and the index text as sent"),
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
     ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
+    (
+        "permissions",
+        "Permissions: this chat's grants",
+        "The tools you allowed for the rest of this chat: when, by whom; take one or all of them back",
+    ),
     ("model_picker", "Switch model", "Continue this chat on another provider or model (the plan stays pinned)"),
     ("list_models", "List the provider's models", "Ask each provider's server for its models now, in the model picker"),
     (
@@ -140,6 +146,7 @@ class DeferchatApp(App[int]):
         Binding("f6", "system_prompt", "System prompt", id="system_prompt", show=False, priority=True),
         Binding("f7", "usage", "Usage", id="usage", show=False, priority=True),
         Binding("f10", "model_picker", "Model", id="model_picker", show=False, priority=True),
+        Binding("f12", "permissions", "Permissions", id="permissions", show=False),
         Binding("escape", "focus_input", "Input", id="focus_input", show=False),
         # an open approval is answered in its bar, reached on purpose (check_action: only then)
         Binding("tab", "answer_approval", "Answer", id="answer_approval", priority=True),
@@ -186,7 +193,7 @@ class DeferchatApp(App[int]):
         self.bottom = Vertical(self.status_line, self.queued_note, self.slash_menu, self.composer, id="bottom")
         self.roster = RosterPanel(id="roster")
         self.retry_status = RetryCountdown(self)  # "retrying in N s" while a provider's retry waits
-        self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status)
+        self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status, self.keys_for)
         self.slash_commands = SlashRegistry()  # every room adds its own
         # -- the rooms, each given the rooms it commands
         self.layout = Layout(self)
@@ -201,6 +208,7 @@ class DeferchatApp(App[int]):
         self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message, mcp=self.mcp)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
+        self.permissions = Permissions(self)
         self.slash = Slash(self, self.drafts, self.chat_ops)
         self._asking_quit = False  # ctrl+q's question is up
 
@@ -366,6 +374,7 @@ class DeferchatApp(App[int]):
         await self.router.handle(message.event)
         self.turns.seen(message.event)
         self.mcp.seen(message.event)
+        self.permissions.seen(message.event)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = self.slash.message(message.text)  # a slash command runs here
@@ -476,6 +485,9 @@ class DeferchatApp(App[int]):
 
     def action_usage(self) -> None:
         self.views.usage()
+
+    def action_permissions(self) -> None:
+        self.permissions.show()
 
     def action_copy_last(self) -> None:
         self.views.copy_last()

@@ -9,6 +9,7 @@ tool.call", as soon as the pipeline speaks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
 from core.events import (
@@ -16,6 +17,7 @@ from core.events import (
     ElicitationAnswered,
     ErrorEvent,
     Event,
+    GrantRevoked,
     ModelText,
     ModelTextDelta,
     ModelThinking,
@@ -55,6 +57,7 @@ from tui.state import (
     ToolItem,
     UserItem,
     clip,
+    first_key,
     is_native_search,
     marks_for,
 )
@@ -68,6 +71,17 @@ if TYPE_CHECKING:
 
 STOPPED_NOTE = "Stopped by you; what the model had written is kept."
 
+
+def granted_note(name: str, key: str = "") -> str:
+    """The log's line when an answer allows a tool for the rest of the chat; ``key``: the
+    permissions screen's, as the keymap has it."""
+    where = f"{key} (or Permissions in ctrl+p)" if key else "Permissions in ctrl+p"
+    return (
+        f"{name} is allowed for the rest of this chat: it runs without asking, after a restart too. "
+        f"{where} lists the chat's grants and takes them back."
+    )
+
+
 ToolEvent: TypeAlias = (
     ToolRequested | ToolApprovalRequired | ToolApproved | ToolStarted | ToolCompleted | ToolFailed | ToolDenied
 )
@@ -76,9 +90,15 @@ ToolEvent: TypeAlias = (
 
 class EventRouter:
     def __init__(
-        self, log: ChatLog, roster: RosterPanel, header: ChatHeader, retry: RetryCountdown | None = None
+        self,
+        log: ChatLog,
+        roster: RosterPanel,
+        header: ChatHeader,
+        retry: RetryCountdown | None = None,
+        keys: Callable[[str], str] | None = None,
     ) -> None:
         self.log = log
+        self.keys = keys or (lambda action: "")  # an action's key as the keymap has it (the app's keys_for)
         self.roster = roster
         self.header = header
         self.retry = retry  # provider.retrying: "retrying in N s" on the status line (tui/retry_status.py)
@@ -158,6 +178,8 @@ class EventRouter:
                 )
             case ChatTitled():
                 await self.on_chat_titled(event)
+            case GrantRevoked():
+                await self.on_grant_revoked(event)
             case PlanEvent():  # the app shows the plan from the session, not from the event
                 pass
 
@@ -314,6 +336,9 @@ class EventRouter:
                 item.side_effect = e.side_effect
             case ToolApproved():
                 item.scope = e.scope
+                if e.granted:  # this answer gave the grant: the log says what it means
+                    key = first_key(self.keys, "permissions")
+                    await self.log.add(NoteItem(text=granted_note(item.shown_name, key)))
             case ToolStarted():
                 item.status = RUNNING
             case ToolCompleted():
@@ -339,6 +364,14 @@ class EventRouter:
 
     async def on_discovered(self, e: ToolDiscovered) -> None:
         await self.log.add(NoteItem(text=f"added to this turn's tools ({e.source}): {', '.join(e.names)}"))
+
+    async def on_grant_revoked(self, e: GrantRevoked) -> None:
+        from core.pipeline.grants import who
+
+        name = self.displays.get(e.tool) or e.tool
+        await self.log.add(
+            NoteItem(text=f"{name} is no longer allowed for this chat (taken back by {who(e.by)}): it asks again.")
+        )
 
     async def on_chat_titled(self, e: ChatTitled) -> None:
         self.header.set_title(e.title)

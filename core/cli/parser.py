@@ -98,14 +98,24 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print every event as one JSON line")
     p.set_defaults(func=resume.run)
 
-    p = sub.add_parser("chats", help="list, show, export, rename or delete chats")
+    p = sub.add_parser("chats", help="list, show, export, rename or delete chats, or see and revoke their grants")
     p.add_argument("action", nargs="?", choices=list(chats.ACTIONS), help="what to do (default: list)")
     p.add_argument("chat_id", nargs="?", metavar="ID", help="the chat (an id, or the start of one)")
     p.add_argument("--md", action="store_true", help="export: Markdown, with the tool calls")
     p.add_argument("--usage", action="store_true", help="show: the cost meter, per request and in total")
     p.add_argument("--output", "-o", default=None, metavar="FILE", help="export: write to FILE (default: stdout)")
     p.add_argument("--title", default=None, help="rename: the new title")
-    p.add_argument("--json", action="store_true", help="list (one object per line) and show --usage: print JSON")
+    p.add_argument(
+        "--revoke",
+        action="append",
+        default=None,
+        metavar="TOOL",
+        help='grants: take back this tool\'s "allow for this chat" grant (repeatable)',
+    )
+    p.add_argument("--all", action="store_true", help="grants: take back every grant of the chat")
+    p.add_argument(
+        "--json", action="store_true", help="list (one object per line), show --usage and grants: print JSON"
+    )
     p.set_defaults(func=chats.run)
 
     p = sub.add_parser("search", help="tool search as the model gets it (BM25 over SQLite FTS5)")

@@ -79,6 +79,11 @@ def transcript_line(event: Any) -> str | None:
         return f"[tool {_s(event.name)}" + (f" via {_s(event.via)}" if event.via else "") + "]"
     if t == "tool.approval_required":
         return f"[approval required: {_s(event.name)} ({_s(event.side_effect)})]"
+    if t == "tool.approved" and event.granted:
+        return (
+            f"[approved {_s(event.name)} for the rest of this chat: "
+            f"`deferchat chats grants {_s(event.chat_id)} --revoke {_s(event.name)}` takes it back]"
+        )
     if t == "tool.approved":
         return f"[approved {_s(event.name)} ({_s(event.scope)})]"
     if t in ("tool.denied", "tool.failed"):

@@ -37,6 +37,8 @@ class Approver(Protocol):
 class FixedApprover:
     """Answers every request the same way (``deferchat ask --approve yes|no|park``)."""
 
+    who = "ask --approve"
+
     def __init__(self, decision: Decision):
         self.decision = decision
         self.asked: list[ApprovalRequest] = []
@@ -49,6 +51,8 @@ class FixedApprover:
 class QueueApprover(AnswerQueue[ApprovalRequest, Decision]):
     """Hands each request to whoever awaits :meth:`next_request` and waits for :meth:`answer`
     (the TUI's inline approval, and tests)."""
+
+    who = "app"
 
     def __init__(self) -> None:
         super().__init__(lambda r: r.approval_id)

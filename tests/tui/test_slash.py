@@ -105,7 +105,7 @@ def test_every_command_mirrors_a_palette_entry() -> None:
     app = DeferchatApp()
     palette = {action for action, _, _ in COMMANDS}
     for command in app.slash_commands.commands():
-        if command.name in ("help", "permissions"):  # /help is its own; /permissions waits for its screen
+        if command.name == "help":  # /help is its own
             continue
         assert command.action in palette, command.name
         assert callable(getattr(app, f"action_{command.action}", None)), command.name
@@ -161,24 +161,6 @@ async def test_commands_with_arguments(engine, tmp_path: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: any("takes no arguments" in n.message for n in app._notifications))
         assert app.composer.text == "/plan everything"
-
-
-async def test_permissions_waits_for_its_screen(engine, monkeypatch) -> None:
-    app = make_app(engine)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await opened(pilot)
-        await type_in(pilot, "/permissions")
-        await pilot.press("enter")
-        await until(pilot, lambda: any("not in this version yet" in n.message for n in app._notifications))
-    # once the app has the action (the grants room's), the command opens it
-    opened_it: list[DeferchatApp] = []
-    monkeypatch.setattr(DeferchatApp, "action_permissions", lambda self: opened_it.append(self), raising=False)
-    app = make_app(engine)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await opened(pilot)
-        await type_in(pilot, "/permissions")
-        await pilot.press("enter")
-        await until(pilot, lambda: opened_it == [app])
 
 
 async def test_another_room_adds_commands_dynamic_ones_with_arguments(engine) -> None:

@@ -26,8 +26,10 @@ from core.events import Event, ModelTextDelta, ModelThinkingDelta
 from tui.controllers.approvals import Approvals
 from tui.controllers.drafts import Drafts
 from tui.controllers.host import Host
+from tui.controllers.permissions import active_grants
 from tui.controllers.turns import Turns
 from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
+from tui.welcome import welcome
 
 if TYPE_CHECKING:
     from textual.worker import Worker
@@ -285,7 +287,9 @@ class Sessions:
         displays = {t.name: tool_display(t.name, t.remote_name, t.server) for t in plan.tools}
         router.reset(displays)
         marks = marks_from_events(store.events(session.chat_id, MARK_EVENT_TYPES))
+        roster.set_grants(active_grants(store, session.chat_id))  # its rows say "allowed"
         roster.set_plan(plan, pinned=self.pinned, marks=marks)
+        host.log_view.set_welcome(welcome(host.keys_for, provider=row.provider, model=row.model))
         roster.set_strategy(session.strategy.name, session.strategy_reason)  # after a switch
         roster.set_servers({s.server: (s.status, s.tools, s.message) for s in session.server_status.values()})
         for server in session.roster_changed:

@@ -49,7 +49,8 @@ class Views:
         if roster.plan is not None:
             from tui.screens.tool import ToolScreen
 
-            self.host.push_screen(ToolScreen(roster.plan, name, roster.marks.get(name, set())))
+            marks = roster.marks.get(name, set())
+            self.host.push_screen(ToolScreen(roster.plan, name, marks, roster.grants.get(name)))
 
     def copy_last(self) -> None:
         text = self.host.log_view.last_assistant_text()
