@@ -116,11 +116,25 @@ class ToolApprovalRequired(_Event):
 
 
 class ToolApproved(_Event):
+    """A call may run. ``scope``: ``once`` (this call), ``chat`` (an "allow for this chat"
+    grant), ``policy``. ``granted``: this answer gave the chat's grant (False when an earlier
+    grant allowed the call)."""
+
     type: Literal["tool.approved"] = "tool.approved"
     call_id: str
     name: str
     via: str | None = None
     scope: Literal["once", "chat", "policy"] = "once"
+    granted: bool = False
+
+
+class GrantRevoked(_Event):
+    """An "Allow for this chat" grant was taken back (the tool asks again at its next call).
+    ``by``: where (``app``, ``cli``)."""
+
+    type: Literal["grant.revoked"] = "grant.revoked"
+    tool: str
+    by: str
 
 
 class ToolDenied(_Event):
@@ -172,6 +186,12 @@ class UsageEvent(_Event):
     model: str = ""
     cost_usd: float | None = None
     prefix: str = ""  # a digest of the request's cacheable prefix (tools and system), see the meter
+    # how the request ended: ``done``; ``stopped`` (the owner stopped the turn while it streamed),
+    # ``interrupted`` (the app closed while it streamed), ``failed`` (it failed after the provider
+    # received it: refused with ``http_status``, or broken off mid-answer)
+    status: Literal["done", "stopped", "interrupted", "failed"] = "done"
+    estimated: bool = False  # some counts are deferchat's estimate: the provider's usage never came
+    http_status: int | None = None
 
 
 class PrefixBreak(_Event):
@@ -198,7 +218,7 @@ class ServerStatus(_Event):
 
     type: Literal["server.status"] = "server.status"
     server: str
-    status: Literal["starting", "ready", "failed", "restarted", "stopped", "needs_approval"]
+    status: Literal["starting", "ready", "failed", "restarted", "stopped", "needs_approval", "needs_sign_in"]
     tools: int = 0
     message: str = ""
 
@@ -226,6 +246,57 @@ class ToolChanged(_Event):
     changes: list[str] = Field(default_factory=list)
     live_pin: str | None = None
     message: str = ""
+
+
+class ElicitationRequested(_Event):
+    """An MCP server asks the person for input (MCP elicitation): a form of ``fields`` (names,
+    titles, kinds, whether required) or, in ``url`` mode, an address to open. ``message`` and the
+    titles are the server's words, untrusted. The person answers; the model never sees it."""
+
+    type: Literal["mcp.elicitation"] = "mcp.elicitation"
+    server: str
+    request_id: str
+    mode: Literal["form", "url"] = "form"
+    message: str = ""
+    fields: list[dict[str, Any]] = Field(default_factory=list)
+    url: str | None = None
+
+
+class ElicitationAnswered(_Event):
+    """How a request for input was answered: ``accept`` (with the names of the fields filled, never
+    their values), ``decline`` or ``cancel``; ``reason`` when no person answered (a timeout, no
+    terminal) or the server's form could not be shown."""
+
+    type: Literal["mcp.elicitation.answered"] = "mcp.elicitation.answered"
+    server: str
+    request_id: str
+    action: Literal["accept", "decline", "cancel"]
+    answered: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class OffersChanged(_Event):
+    """A server's resources or prompts changed (it sent ``list_changed``); ``count`` is how many it
+    lists now. What the palette, ``@`` completion and the slash commands offer follows."""
+
+    type: Literal["mcp.offers.changed"] = "mcp.offers.changed"
+    server: str
+    kind: Literal["resources", "prompts"]
+    count: int = 0
+
+
+class ResourceAttached(_Event):
+    """A resource went with the person's message: ``tokens`` counts what the model reads of it
+    (inside the server's envelope), ``chars`` the whole; ``truncated`` when it was cut."""
+
+    type: Literal["mcp.resource.attached"] = "mcp.resource.attached"
+    server: str
+    uri: str
+    name: str = ""
+    chars: int = 0
+    tokens: int = 0
+    truncated: bool = False
+    binary: bool = False
 
 
 class ChatTitled(_Event):
@@ -301,6 +372,7 @@ Event = Annotated[
     | ToolRequested
     | ToolApprovalRequired
     | ToolApproved
+    | GrantRevoked
     | ToolDenied
     | ToolStarted
     | ToolCompleted
@@ -311,6 +383,10 @@ Event = Annotated[
     | ServerStatus
     | RosterChanged
     | ToolChanged
+    | ElicitationRequested
+    | ElicitationAnswered
+    | OffersChanged
+    | ResourceAttached
     | ChatTitled
     | ProviderRetrying
     | ProviderSwitched

@@ -57,10 +57,16 @@ async def approval(pilot: Any) -> None:
     await until(pilot, lambda: not app.approval_bar.has_class("-grace"))  # past its grace period
 
 
+async def to_the_bar(pilot: Any) -> None:
+    """Tab to the approval bar, and past the guard Tab starts (a key in the same burst answers nothing)."""
+    await pilot.press("tab")
+    await until(pilot, lambda: pilot.app.approval_bar.has_focus)
+    await until(pilot, lambda: not pilot.app.approval_bar.has_class("-grace"))
+
+
 async def approve(pilot: Any) -> None:
     await approval(pilot)
-    await pilot.press("tab")  # to the approval bar (typing never answers it), then y allows once
-    await until(pilot, lambda: pilot.app.approval_bar.has_focus)
+    await to_the_bar(pilot)  # typing never answers it; then y allows once
     await pilot.press("y")
     await until(pilot, lambda: not pilot.app.turn_running and pilot.app.approval_bar is None)
 
@@ -74,6 +80,32 @@ async def settle(pilot: Any) -> None:
 
 
 Scene = Callable[[Any], Awaitable[None]]
+
+
+async def allow_for_the_chat(pilot: Any) -> None:
+    """Answer the waiting approval with "Allow for this chat" (! then its confirmation)."""
+    app = pilot.app
+    await approval(pilot)
+    await to_the_bar(pilot)
+    await pilot.press("exclamation_mark")
+    await until(pilot, lambda: not app.approval_bar.has_class("-grace"))  # the confirmation's own
+    await pilot.press("enter")
+    await until(pilot, lambda: not app.turn_running and app.approval_bar is None)
+
+
+async def permissions(pilot: Any) -> None:
+    """Two grants (a call, then the standup moved), the first taken back in the app."""
+    app = pilot.app
+    await ready(pilot)
+    await ask(pilot, CALL)
+    await allow_for_the_chat(pilot)
+    await ask(pilot, STANDUP)
+    await allow_for_the_chat(pilot)
+    await pilot.press("f12")
+    await until(pilot, lambda: type(app.screen).__name__ == "PermissionsScreen")
+    await pilot.press("r")  # the first row: the call's grant
+    await until(pilot, lambda: "1 revoked" in str(app.screen.query_one("#permissions-title").render()))
+    await pilot.pause(0.2)
 
 
 async def new_chat(pilot: Any) -> None:
@@ -145,7 +177,12 @@ async def chats(pilot: Any) -> None:
 
 
 SCENES: list[tuple[str, Scene, tuple[int, int], str]] = [
-    ("01-new-chat", new_chat, (120, 40), "A new chat on the embedded default: 30 defined, 17 indexed, 0 skipped"),
+    (
+        "01-new-chat",
+        new_chat,
+        (120, 40),
+        "The first screen: the offline demo, the step to a real model, the deferred tools in words",
+    ),
     (
         "02-inline-approval",
         inline_approval,
@@ -155,11 +192,13 @@ SCENES: list[tuple[str, Scene, tuple[int, int], str]] = [
     ("03-call-done", call_done, (120, 40), "Approved: start_call (mcp.bland_call.start_call) via tool.call is done"),
     ("04-standup-done", standup_done, (120, 40), "A listed tool, then a deferred one through tool.call, expanded"),
     ("05-roster-filter", roster_filter, (120, 40), "The roster filtered to the tools this chat called"),
-    ("06-tool-detail", tool_detail, (120, 40), "A tool: why it is indexed, its entry as sent, its schema"),
+    ("06-tool-detail", tool_detail, (120, 40), "A tool: what it does, why it is indexed, its entry, its schema"),
     ("07-plan-index", plan_inspector, (120, 40), "The plan inspector: the index region exactly as sent"),
     ("08-what-if", what_if, (120, 40), "What-if: the threshold policy beside the pinned plan"),
     ("09-chats", chats, (120, 40), "Chats: open, new, rename, delete, export"),
-    ("10-small-terminal", inline_approval, (80, 24), "The same at 80x24"),
+    ("10-small-terminal", inline_approval, (80, 24), "The approval at 80x24"),
+    ("11-new-chat-80x24", new_chat, (80, 24), "The first screen at 80x24: the roster folded into a line"),
+    ("12-permissions", permissions, (120, 40), "Permissions: a grant taken back, one still allowed"),
 ]
 
 
@@ -187,7 +226,7 @@ async def shoot(name: str, scene: Scene, size: tuple[int, int], out: Path) -> Pa
             await scene(pilot)
             await settle(pilot)
             path = Path(app.save_screenshot(f"{name}.svg", str(out)))
-            await app.action_quit()
+            await app.stop_and_quit()  # no question: the scene may leave a turn waiting
     return path
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,6 +39,17 @@ def subprocess_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DEVELOPER_ENV}
     env.update(DEFERCHAT_HOME=str(home), TZ="UTC", PYTHONPATH=str(ROOT), **extra)
     return env
+
+
+DEFERCHAT = [sys.executable, "-c", "import sys; from tui.main import main; sys.exit(main())"]
+"""The ``deferchat`` entry point of this checkout, as a command line (with :func:`subprocess_env`)."""
+
+
+def deferchat(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``deferchat ARGS`` as a real process on ``home``; its output captured as text."""
+    return subprocess.run(
+        [*DEFERCHAT, *args], capture_output=True, text=True, env=subprocess_env(home), timeout=timeout
+    )
 
 
 def configured(

@@ -8,7 +8,7 @@ handler (:class:`tui.router.EventRouter`) turns them into widgets. Quitting clos
 session, so its MCP servers stop before the loop does.
 
 This module puts the app together: it makes the widgets and the rooms (``tui/controllers/``,
-one per concern: sessions, turns, approvals, drafts, chat management, views, layout), binds the
+one per concern: sessions, turns, approvals, drafts, chat management, views, layout, permissions), binds the
 keys, and routes each message and action to the room that owns it. The rooms reach the app
 only through :class:`tui.controllers.host.Host`.
 """
@@ -34,6 +34,8 @@ from tui.controllers.approvals import Approvals
 from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.layout import ROSTER_FOLD_WIDTH, Layout
+from tui.controllers.mcp import Mcp
+from tui.controllers.permissions import Permissions
 from tui.controllers.quit_signals import QuitSignals
 from tui.controllers.sessions import EngineEvent, Sessions
 from tui.controllers.slash import Slash
@@ -74,6 +76,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("plan", "Plan inspector", "The chat's whole plan and the index text as sent"),
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
     ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
+    (
+        "permissions",
+        "Permissions: this chat's grants",
+        "The tools you allowed for the rest of this chat: when, by whom; take one or all of them back",
+    ),
     ("model_picker", "Switch model", "Continue this chat on another provider or model (the plan stays pinned)"),
     ("list_models", "List the provider's models", "Ask each provider's server for its models now, in the model picker"),
     (
@@ -97,6 +104,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Take back the queued message",
         "The last message waiting for the turn to end comes back to the box (\u2191 in the empty box does the same)",
     ),
+    ("mcp_servers", "MCP servers", "The chat's servers: what each offers, sign in (OAuth) or out"),
+    ("attach_resource", "Attach a resource", "A server's resource goes with your next message (also: @ in the box)"),
+    ("use_prompt", "Use a server's prompt", "A server's prompt, its arguments asked, put in the message box"),
     (
         "project_config",
         "Review the project's MCP config",
@@ -137,6 +147,7 @@ class DeferchatApp(App[int]):
         Binding("f6", "system_prompt", "System prompt", id="system_prompt", show=False, priority=True),
         Binding("f7", "usage", "Usage", id="usage", show=False, priority=True),
         Binding("f10", "model_picker", "Model", id="model_picker", show=False, priority=True),
+        Binding("f12", "permissions", "Permissions", id="permissions", show=False),
         Binding("escape", "focus_input", "Input", id="focus_input", show=False),
         # an open approval is answered in its bar, reached on purpose (check_action: only then)
         Binding("tab", "answer_approval", "Answer", id="answer_approval", priority=True),
@@ -183,17 +194,22 @@ class DeferchatApp(App[int]):
         self.bottom = Vertical(self.status_line, self.queued_note, self.slash_menu, self.composer, id="bottom")
         self.roster = RosterPanel(id="roster")
         self.retry_status = RetryCountdown(self)  # "retrying in N s" while a provider's retry waits
-        self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status)
+        self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status, self.keys_for)
         self.slash_commands = SlashRegistry()  # every room adds its own
         # -- the rooms, each given the rooms it commands
         self.layout = Layout(self)
         self.footer = AppFooter(id="footer", spare=self.layout.footer_spare)
         self.drafts = Drafts(self)
         self.approvals = Approvals(self)
-        self.turns = Turns(self, self.drafts, self.approvals)
-        self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message)
+        self.mcp = Mcp(self, replace_unused_chat=self._replace_unused_chat)
+        for command in self.mcp.commands():
+            self.slash_commands.add(command)
+        self.slash_commands.source(self.mcp.prompt_commands)  # /server:prompt, as the servers offer them
+        self.turns = Turns(self, self.drafts, self.approvals, self.mcp.prepare)
+        self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message, mcp=self.mcp)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
+        self.permissions = Permissions(self)
         self.slash = Slash(self, self.drafts, self.chat_ops)
         self.quit_signals = QuitSignals(self)  # SIGTERM, SIGHUP: stop the turn and quit (stop_and_quit)
         self._asking_quit = False  # ctrl+q's question is up
@@ -361,6 +377,8 @@ class DeferchatApp(App[int]):
             return
         await self.router.handle(message.event)
         self.turns.seen(message.event)
+        self.mcp.seen(message.event)
+        self.permissions.seen(message.event)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = self.slash.message(message.text)  # a slash command runs here
@@ -473,11 +491,39 @@ class DeferchatApp(App[int]):
     def action_usage(self) -> None:
         self.views.usage()
 
+    def action_permissions(self) -> None:
+        self.permissions.show()
+
     def action_copy_last(self) -> None:
         self.views.copy_last()
 
     def action_toggle_thinking(self) -> None:
         self.views.toggle_thinking()
+
+    def action_mcp_servers(self) -> None:
+        self.mcp.show_servers()
+
+    def action_attach_resource(self) -> None:
+        self.mcp.attach()
+
+    def action_use_prompt(self) -> None:
+        self.mcp.use_prompt()
+
+    def _replace_unused_chat(self) -> bool:
+        """An unused new chat opened again (its servers' tools now planned); whether it was. What
+        the message box holds comes along to the new chat."""
+        if not self.sessions.unused_new_chat():
+            return False
+        text = self.composer.text
+
+        async def replace() -> None:
+            self.composer.put("")  # no draft left behind: the unused chat is dropped, not kept
+            await self.sessions.switch(None)
+            if text.strip():
+                self.composer.put(text)
+
+        self.run_worker(replace(), group="session", exit_on_error=False)
+        return True
 
     def action_project_config(self) -> None:
         self.run_worker(

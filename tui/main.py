@@ -30,26 +30,62 @@ DESCRIPTION = (
 
 def add_app_options(parser: argparse.ArgumentParser) -> None:
     """The full-screen app's flags, given before any subcommand (``tui_*`` keeps them apart from
-    the subcommands' flags of the same name; :func:`tui.app.run_app` reads them)."""
-    parser.add_argument(
+    the subcommands' flags of the same name; :func:`tui.app.run_app` reads them). Each has a
+    metavar and a help line: ``deferchat --help`` is where a person meets them first."""
+    app = parser.add_argument_group(
+        "the full-screen app (no COMMAND)", "Flags for the chat the app opens; a COMMAND takes its own (COMMAND -h)."
+    )
+    app.add_argument(
         "--chat",
         dest="open_chat",
         default=None,
         metavar="ID",
-        help="open this chat in the full-screen app (its pinned plan is shown as pinned)",
+        help="open this chat (its pinned plan is shown as pinned); ctrl+o in the app lists the ids",
     )
-    parser.add_argument(
+    app.add_argument(
         "--roster",
         dest="tui_roster",
         default=None,
         metavar="NAME|FILE",
-        help="roster for new chats in the full-screen app (default: production)",
+        help="roster for new chats (default: production)",
     )
-    parser.add_argument("--mcp-config", dest="tui_mcp_config", default=None, metavar="FILE")
-    parser.add_argument("--provider", dest="tui_provider", default=None)
-    parser.add_argument("--model", dest="tui_model", default=None)
-    parser.add_argument("--base-url", dest="tui_base_url", default=None)
-    parser.add_argument("--strategy", dest="tui_strategy", default=None, choices=list(STRATEGY_CHOICES))
+    app.add_argument(
+        "--mcp-config",
+        dest="tui_mcp_config",
+        default=None,
+        metavar="FILE",
+        help="an mcpServers file to add to yours and the project's, for new chats",
+    )
+    app.add_argument(
+        "--provider",
+        dest="tui_provider",
+        default=None,
+        metavar="NAME",
+        help="provider for new chats: demo, anthropic, openai or openai-chat (default: config.toml's, "
+        "else the first whose API key is set, else the offline demo)",
+    )
+    app.add_argument(
+        "--model",
+        dest="tui_model",
+        default=None,
+        metavar="MODEL",
+        help="model for new chats (default: the provider's default model)",
+    )
+    app.add_argument(
+        "--base-url",
+        dest="tui_base_url",
+        default=None,
+        metavar="URL",
+        help="the provider's endpoint, e.g. an OpenAI-compatible server (default: the provider's own)",
+    )
+    app.add_argument(
+        "--strategy",
+        dest="tui_strategy",
+        default=None,
+        choices=list(STRATEGY_CHOICES),
+        metavar="STRATEGY",
+        help="how deferred tools reach the model: " + ", ".join(STRATEGY_CHOICES) + " (default: auto)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,12 +9,15 @@ tool.call", as soon as the pipeline speaks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
 from core.events import (
     ChatTitled,
+    ElicitationAnswered,
     ErrorEvent,
     Event,
+    GrantRevoked,
     ModelText,
     ModelTextDelta,
     ModelThinking,
@@ -24,6 +27,7 @@ from core.events import (
     PlanEvent,
     PrefixBreak,
     ProviderSwitched,
+    ResourceAttached,
     RosterChanged,
     ServerStatus,
     SystemPromptChanged,
@@ -54,6 +58,7 @@ from tui.state import (
     ToolItem,
     UserItem,
     clip,
+    first_key,
     is_native_search,
     marks_for,
 )
@@ -67,6 +72,17 @@ if TYPE_CHECKING:
 
 STOPPED_NOTE = "Stopped by you; what the model had written is kept."
 
+
+def granted_note(name: str, key: str = "") -> str:
+    """The log's line when an answer allows a tool for the rest of the chat; ``key``: the
+    permissions screen's, as the keymap has it."""
+    where = f"{key} (or Permissions in ctrl+p)" if key else "Permissions in ctrl+p"
+    return (
+        f"{name} is allowed for the rest of this chat: it runs without asking, after a restart too. "
+        f"{where} lists the chat's grants and takes them back."
+    )
+
+
 ToolEvent: TypeAlias = (
     ToolRequested | ToolApprovalRequired | ToolApproved | ToolStarted | ToolCompleted | ToolFailed | ToolDenied
 )
@@ -75,9 +91,15 @@ ToolEvent: TypeAlias = (
 
 class EventRouter:
     def __init__(
-        self, log: ChatLog, roster: RosterPanel, header: ChatHeader, retry: RetryCountdown | None = None
+        self,
+        log: ChatLog,
+        roster: RosterPanel,
+        header: ChatHeader,
+        retry: RetryCountdown | None = None,
+        keys: Callable[[str], str] | None = None,
     ) -> None:
         self.log = log
+        self.keys = keys or (lambda action: "")  # an action's key as the keymap has it (the app's keys_for)
         self.roster = roster
         self.header = header
         self.retry = retry  # provider.retrying: "retrying in N s" on the status line (tui/retry_status.py)
@@ -148,8 +170,19 @@ class EventRouter:
                 await self.on_roster_changed(event)
             case ToolChanged():
                 await self.log.add(NoteItem(text=event.message, level="warning"))
+            case ResourceAttached():
+                cut = f", cut from {event.chars:,} characters" if event.truncated else ""
+                await self.log.add(
+                    NoteItem(text=f"\U0001f4ce {event.uri} from {event.server}: {event.tokens:,} tokens{cut}")
+                )
+            case ElicitationAnswered() if event.reason:
+                await self.log.add(
+                    NoteItem(text=f"MCP server {event.server}'s request for input: {event.action} ({event.reason})")
+                )
             case ChatTitled():
                 await self.on_chat_titled(event)
+            case GrantRevoked():
+                await self.on_grant_revoked(event)
             case PlanEvent():  # the app shows the plan from the session, not from the event
                 pass
 
@@ -306,6 +339,9 @@ class EventRouter:
                 item.side_effect = e.side_effect
             case ToolApproved():
                 item.scope = e.scope
+                if e.granted:  # this answer gave the grant: the log says what it means
+                    key = first_key(self.keys, "permissions")
+                    await self.log.add(NoteItem(text=granted_note(item.shown_name, key)))
             case ToolStarted():
                 item.status = RUNNING
             case ToolCompleted():
@@ -332,6 +368,14 @@ class EventRouter:
     async def on_discovered(self, e: ToolDiscovered) -> None:
         await self.log.add(NoteItem(text=f"added to this turn's tools ({e.source}): {', '.join(e.names)}"))
 
+    async def on_grant_revoked(self, e: GrantRevoked) -> None:
+        from core.pipeline.grants import who
+
+        name = self.displays.get(e.tool) or e.tool
+        await self.log.add(
+            NoteItem(text=f"{name} is no longer allowed for this chat (taken back by {who(e.by)}): it asks again.")
+        )
+
     async def on_chat_titled(self, e: ChatTitled) -> None:
         self.header.set_title(e.title)
 
@@ -340,6 +384,14 @@ class EventRouter:
         self.roster.set_server(e.server, e.status, e.tools, e.message)
         if e.status == "failed":
             await self.log.add(NoteItem(text=f"MCP server {e.server} failed: {e.message}", level="warning"))
+        elif e.status == "needs_sign_in":
+            await self.log.add(
+                NoteItem(
+                    text=f"MCP server {e.server} needs you to sign in: type /mcp login {e.server}, or open "
+                    "MCP servers in the palette (ctrl+p)",
+                    level="warning",
+                )
+            )
 
     async def on_roster_changed(self, e: RosterChanged) -> None:
         self.roster.roster_changed(e.server)

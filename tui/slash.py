@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*(?::[a-zA-Z0-9_.-]+)?( [a-z0-9][a-z0-9_.-]*)*$")
-"""A command's name: lower-case words (``mcp login``), or ``server:prompt``."""
+NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*(?::[a-zA-Z0-9_.-]+)?( [a-z0-9][a-z0-9_.-]*)*")
+"""A command's name, whole (``fullmatch``): lower-case words (``mcp login``), or ``server:prompt``."""
 
 Runner = Callable[[str], Awaitable[None] | None]
 """What a command does with its arguments (the text after its name, stripped; may be empty)."""
@@ -57,7 +57,7 @@ class SlashCommand:
     origin: str = ""  # who added it, for /help ("" the app's own; a server's name for its prompts)
 
     def __post_init__(self) -> None:
-        if not NAME.match(self.name):
+        if not NAME.fullmatch(self.name):
             raise ValueError(f"not a slash command name: {self.name!r}")
         if self.action is None and self.run is None:
             raise ValueError(f"/{self.name} runs nothing: give it an action or a runner")

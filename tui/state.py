@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,50 @@ SIDE_EFFECT_MEANING: dict[str, str] = {
     SideEffect.NETWORK_WRITE: "changes state in a remote system",
     SideEffect.COMMUNICATION: "reaches a person (mail, call, notification)",
 }
+
+
+SIDE_EFFECT_WORDS: dict[str, str] = {
+    SideEffect.NONE: "changes nothing",
+    SideEffect.WORKSPACE_READ: "reads your files",
+    SideEffect.NETWORK_READ: "reads the internet",
+    SideEffect.WORKSPACE_WRITE: "changes your files",
+    SideEffect.NETWORK_WRITE: "sends to the internet",
+    SideEffect.COMMUNICATION: "contacts people",
+}
+"""What a tool does, in a person's words: the roster's rows (the class and its code are in the
+tool's detail)."""
+CONTROL_WORDS = "control tool"  # deferchat's own tools (tool.call, tool.search, ...): they reach nothing
+
+
+def effect_words(side_effect: str, origin: str = "") -> str:
+    """A roster row's words for what the tool does: "control tool" for deferchat's own, else
+    :data:`SIDE_EFFECT_WORDS` (the class itself for one the TUI does not know)."""
+    if origin == "control":
+        return CONTROL_WORDS
+    return SIDE_EFFECT_WORDS.get(side_effect, side_effect)
+
+
+STRATEGY_WORDS: dict[str, str] = {
+    "wrapper": "deferred tools are listed in an index and called through tool.call",
+    "anthropic": "deferred tools are found by Anthropic's own tool search",
+    "openai": "deferred tools are found by OpenAI's own tool search",
+    "active-tools": "deferred tools are found with tool.search and added as needed",
+}
+"""How the model reaches the deferred tools, in words: the header (the strategy's reason, with
+its design references, is the badge's tooltip and the plan inspector's)."""
+
+
+def first_key(keys: Callable[[str], str], action: str, default: str = "") -> str:
+    """An action's first key as a person reads it (F10, Tab, ctrl+r): ``keys`` is the app's
+    ``keys_for`` (the keymap's keys, comma-separated), ``default`` when it has none."""
+    key = (keys(action) or default).split(",")[0].strip()
+    if key[:1] == "f" and key[1:].isdigit():
+        return key.upper()
+    return key.capitalize() if key in ("tab", "enter", "escape") else key
+
+
+def tokens_words(n: int) -> str:
+    return f"{n:,} token" + ("" if n == 1 else "s")
 
 
 def is_read(side_effect: str | None) -> bool:

@@ -45,6 +45,13 @@ if TYPE_CHECKING:
     from core.store import Store
 
 BreakCause = Literal["tools", "system", "switch"]
+RequestStatus = Literal["done", "stopped", "interrupted", "failed"]
+_STATUSES: dict[str, RequestStatus] = {
+    "done": "done",
+    "stopped": "stopped",
+    "interrupted": "interrupted",
+    "failed": "failed",
+}
 CAUSES: tuple[BreakCause, ...] = ("tools", "system", "switch")
 EVENT_TYPES = ("usage", "prefix.break")
 
@@ -206,16 +213,32 @@ class Meter:
         )
         return found
 
-    def record(self, request: ModelRequest, usage: Usage, provider: str) -> ev.UsageEvent:
-        """``request``'s response is done: emit its usage and cost."""
+    def record(
+        self,
+        request: ModelRequest,
+        usage: Usage,
+        provider: str,
+        *,
+        status: RequestStatus = "done",
+        estimated: bool = False,
+        http_status: int | None = None,
+    ) -> ev.UsageEvent:
+        """``request``'s response is done (or ended otherwise, after the provider received it:
+        ``status``): emit its usage and cost."""
         event = ev.UsageEvent(
+            status=status,
+            estimated=estimated,
+            http_status=http_status,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_input_tokens=usage.cache_read_input_tokens,
             cache_creation_input_tokens=usage.cache_creation_input_tokens,
             provider=provider,
             model=request.model,
-            cost_usd=cost_usd(usage, price_for(provider, request.model, self.prices)),
+            # a request the provider refused bills nothing, priced or not
+            cost_usd=0.0
+            if http_status is not None
+            else cost_usd(usage, price_for(provider, request.model, self.prices)),
             prefix=str(self._prefix(request)),
         )
         self.emit(event)
@@ -273,10 +296,22 @@ class RequestUsage(_Counts):
     cache_write: int
     cost_usd: float | None
     breaks: tuple[tuple[BreakCause, str], ...] = ()
+    status: RequestStatus = "done"
+    estimated: bool = False  # some counts are estimates: the provider's usage never came
+    http_status: int | None = None  # a request the provider refused, with this status
 
     def to_json(self) -> dict[str, Any]:
         where = {"n": self.n, "turn_id": self.turn_id, "provider": self.provider, "model": self.model}
-        return {**where, **self.counts_json(), "prefix_breaks": [{"cause": c, "detail": d} for c, d in self.breaks]}
+        how = {"status": self.status, "estimated": self.estimated, "http_status": self.http_status}
+        breaks = [{"cause": c, "detail": d} for c, d in self.breaks]
+        return {**where, **how, **self.counts_json(), "prefix_breaks": breaks}
+
+    @property
+    def ended(self) -> str:
+        """How the request ended, in words ("" for a finished one)."""
+        if self.status == "failed":
+            return f"refused (HTTP {self.http_status})" if self.http_status else "failed"
+        return "" if self.status == "done" else self.status
 
 
 @dataclass
@@ -291,10 +326,12 @@ class UsageTotals(_Counts):
     cache_write: int = 0
     cost_usd: float | None = None
     unpriced: int = 0
+    estimated: int = 0  # requests whose counts are partly estimated (stopped or failed mid-answer)
     breaks: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CAUSES, 0))
 
     def add(self, r: RequestUsage) -> None:
         self.requests += 1
+        self.estimated += r.estimated
         self.input_tokens += r.input_tokens
         self.output_tokens += r.output_tokens
         self.cache_read += r.cache_read
@@ -319,6 +356,7 @@ class UsageTotals(_Counts):
             "requests": self.requests,
             **self.counts_json(),
             "unpriced_requests": self.unpriced,
+            "estimated_requests": self.estimated,
             "prefix_breaks": dict(self.breaks),
         }
 
@@ -345,6 +383,9 @@ def _request(n: int, turn_id: str | None, e: Mapping[str, Any], breaks: list[tup
         cache_write=int(e.get("cache_creation_input_tokens") or 0),
         cost_usd=float(cost) if cost is not None else None,
         breaks=tuple(breaks),
+        status=_STATUSES.get(str(e.get("status")), "done"),
+        estimated=bool(e.get("estimated")),
+        http_status=int(e["http_status"]) if isinstance(e.get("http_status"), int) else None,
     )
 
 
@@ -384,11 +425,12 @@ def ratio_text(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio:.0%}"
 
 
-def cost_text(cost: float | None, unpriced: int = 0) -> str:
-    """``$0.0123``; ``-`` when unknown; a partial sum says how many requests it leaves out."""
+def cost_text(cost: float | None, unpriced: int = 0, *, estimated: bool = False) -> str:
+    """``$0.0123``; ``-`` when unknown; a partial sum says how many requests it leaves out; ``~``
+    before a cost that is partly an estimate."""
     if cost is None:
         return "-"
-    text = f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
+    text = ("~" if estimated else "") + (f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}")
     return text + (f" (+{unpriced} unpriced)" if unpriced else "")
 
 
@@ -400,8 +442,10 @@ def totals_text(t: UsageTotals) -> str:
         f"out {tokens_text(t.output_tokens)}",
         f"cache read {tokens_text(t.cache_read)} / write {tokens_text(t.cache_write)}",
         f"hit {ratio_text(t.hit_ratio)}",
-        f"cost {cost_text(t.cost_usd, t.unpriced)}",
+        f"cost {cost_text(t.cost_usd, t.unpriced, estimated=bool(t.estimated))}",
     ]
+    if t.estimated:
+        parts.append(f"{t.estimated} estimated (stopped or failed before the provider's count came)")
     breaks = ", ".join(f"{c} {n}" for c, n in t.breaks.items() if n)
     parts.append(f"prefix breaks {t.prefix_breaks}" + (f" ({breaks})" if breaks else ""))
     return " · ".join(parts)
@@ -414,14 +458,15 @@ def row_cells(r: RequestUsage) -> tuple[str, ...]:
     """One request as :data:`COLUMNS` (the usage view, ``chats show --usage``, the export)."""
     where = f"{r.provider}/{r.model}" if r.provider else (r.model or "?")
     breaks = "; ".join(f"{c}: {d}" if d else c for c, d in r.breaks)
+    mark = "~" if r.estimated else ""  # an estimate, not the provider's count
     return (
-        str(r.n),
+        f"{r.n} {r.ended}".rstrip(),
         where,
-        f"{r.input_tokens:,}",
-        f"{r.output_tokens:,}",
+        f"{mark}{r.input_tokens:,}",
+        f"{mark}{r.output_tokens:,}",
         f"{r.cache_read:,}",
         f"{r.cache_write:,}",
         ratio_text(r.hit_ratio),
-        cost_text(r.cost_usd),
+        cost_text(r.cost_usd, estimated=r.estimated),
         breaks,
     )

@@ -23,24 +23,49 @@ from core.tools import Origin, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from core.mcp.client import McpManager
+    from core.mcp.config import McpConfig
+    from core.mcp.elicitation import Elicitor
+    from core.mcp.server import McpEvent
 
 DEMO_SERVERS_ENV = "DEFERCHAT_DEMO_SERVERS"  # "process": the demo servers as processes on stdio
+
+
+def servers_to_start(roster: Roster, config: McpConfig, start_demo: bool) -> tuple[McpConfig, tuple[str, ...]]:
+    """The servers a chat on ``roster`` starts: those ``config`` names (the user's, the project's,
+    ``--mcp-config``), and, with ``start_demo``, the demo's own for every server the roster
+    lists that the config does not (the embedded default). Returns the config and the demo's
+    servers in it. ``deferchat servers`` lists the same set (core.cli.servers)."""
+    if not start_demo:
+        return config, ()
+    from core.demo import DEMO_SERVERS, demo_config
+    from core.mcp.config import McpConfig
+
+    configured = {s.name for s in config.servers}
+    wanted = tuple(s for s in roster.servers() if s in DEMO_SERVERS and s not in configured)
+    if not wanted:
+        return config, ()
+    demo = McpConfig(servers=tuple(s for s in demo_config().servers if s.name in wanted))
+    return demo.merged(config), wanted
 
 
 class ChatServers:
     """The MCP servers one chat runs, and what they report."""
 
-    def __init__(self, emit: EventSink):
+    def __init__(
+        self, emit: EventSink, *, elicitor: Elicitor | None = None, tool_settings: dict[str, Any] | None = None
+    ):
         self._emit = emit
+        self.elicitor = elicitor  # who answers a server's request for input (core.mcp.elicitation)
+        self.tool_settings = tool_settings or {}  # [tools]: allow_private_hosts for remote servers' requests
         self.manager: McpManager | None = None
         self.status: dict[str, ev.ServerStatus] = {}
         self.changed: list[str] = []
         self.always_load: tuple[str, ...] = ()  # servers whose entry pins their tools ("alwaysLoad")
 
-    def _on_event(self, event: ev.ServerStatus | ev.RosterChanged) -> None:
+    def _on_event(self, event: McpEvent) -> None:
         if isinstance(event, ev.ServerStatus):
             self.status[event.server] = event
-        else:
+        elif isinstance(event, ev.RosterChanged):
             self.changed.append(event.server)
             event.message = event.message or (
                 f"server {event.server} changed its tools; this chat keeps its pinned plan, and a call "
@@ -49,28 +74,27 @@ class ChatServers:
         self._emit(event)
 
     async def start(self, roster: Roster, mcp_config: str | None, start_demo: bool) -> None:
-        from core.mcp.config import McpConfig, always_load_servers, load_mcp_config
+        from core.mcp.config import always_load_servers, load_mcp_config
 
-        config = load_mcp_config([mcp_config] if mcp_config else [])
-        self.always_load = always_load_servers(config)  # the demo servers pin nothing
-        configured = {s.name for s in config.servers}
+        own = load_mcp_config([mcp_config] if mcp_config else [])
+        self.always_load = always_load_servers(own)  # the demo servers pin nothing
+        config, wanted = servers_to_start(roster, own, start_demo)
         local: dict[str, Any] = {}
-        if start_demo:
-            from core.demo import DEMO_SERVERS, demo_config
+        if wanted and os.environ.get(DEMO_SERVERS_ENV) != "process":
+            from core.demo.servers import in_process
 
-            wanted = [s for s in roster.servers() if s in DEMO_SERVERS and s not in configured]
-            if wanted:
-                demo = demo_config()
-                config = McpConfig(servers=tuple(s for s in demo.servers if s.name in wanted)).merged(config)
-                if os.environ.get(DEMO_SERVERS_ENV) != "process":
-                    from core.demo.servers import in_process
-
-                    local = in_process(wanted)
+            local = in_process(list(wanted))
         if not config.servers:
             return
         from core.mcp.client import McpManager
 
-        self.manager = McpManager(config, on_event=self._on_event, in_process=local)
+        self.manager = McpManager(
+            config,
+            on_event=self._on_event,
+            in_process=local,
+            tool_settings=self.tool_settings,
+            elicitor=self.elicitor,
+        )
         await self.manager.start()
 
     def live_specs(self, roster: Roster) -> dict[str, ToolSpec]:

@@ -14,13 +14,14 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from core import events as ev
 from core.chat.blocks import well_formed
 from core.chat.eventlog import EventLog
-from core.chat.meter import Meter
+from core.chat.meter import Meter, RequestStatus
 from core.chat.options import TurnResult, TurnStatus
 from core.chat.stopping import STOP_REASON, STOPPED_ERROR, PartialResponse, settle_unanswered
 from core.context.prompt import compact
@@ -42,15 +43,25 @@ from core.providers.base import (
     ThinkingDelta,
     ToolSearchResult,
     ToolUse,
+    Usage,
     thinking_of,
 )
 from core.providers.portable import for_target
 from core.roster.models import RosterPlan
 from core.store import Store, TurnRow
 from core.tokens import TokenEstimator
-from core.tools import ToolSpec
+from core.tools import ToolSpec, canonical_json
 
 log = logging.getLogger("deferchat.turn")
+
+
+@dataclass
+class _Answered:
+    """What the provider answered one request with so far."""
+
+    answered: bool = False  # an item of its answer came (the provider received the request)
+    usage: Usage | None = None  # the last usage it reported
+
 
 HISTORY_BUDGET_TOKENS = 120_000
 YIELD_EVERY = 0.008  # seconds a stream's events are handled in a row before the loop gets a turn
@@ -110,6 +121,7 @@ class TurnLoop:
         self._task: asyncio.Task[Any] | None = None
         self._stopping = False
         self._partial: PartialResponse | None = None
+        self._cut_short: tuple[ModelRequest, _Answered] | None = None  # the request a stop cut short
         self._answered: dict[str, dict[str, Any]] = {}
 
     def use(self, provider: Provider, strategy: Strategy) -> None:
@@ -164,6 +176,7 @@ class TurnLoop:
         stop (the app closing) goes on up and leaves the turn open, as a killed process would."""
         task = asyncio.current_task()
         self._task, self._stopping, self._partial, self._answered = task, False, None, {}
+        self._cut_short = None
         try:
             return await work
         except asyncio.CancelledError:
@@ -194,6 +207,9 @@ class TurnLoop:
             text = partial.text
             if text.strip():
                 self.events.emit(ev.ModelText(text=text))
+            if self._cut_short is not None:  # the request the stop cut short, after its text (as a done one)
+                self._meter_unfinished(*self._cut_short, partial, "stopped")
+        self._cut_short = None
         history = self._history()
         if history and history[-1]["role"] == "assistant":
             content = history[-1]["content"]
@@ -252,7 +268,9 @@ class TurnLoop:
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 
-    async def send(self, text: str, *, replaces: str | None = None, wait: bool = False) -> TurnResult:
+    async def send(
+        self, text: str, *, replaces: str | None = None, wait: bool = False, blocks: Sequence[dict[str, Any]] = ()
+    ) -> TurnResult:
         """Send ``text`` as a new turn. ``replaces`` names an earlier user message that this one
         takes the place of: the new message branches from that one's parent, so what followed
         it is no longer sent to the model (the store keeps it, with its invocation rows).
@@ -268,7 +286,7 @@ class TurnLoop:
             msg_id = self.store.add_message(
                 self.chat_id,
                 "user",
-                [{"type": "text", "text": text}],
+                [{"type": "text", "text": text}, *blocks],  # blocks: attached resources, each enveloped
                 turn_id=None,
                 parent_id=parent,
                 replaces=replaces,
@@ -399,6 +417,40 @@ class TurnLoop:
         self._partial = partial = PartialResponse()
         ids = CallIds()  # every tool use gets an id of its own before anything stores it
         items = self.provider.stream(request)
+        seen = _Answered()  # what the provider answered so far: the meter counts a request cut short
+        try:
+            done = await self._read_stream(request, items, partial, ids, client_searches, seen)
+        except ProviderError as exc:
+            self._meter_unfinished(request, seen, partial, "failed", exc.status)
+            raise
+        except asyncio.CancelledError:
+            if self._stopping:  # counted once the stop has kept the partial answer (_stopped)
+                self._cut_short = (request, seen)
+            else:
+                self._meter_unfinished(request, seen, partial, "interrupted")
+            raise
+        if done is None:
+            self._meter_unfinished(request, seen, partial, "failed")
+            raise ProviderError(
+                "provider.incomplete", "the model's response ended before it was complete", retryable=True
+            )
+        done.content = ids.content(done.content)
+        for text, redacted in thinking_of(done.content):
+            emit(ev.ModelThinking(text=text, redacted=redacted))
+        return done, client_searches
+
+    async def _read_stream(
+        self,
+        request: ModelRequest,
+        items: Any,
+        partial: PartialResponse,
+        ids: CallIds,
+        client_searches: list[ServerToolUse],
+        seen: _Answered,
+    ) -> ResponseDone | None:
+        """Read one response's items, emitting their events; the response once it is done."""
+        done: ResponseDone | None = None
+        emit = self.events.emit
         loop = asyncio.get_running_loop()
         ran_since = loop.time()
         async with contextlib.AsyncExitStack() as closing:
@@ -442,16 +494,52 @@ class TurnLoop:
                     )
                 elif isinstance(item, ResponseDone):
                     done = item
-                elif isinstance(item, Retrying):  # the adapter waits before retrying: say how long
+                elif isinstance(item, Usage):
+                    seen.usage = item  # so far (Anthropic's message_start), or the whole response's
+                if isinstance(item, Retrying):  # the adapter waits before retrying: say how long
+                    if item.status is not None:  # an attempt the provider refused is a request it received
+                        self.meter.record(  # (before the wait's own event: the countdown ends on a usage)
+                            request, Usage(), self.provider.name, status="failed", http_status=item.status
+                        )
                     emit(ev.ProviderRetrying(seconds=item.seconds, attempt=item.attempt, reason=item.reason))
-        if done is None:
-            raise ProviderError(
-                "provider.incomplete", "the model's response ended before it was complete", retryable=True
-            )
-        done.content = ids.content(done.content)
-        for text, redacted in thinking_of(done.content):
-            emit(ev.ModelThinking(text=text, redacted=redacted))
-        return done, client_searches
+                else:
+                    seen.answered = True
+        return done
+
+    def _meter_unfinished(
+        self,
+        request: ModelRequest,
+        seen: _Answered,
+        partial: PartialResponse,
+        status: RequestStatus,
+        http_status: int | None = None,
+    ) -> None:
+        """Count a request that ended before its response was done, if the provider received it:
+        one it refused with an HTTP status (nothing to bill), or one it had begun to answer, with
+        the provider's usage where it came and deferchat's estimate of the rest otherwise
+        (marked ``estimated``). One the provider never answered is not counted."""
+        try:
+            if not seen.answered:
+                if http_status is not None:
+                    self.meter.record(request, Usage(), self.provider.name, status=status, http_status=http_status)
+                return
+            usage, estimated = seen.usage, False
+            if usage is None:
+                usage, estimated = Usage(input_tokens=self._prompt_tokens(request)), True
+            answer = partial.text + "".join(canonical_json(u) for u in partial.tool_uses)
+            written = self.estimator.count(answer) if answer else 0  # the answer so far, as the model wrote it
+            if written > usage.output_tokens:
+                usage, estimated = usage.model_copy(update={"output_tokens": written}), True
+            self.meter.record(request, usage, self.provider.name, status=status, estimated=estimated)
+        except Exception:  # the meter never stands in the way of a stop or of the failure's own report
+            log.exception("could not count an unfinished request")
+
+    def _prompt_tokens(self, request: ModelRequest) -> int:
+        """An estimate of ``request``'s prompt: its system text, tools and messages (each message
+        counted as the history's budget counts it, so the counts are the cached ones)."""
+        est = self.estimator
+        counted = est.count(request.system) + (est.count(canonical_json(request.tools)) if request.tools else 0)
+        return counted + sum(est.count(canonical_json(m)) for m in request.messages)
 
     async def _answer(
         self, turn_id: str, uses: list[dict[str, Any]], searches: list[ServerToolUse], *, resuming: bool = False

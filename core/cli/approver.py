@@ -23,6 +23,8 @@ APPROVE_CHOICES = ("yes", "no", "park")
 class TtyApprover:
     """Asks on the terminal when ``ask`` runs interactively without ``--approve``."""
 
+    who = "terminal"
+
     async def decide(self, request: ApprovalRequest) -> Decision:
         import asyncio
 

@@ -1,7 +1,9 @@
-"""``deferchat chats [list|show|export|rename|delete] [CHAT]``: the stored chats.
+"""``deferchat chats [list|show|export|rename|delete|grants] [CHAT]``: the stored chats.
 
 ``chats show ID --usage`` prints the chat's cost meter instead of its transcript (one row per
-model request, then the totals; ``--json``: one object, see docs/ARCHITECTURE.md)."""
+model request, then the totals; ``--json``: one object, see docs/ARCHITECTURE.md).
+``chats grants ID`` lists the chat's "allow for this chat" grants; ``--revoke TOOL`` (repeatable)
+or ``--all`` takes them back (:mod:`core.pipeline.grants`)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from core.cli.exits import EXIT_OK
 from core.display import safe
 
 if TYPE_CHECKING:
-    from core.store import Store
+    from core.store import GrantRow, Store
 
-ACTIONS = ("list", "show", "export", "rename", "delete")
+ACTIONS = ("list", "show", "export", "rename", "delete", "grants")
 _LIST_KEYS = ("id", "title", "provider", "model", "strategy", "status", "created_at", "updated_at")
 
 
@@ -40,13 +42,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if not args.chat_id:
         raise UsageError(f"chats {action} needs a chat id")
-    if action in ("rename", "delete"):
+    if action in ("rename", "delete") or (action == "grants" and (args.revoke or args.all)):
         store.require_writable()  # refused at once, before the chat is even looked up
     chat = store.find_chat(args.chat_id)
     if chat is None:
         raise UsageError(f"no chat {args.chat_id!r}")
     from core.export import chat_markdown
 
+    if action == "grants":
+        return _grants(store, chat.id, revoke=args.revoke, revoke_all=args.all, as_json=args.json)
     if action == "show" and getattr(args, "usage", False):
         return _show_usage(store, chat.id, as_json=args.json)
     if action in ("show", "export"):
@@ -87,3 +91,51 @@ def _show_usage(store: Store, chat_id: str, *, as_json: bool) -> int:
         output.out(safe("  ".join([*cells, row[-1]]).rstrip()))  # a break names tools: a server's words
     output.out(safe(f"total: {totals_text(usage.totals)}"))
     return EXIT_OK
+
+
+def _grants(store: Store, chat_id: str, *, revoke: list[str] | None, revoke_all: bool, as_json: bool) -> int:
+    """List the chat's grants, or revoke some (then list what was revoked)."""
+    from core.errors import UsageError
+    from core.pipeline import grants
+
+    if revoke and revoke_all:
+        raise UsageError("chats grants: pass --revoke TOOL or --all, not both")
+    if revoke or revoke_all:
+        active = {g.tool for g in store.grants(chat_id)}
+        missing = [t for t in revoke or () if t not in active]
+        if missing:
+            have = ", ".join(sorted(active)) or "none"
+            raise UsageError(
+                f"no active grant of {safe(', '.join(missing))} in this chat (its active grants: {safe(have)})"
+            )
+        rows = grants.revoke(store, chat_id, None if revoke_all else revoke, by="cli")
+        if as_json:
+            output.data(json.dumps({"chat_id": chat_id, "revoked": [g.tool for g in rows]}))
+        else:
+            for g in rows:
+                output.out(safe(f"revoked {g.tool}: it asks for your approval again at its next call"))
+            if not rows:
+                output.out("this chat has no grants to revoke")
+        return EXIT_OK
+    rows = grants.chat_grants(store, chat_id)
+    if as_json:
+        output.data(json.dumps({"chat_id": chat_id, "grants": [_grant_json(g) for g in rows]}))
+        return EXIT_OK
+    if not rows:
+        output.out("no grants: every tool that needs approval asks for it in this chat")
+        return EXIT_OK
+    for g in rows:
+        output.out(safe(f"{g.tool}  {grants.state(g)}"))  # a tool's name may be a server's
+    return EXIT_OK
+
+
+def _grant_json(g: GrantRow) -> dict[str, object]:
+    return {
+        "tool": g.tool,
+        "active": g.active,
+        "granted_at": g.created_at,
+        "granted_by": g.granted_by,
+        "approval_id": g.approval_id,
+        "revoked_at": g.revoked_at,
+        "revoked_by": g.revoked_by,
+    }

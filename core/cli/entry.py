@@ -26,7 +26,8 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
     try:
         return parser.parse_args(argv)
     except SystemExit as exc:
-        return int(exc.code or 0)
+        code = int(exc.code or 0)
+        return guarded(lambda: code)  # it flushes what argparse wrote: --help to a reader that left ends quietly
 
 
 def run(args: argparse.Namespace) -> int:

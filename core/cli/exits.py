@@ -39,7 +39,9 @@ def guarded(run: Callable[[], int]) -> int:
       (``DEFERCHAT_DEBUG=1`` raises it instead).
     """
     try:
-        return int(run())
+        code = int(run())
+        output.flush()  # here, not at exit: a reader that left is then seen below
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -49,6 +49,16 @@ def ask(prompt: str) -> str:
     return input(safe(prompt, multiline=True))
 
 
+def ask_on_stderr(prompt: str) -> str:
+    """A line typed at the terminal, after ``prompt`` on stderr (display-safe), so stdout stays
+    the transcript or the JSON events; EOFError when stdin has ended."""
+    err(prompt, end="")
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
+
+
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -110,7 +120,19 @@ def streams_gone(exc: OSError) -> None:
 
 
 def stdout_is_gone() -> bool:
-    """Whether a flush of stdout finds its reader gone (a broken pipe)."""
+    """Whether the reader of stdout has left. Asked of the descriptor (a pipe or a socket whose
+    other end is closed polls as an error or a hang-up): flushing again is no test, as the write
+    that failed may have dropped what it held, and the flush then succeeds."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
+            return True
+    except (OSError, ValueError, AttributeError):  # no descriptor (a test's capture), or no poll here
+        pass
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -41,16 +41,25 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.set_defaults(func=plan.run)
 
     p = sub.add_parser("ask", help="one headless turn (exit 0 done, 1 failed, 2 usage, 3 parked, 4 busy)")
-    p.add_argument("prompt")
+    p.add_argument("prompt", help="your message")
     add_roster_options(p)
     add_plan_options(p)
     p.add_argument("--provider", default=None, help="demo | script | anthropic | openai | openai-chat")
-    p.add_argument("--model", default=None)
-    p.add_argument("--base-url", default=None)
+    p.add_argument("--model", default=None, metavar="MODEL", help="the model (default: the provider's default model)")
+    p.add_argument(
+        "--base-url", default=None, metavar="URL", help="the provider's endpoint, e.g. an OpenAI-compatible server"
+    )
     p.add_argument("--script", default=None, metavar="FILE", help="replay model turns from FILE (provider script)")
     p.add_argument("--record", default=None, metavar="FILE", help="append each model request to FILE (JSON lines)")
-    p.add_argument("--strategy", choices=strategies, default=None)
-    p.add_argument("--chat", default=None, metavar="ID", help="continue this chat (its pinned plan is reused)")
+    p.add_argument(
+        "--strategy", choices=strategies, default=None, help="how deferred tools reach the model (default: auto)"
+    )
+    p.add_argument(
+        "--chat",
+        default=None,
+        metavar="ID",
+        help="continue this chat (its pinned plan is reused; an unfinished turn is closed as stopped first)",
+    )
     p.add_argument(
         "--wait",
         action="store_true",
@@ -68,51 +77,98 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     ask.add_switch_options(p)
     ask.add_system_option(p)
     ask.add_thinking_options(p)
+    ask.add_attach_option(p)
     p.set_defaults(func=ask.run)
 
     p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")
-    p.add_argument("chat")
+    p.add_argument("chat", metavar="CHAT", help="the chat's id (deferchat chats list)")
     p.add_argument(
         "--wait",
         action="store_true",
         help="if a turn of this chat runs in another process, wait for it (default: exit 4 at once)",
     )
-    p.add_argument("--approve", choices=approvals, default=None)
+    p.add_argument(
+        "--approve",
+        choices=approvals,
+        default=None,
+        help="answer its approvals: yes, no or park (default: ask on a terminal, park otherwise)",
+    )
     p.add_argument("--script", default=None, metavar="FILE", help="the script file, if it moved")
-    p.add_argument("--record", default=None, metavar="FILE")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--record", default=None, metavar="FILE", help="append each model request to FILE (JSON lines)")
+    p.add_argument("--json", action="store_true", help="print every event as one JSON line")
     p.set_defaults(func=resume.run)
 
-    p = sub.add_parser("chats", help="list, show, export, rename or delete chats")
-    p.add_argument("action", nargs="?", choices=list(chats.ACTIONS))
-    p.add_argument("chat_id", nargs="?")
+    p = sub.add_parser("chats", help="list, show, export, rename or delete chats, or see and revoke their grants")
+    p.add_argument("action", nargs="?", choices=list(chats.ACTIONS), help="what to do (default: list)")
+    p.add_argument("chat_id", nargs="?", metavar="ID", help="the chat (an id, or the start of one)")
     p.add_argument("--md", action="store_true", help="export: Markdown, with the tool calls")
     p.add_argument("--usage", action="store_true", help="show: the cost meter, per request and in total")
-    p.add_argument("--output", "-o", default=None, metavar="FILE")
-    p.add_argument("--title", default=None)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--output", "-o", default=None, metavar="FILE", help="export: write to FILE (default: stdout)")
+    p.add_argument("--title", default=None, help="rename: the new title")
+    p.add_argument(
+        "--revoke",
+        action="append",
+        default=None,
+        metavar="TOOL",
+        help='grants: take back this tool\'s "allow for this chat" grant (repeatable)',
+    )
+    p.add_argument("--all", action="store_true", help="grants: take back every grant of the chat")
+    p.add_argument(
+        "--json", action="store_true", help="list (one object per line), show --usage and grants: print JSON"
+    )
     p.set_defaults(func=chats.run)
 
     p = sub.add_parser("search", help="tool search as the model gets it (BM25 over SQLite FTS5)")
-    p.add_argument("query", nargs="?")
+    p.add_argument("query", nargs="?", help="what to search for (or --queries for a batch)")
     add_roster_options(p)
     p.add_argument("--tools", default=None, metavar="FILE.jsonl", help="search this catalog instead of a roster")
     p.add_argument("--queries", default=None, metavar="FILE.jsonl", help="batch: one {id, ranked} line per query")
     p.add_argument("--all", action="store_true", help="search every pinned tool, not only the deferred ones")
     p.add_argument("-k", type=int, default=5, help="how many results (default 5)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=search.run)
 
-    p = sub.add_parser("servers", help="MCP servers: status, tool count and definition tokens")
-    p.add_argument("--mcp-config", default=None, metavar="FILE", help="add this mcpServers file to the user's")
-    p.add_argument("--demo", action="store_true", help="the embedded demo servers")
+    p = sub.add_parser(
+        "servers",
+        help="MCP servers: status, tool count and definition tokens",
+        description="Start each MCP server the full-screen app would start for a new chat, list its status, "
+        "tools and definition tokens, then stop it: the servers of your mcp.json and of the project's "
+        ".mcp.json (once you approved it), and the offline demo's own servers (marked demo) for the roster's "
+        "servers that no file names. Exit 0 when every server is ready.",
+    )
+    p.add_argument(
+        "--mcp-config",
+        default=None,
+        metavar="FILE",
+        help="an mcpServers file to add to yours and the project's (its servers win on a name both have)",
+    )
+    p.add_argument("--demo", action="store_true", help="the offline demo's own servers only")
     p.add_argument(
         "--approve-project",
         default=None,
         metavar="FILE",
         help="approve this project MCP config (e.g. .mcp.json) as it is now: show what it runs, record it",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--login",
+        default=None,
+        metavar="NAME",
+        help="sign in to remote server NAME (OAuth): print the address to open in a browser, wait for the sign-in",
+    )
+    p.add_argument("--logout", default=None, metavar="NAME", help="forget the stored sign-in of server NAME")
+    p.add_argument(
+        "--resources",
+        action="store_true",
+        help="list each server's resources, resource templates and prompts (what ask --attach and the app offer)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=ask._seconds,
+        default=300.0,
+        metavar="S",
+        help="with --login: seconds to wait for the sign-in to finish (default 300)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per server")
     p.set_defaults(func=servers.run)
 
     p = sub.add_parser(
@@ -122,6 +178,6 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     p.set_defaults(func=models.run)
 
     p = sub.add_parser("doctor", help="check the store: integrity, schema version, files (exit 0 healthy, 1 not)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=doctor.run)
     return parser

@@ -75,6 +75,11 @@ def transcript_line(event: Any) -> str | None:
         return f"[tool {_s(event.name)}" + (f" via {_s(event.via)}" if event.via else "") + "]"
     if t == "tool.approval_required":
         return f"[approval required: {_s(event.name)} ({_s(event.side_effect)})]"
+    if t == "tool.approved" and event.granted:
+        return (
+            f"[approved {_s(event.name)} for the rest of this chat: "
+            f"`deferchat chats grants {_s(event.chat_id)} --revoke {_s(event.name)}` takes it back]"
+        )
     if t == "tool.approved":
         return f"[approved {_s(event.name)} ({_s(event.scope)})]"
     if t in ("tool.denied", "tool.failed"):
@@ -89,8 +94,14 @@ def transcript_line(event: Any) -> str | None:
         return f"[loaded {_s(', '.join(event.names))}]"
     if t == "server.status" and event.status == "failed":
         return f"[MCP server {_s(event.server)} failed: {_s(event.message)}]"
-    if t == "server.status" and event.status == "needs_approval":
+    if t == "server.status" and event.status in ("needs_approval", "needs_sign_in"):
         return f"[MCP server {_s(event.server)} {_s(event.message)}]"
+    if t == "mcp.resource.attached":
+        cut = ", cut" if event.truncated else ""
+        return f"[attached {_s(event.uri)} from {_s(event.server)}: {event.tokens:,} tokens{cut}]"
+    if t == "mcp.elicitation.answered":
+        why = f" ({_s(event.reason)})" if event.reason else ""
+        return f"[MCP server {_s(event.server)}'s request for input: {event.action}{why}]"
     if t == "provider.retrying":
         return f"[retrying in {event.seconds:g} s: {_s(event.reason)}]"
     if t == "error":
@@ -113,5 +124,5 @@ def server_failures_to_stderr(event: Any) -> None:
     """For commands that plan without a chat (``plan``, ``search``): say which MCP server failed."""
     if getattr(event, "type", "") == "server.status" and event.status == "failed":
         output.err(f"deferchat: MCP server {_s(event.server)} failed: {_s(event.message)}")
-    elif getattr(event, "type", "") == "server.status" and event.status == "needs_approval":
+    elif getattr(event, "type", "") == "server.status" and event.status in ("needs_approval", "needs_sign_in"):
         output.err(f"deferchat: MCP server {_s(event.server)} {_s(event.message)}")

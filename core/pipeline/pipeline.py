@@ -597,10 +597,10 @@ class Pipeline:
             ctx.store.decide_approval(appr_id, "denied")
             raise _Stop(codes.DENIED_APPROVAL, f"{name} was denied by the owner", denied=True)
         scope = "chat" if decision is Decision.ALLOW_CHAT else "once"
-        if scope == "chat":
-            ctx.store.grant(ctx.chat_id, name)
+        if scope == "chat":  # who answered, as the grants list shows it (core.pipeline.grants)
+            ctx.store.grant(ctx.chat_id, name, by=getattr(ctx.approver, "who", None), approval_id=appr_id)
         ctx.store.decide_approval(appr_id, "allowed", scope)
-        self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope=scope))
+        self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope=scope, granted=scope == "chat"))
         return True
 
     async def _changed_live(self, spec: ToolSpec) -> ToolSpec | None:

@@ -213,7 +213,9 @@ class SdkAdapter(ProviderBase):
                     if delay is None:
                         raise
                     attempt += 1
-                    yield Retrying(seconds=round(delay, 3), attempt=attempt, reason=self._retry_reason(exc))
+                    yield Retrying(
+                        seconds=round(delay, 3), attempt=attempt, reason=self._retry_reason(exc), status=_status_of(exc)
+                    )
                     await asyncio.sleep(delay)
             try:
                 async with contextlib.aclosing(self._read(opened, names)) as events:  # a stop closes it now
@@ -395,6 +397,13 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def _find(exc: BaseException, kind: type[Stall]) -> Stall | None:
     return next((e for e in _chain(exc) if isinstance(e, kind)), None)
+
+
+def _status_of(exc: BaseException) -> int | None:
+    """The HTTP status a provider answered with, if ``exc`` carries one (the cost meter counts such
+    an attempt as a request the provider received and refused)."""
+    status_error = _named(exc, "APIStatusError")
+    return int(status_error.response.status_code) if status_error is not None else None
 
 
 def _named(exc: BaseException, class_name: str) -> Any:

@@ -55,6 +55,7 @@ from core.providers.base import (
     ThinkingDelta,
     ToolSearchResult,
     ToolUse,
+    Usage,
 )
 from core.providers.profiles import ANTHROPIC
 from core.providers.wirenames import FUNCTION_KINDS, WireNames
@@ -313,7 +314,9 @@ class AnthropicProvider(SdkAdapter):
             try:
                 stopped = False
                 async for event in opened:
-                    if event.type == "text":
+                    if event.type == "message_start":  # the prompt's tokens, known before the answer
+                        yield _usage(event.message.usage)
+                    elif event.type == "text":
                         yield TextDelta(text=event.text)
                     elif event.type == "thinking":
                         yield ThinkingDelta(text=event.thinking)
@@ -340,13 +343,16 @@ class AnthropicProvider(SdkAdapter):
                 if found is not None:
                     yield found
         content = [c for c in (read_block(b.to_dict(), names)[1] for b in message.content) if c is not None]
-        u = message.usage
-        usage = usage_from(
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_read_input_tokens,
-            u.cache_creation_input_tokens,
-            input_includes_cache=False,
-        )
-        yield usage
+        yield (usage := _usage(message.usage))
         yield ResponseDone(stop_reason=message.stop_reason, content=content, usage=usage)
+
+
+def _usage(u: Any) -> Usage:
+    """Anthropic's usage (of ``message_start``, so far, or of the whole message) in our terms."""
+    return usage_from(
+        u.input_tokens,
+        u.output_tokens,
+        getattr(u, "cache_read_input_tokens", 0),
+        getattr(u, "cache_creation_input_tokens", 0),
+        input_includes_cache=False,
+    )

@@ -167,6 +167,7 @@ class Retrying(BaseModel):
     seconds: float
     attempt: int
     reason: str  # what failed, for people: "rate limited (HTTP 429)", "connection failed: ..."
+    status: int | None = None  # the HTTP status the provider answered the failed attempt with (None: no answer)
 
 
 ProviderEvent = (

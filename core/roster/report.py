@@ -6,6 +6,7 @@ Names, reasons and warnings can come from an MCP server or a roster file: every 
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from core.deferral.names import ACTIVE_TOOLS, WRAPPER
@@ -63,7 +64,15 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
-def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
+REASON_AT_LEAST = 40  # a narrower REASON column would wrap every reason over many lines
+
+
+def plan_table(plan: RosterPlan, *, reason_width: int = 90, width: int | None = None) -> str:
+    """The plan as a table. ``width``: fit the table to that many columns (the TUI's plan
+    inspector): every reason is shown whole, wrapped in its column, or, when the columns before
+    it leave it less than :data:`REASON_AT_LEAST`, on lines of its own under the tool's name.
+    Without ``width`` each reason is clipped to ``reason_width`` on the tool's one line (a
+    terminal, a pipe)."""
     lines = [
         safe(
             f"builder {plan.builder} \u00b7 agent {plan.agent.get('name')}@{plan.agent.get('version')} \u00b7 "
@@ -88,21 +97,32 @@ def plan_table(plan: RosterPlan, *, reason_width: int = 90) -> str:
                 origin,
                 safe(f"{t.side_effect}"),
                 f"{t.tokens:,}",
-                _clip(safe(t.reason), reason_width),
+                safe(t.reason) if width else _clip(safe(t.reason), reason_width),
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    starts = "  ".join(" " * w for w in widths) + "  "  # where REASON starts
+    in_column = width is None or width - len(starts) >= REASON_AT_LEAST
     for r in rows:
-        lines.append(
-            "  ".join(c.ljust(widths[i]) if i < 4 and i != 4 else c for i, c in enumerate(r[:4]))
-            + "  "
-            + r[4].rjust(widths[4])
-            + "  "
-            + r[5]
-        )
+        head = "  ".join(c.ljust(widths[i]) for i, c in enumerate(r[:4])) + "  " + r[4].rjust(widths[4]) + "  "
+        if width is None:
+            lines.append(head + r[5])
+        elif in_column:
+            wrapped = textwrap.wrap(r[5], width - len(head)) or [""]
+            lines += [head + wrapped[0], *(" " * len(head) + more for more in wrapped[1:])]
+        else:  # the reason under the name, on lines of its own (the header's REASON too)
+            indent = " " * (widths[0] + 2)
+            lines.append(head.rstrip())
+            lines += textwrap.wrap(r[5], width, initial_indent=indent, subsequent_indent=indent)
     if pinned:
         lines += ["", f"{PIN_MARK} always-load pin: the reason says what pins it"]
     if plan.warnings:
         lines.append("")
         lines += [f"warning: {safe(w)}" for w in plan.warnings]
+    if width:  # the lines above and below the table fit too
+        lines = [
+            part
+            for line in lines
+            for part in (textwrap.wrap(line, width, subsequent_indent="  ") if len(line) > width else [line])
+        ]
     return "\n".join(line.rstrip() for line in lines) + "\n"

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from core.store.ids import new_id, now
     from core.store.migrations import SCHEMA, SCHEMA_VERSION
     from core.store.paths import data_dir, default_db_path
-    from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, TurnRow
+    from core.store.rows import ApprovalRow, ChatRow, GrantRow, InvocationRow, MessageRow, TurnRow
     from core.store.store import Store
     from core.store.token_cache import TokenCache, open_token_cache
 
@@ -46,6 +46,7 @@ _WHERE = {
     "default_db_path": "core.store.paths",
     "ApprovalRow": "core.store.rows",
     "ChatRow": "core.store.rows",
+    "GrantRow": "core.store.rows",
     "InvocationRow": "core.store.rows",
     "MessageRow": "core.store.rows",
     "TurnRow": "core.store.rows",
@@ -59,6 +60,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "ApprovalRow",
     "ChatRow",
+    "GrantRow",
     "InvocationRow",
     "MessageRow",
     "Store",

@@ -146,6 +146,24 @@ class ApprovalRow(_Row):
 
 
 @dataclass(frozen=True, slots=True)
+class GrantRow(_Row):
+    """An "Allow for this chat" grant: active until ``revoked_at`` is set (a revoked grant keeps
+    its row, so the chat shows it as revoked after a restart)."""
+
+    chat_id: str
+    tool: str = ""
+    created_at: float = 0.0  # when it was (last) granted
+    granted_by: str | None = None  # who answered: "app", "terminal" (None: a grant from before 0008)
+    approval_id: str | None = None  # the approval it answered
+    revoked_at: float | None = None
+    revoked_by: str | None = None  # "app", "cli"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
 class TurnLeaseRow(_Row):
     chat_id: str
     owner: str = ""  # host/pid-namespace/pid/random: see core.store.lease

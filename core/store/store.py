@@ -22,7 +22,7 @@ from sqlite_utils import Database
 from core.store.database import StoreFile, immediate, open_file
 from core.store.errors import ChatBusy
 from core.store.ids import new_id, now
-from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, TurnLeaseRow, TurnRow, _Row
+from core.store.rows import ApprovalRow, ChatRow, GrantRow, InvocationRow, MessageRow, TurnLeaseRow, TurnRow, _Row
 from core.store.token_cache import TokenCache
 
 if TYPE_CHECKING:
@@ -481,13 +481,47 @@ class Store:
         return _first(_select(self.db, ApprovalRow, "select * from approvals where id = ?", [appr_id]))
 
     @_writes
-    def grant(self, chat_id: str, tool: str) -> None:
-        _insert(self.db, "grants", {"chat_id": chat_id, "tool": tool, "created_at": now()}, or_ignore=True)
+    def grant(self, chat_id: str, tool: str, *, by: str | None = None, approval_id: str | None = None) -> None:
+        """Allow ``tool`` for the rest of the chat; a revoked grant of it is made active again."""
+        self.db.execute(
+            "insert into grants (chat_id, tool, created_at, granted_by, approval_id) values (?, ?, ?, ?, ?) "
+            "on conflict (chat_id, tool) do update set created_at = excluded.created_at, "
+            "granted_by = excluded.granted_by, approval_id = excluded.approval_id, revoked_at = null, "
+            "revoked_by = null where grants.revoked_at is not null",
+            [chat_id, tool, now(), by, approval_id],
+        )
 
     @_reads
     def granted(self, chat_id: str, tool: str) -> bool:
-        row = self.db.execute("select 1 from grants where chat_id = ? and tool = ? limit 1", [chat_id, tool])
+        row = self.db.execute(
+            "select 1 from grants where chat_id = ? and tool = ? and revoked_at is null limit 1", [chat_id, tool]
+        )
         return row.fetchone() is not None
+
+    @_reads
+    def grants(self, chat_id: str, *, revoked: bool = False) -> list[GrantRow]:
+        """The chat's grants, oldest first: the active ones, and with ``revoked`` the revoked too."""
+        where = "" if revoked else " and revoked_at is null"
+        return _select(
+            self.db, GrantRow, f"select * from grants where chat_id = ?{where} order by created_at, tool", [chat_id]
+        )
+
+    @_writes
+    def revoke_grants(self, chat_id: str, tools: list[str] | None, *, by: str) -> list[GrantRow]:
+        """Revoke the chat's active grants of ``tools`` (None: all of them), in one statement;
+        the rows revoked, as they are now (a tool with no active grant is not among them)."""
+        where, params = "chat_id = ? and revoked_at is null", [chat_id]
+        if tools is not None:
+            if not tools:
+                return []
+            where += f" and tool in ({', '.join('?' for _ in tools)})"
+            params += tools
+        return _select(
+            self.db,
+            GrantRow,
+            f"update grants set revoked_at = ?, revoked_by = ? where {where} returning *",
+            [now(), by, *params],
+        )
 
     # turn leases (one turn per chat at a time, across processes: core.store.lease) ---------------
     def turn_lease(

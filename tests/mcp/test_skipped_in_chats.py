@@ -62,7 +62,7 @@ async def test_the_roster_panel_lists_the_rejected_tools(home, tmp_path):
         plan = app.roster.plan
         assert set(BAD_REASONS) <= set(plan.skipped_tool_names)
         headings = [str(o.prompt) for o in app.roster.options.options if (o.id or "").startswith("section:")]
-        assert headings[-1] == f"Skipped {len(plan.skipped_tool_names)}"
+        assert headings[-1] == f"\u25be Skipped {len(plan.skipped_tool_names)}"  # shown, not folded
         shown = app.roster.shown_names()
         for name, fragment in BAD_REASONS.items():
             assert name in shown

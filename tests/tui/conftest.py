@@ -79,6 +79,17 @@ async def settled(pilot: Any) -> None:
     await pilot.pause(0.05)
 
 
+async def interrupted_chat(engine: Engine, text: str = "what time is it?") -> str:
+    """A stored chat whose turn was cut off before the model answered (its process died): the
+    owner's message and a turn left ``running``. Returns the chat's id."""
+    session = await engine.open_chat(None, ChatOptions(start_demo_servers=False))
+    store = engine.store
+    msg = store.add_message(session.chat_id, "user", [{"type": "text", "text": text}], turn_id=None, parent_id=None)
+    store.start_turn(session.chat_id, msg)
+    await session.close()
+    return session.chat_id
+
+
 class Clock:
     """A settable clock for the approval bar's grace period."""
 

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from core.pipeline.approvals import ApprovalRequest, Decision, FixedApprover, QueueApprover
-from tests.tui.conftest import make_app, opened, send, settled, until
+from tests.tui.conftest import interrupted_chat, make_app, opened, send, settled, until
 from tui.controllers.approvals import ParkedAnswer
 from tui.state import AWAITING, DENIED, FAILED, ToolItem
 
@@ -162,15 +162,7 @@ async def test_an_app_that_ends_with_an_open_approval_leaves_it_for_the_reopened
 
 
 async def test_an_interrupted_turn_is_offered_and_resumed(engine) -> None:
-    session = await engine.open_chat(None, make_app(engine).options)
-    store = engine.store
-    msg = store.add_message(
-        session.chat_id, "user", [{"type": "text", "text": "what time is it?"}], turn_id=None, parent_id=None
-    )
-    store.start_turn(session.chat_id, msg)  # the process died before the model answered
-    await session.close()
-
-    app = make_app(engine, open_chat=session.chat_id)
+    app = make_app(engine, open_chat=await interrupted_chat(engine))  # the process died before the model answered
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot)
         await until(pilot, lambda: any("unfinished turn" in getattr(i, "text", "") for i in app.log_view.items))

@@ -116,6 +116,48 @@ async def test_plan_inspector_shows_the_plan_and_the_index_as_sent(engine) -> No
         await until(pilot, lambda: not isinstance(app.screen, PlanScreen))
 
 
+async def test_the_chats_list_shows_each_chats_id_and_c_copies_it(engine) -> None:
+    """--chat ID, ask --chat ID and /resume ID need the id: the list shows it and copies it."""
+    app = make_app(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot)
+        await send(pilot, "hello there")
+        await settled(pilot)
+        chat_id = app.session.chat_id
+        screen = await chats_screen(pilot)
+        table = screen.query_one(DataTable)
+        assert [str(c.label) for c in table.columns.values()][:3] == ["", "title", "id"]
+        assert str(table.get_row_at(0)[2]) == chat_id
+        await pilot.press("c")
+        assert app.clipboard == chat_id
+        assert any(f"deferchat --chat {chat_id}" in n.message for n in app._notifications)
+        assert "c copy id" in str(screen.query_one(".panel-help").render())
+
+
+async def test_the_plan_inspector_says_the_keys_that_switch_panes_and_shows_every_reason_whole(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        plan = app.session.plan
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen))
+        screen = app.screen
+        help_text = str(screen.query_one(".panel-help").render())
+        assert "Tab switches" not in help_text and "1 plan" in help_text and "2 index" in help_text
+        area = screen.query_one("#plan-table", TextArea)
+        await until(pilot, lambda: "\n           defined: control tool" in area.text)  # fitted: reasons under the names
+        width = area.scrollable_content_region.width
+        long = [line for line in area.text.splitlines() if len(line) > width]
+        assert not long, (width, long)  # nothing cut at 120 columns
+        flat = " ".join(area.text.split())
+        for tool in plan.tools:
+            assert " ".join(tool.reason.split()) in flat, tool.name  # every reason whole
+        tabs = screen.query_one("#plan-tabs")
+        for key, pane in (("2", "tab-index"), ("3", "tab-json"), ("1", "tab-plan")):
+            await pilot.press(key)
+            assert tabs.active == pane
+
+
 async def test_what_if_plans_side_by_side_without_replanning_the_chat(engine) -> None:
     app = make_app(engine)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -30,7 +30,7 @@ from tui import app as app_module
 from tui.app import DeferchatApp, EngineEvent
 from tui.screens import whatif
 from tui.screens.whatif import WhatIfScreen
-from tui.state import ToolItem
+from tui.state import CONTROL_WORDS, SIDE_EFFECT_WORDS, ToolItem
 from tui.widgets import roster as roster_module
 from tui.widgets.roster import summary_parts
 
@@ -169,23 +169,47 @@ def test_every_error_code_has_words_of_its_own() -> None:
     assert codes.describe("tool.something_new") == codes.describe(None) == "it failed"
 
 
-async def test_at_160_columns_the_rosters_token_counts_show(engine) -> None:
+ROW_WORDS = re.compile(
+    r"^\s*(?:\u2713 allowed \u00b7 )?(?:"
+    + "|".join(re.escape(w) for w in (*SIDE_EFFECT_WORDS.values(), CONTROL_WORDS))
+    + r")\b"
+)
+
+
+async def test_at_160_columns_the_rosters_rows_show_whole(engine) -> None:
     app = make_app(engine)
     async with app.run_test(size=(160, 40)) as pilot:
         await opened(pilot)
+        app.roster.toggle_section("defined")  # every tool listed
         options = app.roster.options
-        badges = r"^\s*(pure|ws-read|ws-write|net-read|net-write|comms)\b"
-        seen: set[str] = set()
+        servers: set[str] = set()
         for last in (0, len(options.options) - 1):  # the top of the list, then its end (the MCP tools)
             options.highlighted = last
             options.scroll_to_highlight()
             await pilot.pause(0.1)
-            lines = [line for line in rows_in(app, options.region) if re.match(badges, line)]
-            assert lines, "no tool is on screen"
-            for line in lines:
-                assert re.search(r" \d[\d,]* tok ", line), f"the token count is cut: {line!r}"
-            seen |= {line.split(" tok ", 1)[1].split()[0] for line in lines}
-        assert any(where.startswith("discovered:gmail_") for where in seen)
+            lines = rows_in(app, options.region)
+            words = [line for line in lines if ROW_WORDS.match(line)]
+            assert words, "no tool is on screen"
+            for line in words:  # what it does, then its tokens: never cut
+                assert re.search(r" \u00b7 \d[\d,]* tokens?\s*$", line), f"the token count is cut: {line!r}"
+            servers |= {m for line in lines for m in re.findall(r"\b(gmail_\w+|bland_\w+) \u26a0", line)}
+        assert {"gmail_personal", "gmail_work"} <= servers
+
+
+async def test_at_120x40_the_deferred_tools_are_on_the_first_screen(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        await pilot.pause(0.1)
+        plan = app.roster.plan
+        lines = [line.strip() for line in rows_in(app, app.roster.options.region)]
+        assert lines[0].startswith("\u25b8 Defined 30/30") and "Enter shows them" in lines[1]
+        assert lines[2].startswith("\u25be Indexed 17/40"), lines[:3]  # under the folded Defined
+        # the rest of the list is the deferred tools, two rows each, in the plan's order
+        names = [line.split()[0] for line in lines[3::2]]
+        short = [t.remote_name or t.name for t in map(plan.placement_of, plan.deferred_tool_names) if t]
+        assert len(names) >= 14 and names == short[: len(names)]
+        assert app.roster.options.scroll_y == 0
 
 
 @pytest.mark.parametrize("strategy", ["wrapper", "anthropic", "openai", "active-tools"])

@@ -8,7 +8,7 @@ from typing import Any
 
 from core.pipeline import codes
 from tests.streaming_server import serve
-from tests.tui.conftest import make_app, opened, send, settled, until
+from tests.tui.conftest import interrupted_chat, make_app, opened, send, settled, until
 from tui.app import DeferchatApp
 from tui.controllers.approvals import UNFINISHED
 from tui.screens.dialogs import Confirm
@@ -97,15 +97,9 @@ async def test_stop_and_quit_keeps_the_partial_answer_mid_stream(engine) -> None
 
 
 async def test_a_reopened_chat_with_an_unfinished_turn_takes_a_message_at_once(engine) -> None:
-    session = await engine.open_chat(None, make_app(engine).options)
-    store = engine.store
-    msg = store.add_message(
-        session.chat_id, "user", [{"type": "text", "text": "what time is it?"}], turn_id=None, parent_id=None
-    )
-    store.start_turn(session.chat_id, msg)  # the process died before the model answered
-    await session.close()
+    chat_id = await interrupted_chat(engine)
 
-    app = make_app(engine, open_chat=session.chat_id)
+    app = make_app(engine, open_chat=chat_id)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot)
         await until(pilot, lambda: any(isinstance(i, NoteItem) and i.text == UNFINISHED for i in app.log_view.items))
@@ -114,19 +108,13 @@ async def test_a_reopened_chat_with_an_unfinished_turn_takes_a_message_at_once(e
         assert app.session is not None and app.session.parked() is None
         assert users(app)[-1] == "what time is it now?"
         assert any(isinstance(i, AssistantItem) and i.text.startswith("It is ") for i in app.log_view.items)
-    assert turns(engine, session.chat_id) == ["stopped", "done"]
+    assert turns(engine, chat_id) == ["stopped", "done"]
 
 
 async def test_f5_resumes_a_reopened_chats_unfinished_turn(engine) -> None:
-    session = await engine.open_chat(None, make_app(engine).options)
-    store = engine.store
-    msg = store.add_message(
-        session.chat_id, "user", [{"type": "text", "text": "what time is it?"}], turn_id=None, parent_id=None
-    )
-    store.start_turn(session.chat_id, msg)
-    await session.close()
+    chat_id = await interrupted_chat(engine)
 
-    app = make_app(engine, open_chat=session.chat_id)
+    app = make_app(engine, open_chat=chat_id)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot)
         await until(pilot, lambda: any(isinstance(i, NoteItem) and i.text == UNFINISHED for i in app.log_view.items))
@@ -134,4 +122,4 @@ async def test_f5_resumes_a_reopened_chats_unfinished_turn(engine) -> None:
         await until(pilot, lambda: app.session is not None and app.session.parked() is None)
         await settled(pilot)
         assert any(isinstance(i, AssistantItem) and i.text.startswith("It is ") for i in app.log_view.items)
-    assert turns(engine, session.chat_id) == ["done"]
+    assert turns(engine, chat_id) == ["done"]

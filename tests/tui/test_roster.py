@@ -28,17 +28,32 @@ async def test_production_roster_counts_and_budgets(engine) -> None:
             17,
             0,
         )
+        # Defined starts folded to its heading, so the deferred tools are on the first screen
         assert headings(app) == [
-            f"Defined 30/30 \u00b7 {plan.definition_tokens:,}/9,000 tok",
-            f"Indexed 17/40 \u00b7 {plan.index_tokens:,}/2,000 tok",
-            "Skipped 0",
+            f"\u25b8 Defined 30/30 \u00b7 {plan.definition_tokens:,}/9,000 tok\n  30 tools \u00b7 Enter shows them",
+            f"\u25be Indexed 17/40 \u00b7 {plan.index_tokens:,}/2,000 tok",
+            "\u25be Skipped 0",
         ]
-        assert len(app.roster.shown_names()) == 47
+        assert app.roster.shown_names() == list(plan.deferred_tool_names)
         start = prompt_of(app, "mcp.bland_call.start_call")
-        assert "start_call" in start and "discovered:bland_call" in start
-        assert "net-write" in start and "untrusted" in start
+        # in words: what it does and its tokens; its server, and that its text is the server's
+        assert start.splitlines() == ["    start_call  bland_call \u26a0", "    sends to the internet \u00b7 42 tokens"]
+        for code in ("net-write", "NETWORK_WRITE", "discovered", "tok "):
+            assert code not in start
+        app.roster.options.focus()
+        app.roster.options.highlighted = 0  # the Defined heading: Enter shows its tools
+        await pilot.press("enter")
+        await until(pilot, lambda: len(app.roster.shown_names()) == 47)
+        assert headings(app)[0] == f"\u25be Defined 30/30 \u00b7 {plan.definition_tokens:,}/9,000 tok"
         time_now = prompt_of(app, "time.now")
-        assert "configured" in time_now and "pure" in time_now and "untrusted" not in time_now
+        assert time_now.splitlines()[1].strip() == "changes nothing \u00b7 93 tokens" and "\u26a0" not in time_now
+        assert prompt_of(app, "tool.call").splitlines()[1].strip() == "control tool \u00b7 89 tokens"
+        assert "reads your files" in prompt_of(app, "memory.search")
+        assert "changes your files" in prompt_of(app, "memory.save")
+        assert "contacts people" in prompt_of(app, "notify.owner")
+        app.roster.options.highlighted = 0
+        await pilot.press("enter")  # and folds them again
+        await until(pilot, lambda: len(app.roster.shown_names()) == 17)
 
 
 async def test_filter_narrows_the_list(engine) -> None:
@@ -55,8 +70,10 @@ async def test_filter_narrows_the_list(engine) -> None:
         await until(pilot, lambda: len(app.roster.shown_names()) == 11)
         plan = app.roster.plan
         assert all(plan.placement_of(n).side_effect == "NETWORK_WRITE" for n in app.roster.shown_names())
-        await pilot.press("escape")
-        await until(pilot, lambda: len(app.roster.shown_names()) == 47)
+        app.roster.filter.value = "writes bland"  # the words a person types: what it does, its server
+        await until(pilot, lambda: app.roster.shown_names() == ["mcp.bland_call.start_call"])
+        await pilot.press("escape")  # the filter shows every section's matches; cleared, Defined is folded again
+        await until(pilot, lambda: len(app.roster.shown_names()) == 17)
 
 
 async def test_called_tools_are_marked_live(engine) -> None:
@@ -153,6 +170,7 @@ async def test_a_live_mark_keeps_the_list_where_the_reader_left_it(engine) -> No
     app = make_app(engine)
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(pilot)
+        app.roster.toggle_section("defined")  # every tool listed: the list is long enough to scroll
         options = app.roster.options
         options.scroll_to(y=20, animate=False, immediate=True)
         await pilot.pause(0.05)

@@ -99,3 +99,9 @@ def test_a_registered_command_reads_back_with_its_arguments(name: str, args: str
     read = reg.read(f"/{name} {args}")
     assert read.kind == "command" and read.command is not None and read.command.name == name
     assert read.args == args.strip()
+
+
+@pytest.mark.parametrize("bad", ["model\n", "model ", " model", "mcp  login", "", "a/b", "Model"])
+def test_a_name_is_checked_whole(bad: str) -> None:
+    with pytest.raises(ValueError, match="name"):
+        SlashCommand(bad, "x", action="x")

@@ -8,15 +8,19 @@ Update after a deliberate change: ``pytest tests/tui/test_snapshots.py --snapsho
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
+import core.store.store
 from core.engine import Engine
+from core.pipeline import grants
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
 from tui.screens.chats import ChatsScreen
+from tui.screens.permissions import PermissionsScreen
 from tui.screens.plan import PlanScreen
 from tui.screens.tool import ToolScreen
 from tui.screens.whatif import WhatIfScreen
@@ -137,7 +141,11 @@ def test_what_if_threshold(snap_compare, engine: Engine) -> None:
     assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(compared))
 
 
-def test_chats_list(snap_compare, engine: Engine) -> None:
+def test_chats_list(snap_compare, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the list shows each chat's id: ids made in order, so the picture is the same on every run
+    made = itertools.count(1)
+    monkeypatch.setattr(core.store.store, "new_id", lambda prefix: f"{prefix}_{next(made):016x}")
+
     async def listed(pilot: Any) -> None:
         app = pilot.app
         await send(pilot, "show me")
@@ -152,3 +160,22 @@ def test_chats_list(snap_compare, engine: Engine) -> None:
 
     app = make_app(engine, script=str(SCRIPTS / "code_answer.json"))
     assert snap_compare(app, terminal_size=(110, 34), run_before=shot(listed))
+
+
+def test_permissions_screen(snap_compare, engine: Engine) -> None:
+    async def listed(pilot: Any) -> None:
+        app = pilot.app
+        chat = app.session.chat_id
+        store = engine.store
+        store.grant(chat, "mcp.bland_call.start_call", by="app")
+        store.grant(chat, "schedule.update", by="terminal")
+        grants.revoke(store, chat, ["mcp.bland_call.start_call"], by="cli")
+        store.db.execute(  # fixed times: the screen shows them in local time
+            "update grants set created_at = ?, revoked_at = case when revoked_at is null then null else ? end",
+            [FIXED_TIME, FIXED_TIME + 120],
+        )
+        store.db.conn.commit()
+        await pilot.press("f12")
+        await until(pilot, lambda: isinstance(app.screen, PermissionsScreen) and app.screen.rows)
+
+    assert snap_compare(make_app(engine), terminal_size=(110, 34), run_before=shot(listed))

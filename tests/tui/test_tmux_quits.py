@@ -22,7 +22,7 @@ import pytest
 from core.export import STOPPED_MARK
 from core.providers.wirenames import encode
 from tests.helpers import subprocess_env
-from tests.streaming_server import serve_process
+from tests.streaming_server import ServerProcess, serve_process
 from tests.tui.test_tmux_smoke import Tmux, deferchat_binary
 from tests.tui.test_tmux_streaming import ANSWER_TEXT, deferchat, progress, words
 from tui.controllers.approvals import UNFINISHED
@@ -50,6 +50,15 @@ def ended(tmux: Tmux, timeout: float = 20) -> bool:
 def say(tmux: Tmux, text: str) -> None:
     tmux("send-keys", "-t", "smoke", "-l", text)
     tmux("send-keys", "-t", "smoke", "Enter")
+
+
+def streaming(tmux: Tmux, server: ServerProcess) -> None:
+    """A new chat on the loopback server, well into its long answer."""
+    start(tmux, "--provider", "openai-chat", "--model", "loopback", "--base-url", server.url_for("openai-chat"))
+    tmux.wait_for("openai-chat/loopback", "defined", timeout=60)
+    say(tmux, "write me the long answer")
+    server.wait_for(1, timeout=20)
+    time.sleep(1.5)
 
 
 def the_chat(home: Path) -> str:
@@ -80,14 +89,9 @@ def test_quit_mid_stream_and_mid_approval_asks_keeps_the_answer_and_the_chat_tak
         {"parts": [{"text": "Third answer, after the second quit."}]},
     )
     with serve_process(script(tmp_path, *responses), log=tmp_path / "server.log", timeout=300) as server:
-        url = server.url_for("openai-chat")
         tmux = Tmux(f"deferchat-quits-{os.getpid()}", subprocess_env(home))
         try:
-            start(tmux, "--provider", "openai-chat", "--model", "loopback", "--base-url", url)
-            tmux.wait_for("openai-chat/loopback", "defined", timeout=60)
-            say(tmux, "write me the long answer")
-            server.wait_for(1, timeout=20)
-            time.sleep(1.5)  # well into the answer
+            streaming(tmux, server)
             tmux("send-keys", "-t", "smoke", "C-q")
             tmux.wait_for("A turn is running. Quit and stop it?", "Stay (n)", timeout=10)
             tmux("send-keys", "-t", "smoke", "n")  # stay: the answer goes on
@@ -151,14 +155,9 @@ def test_a_chat_killed_mid_answer_reopens_f5_resumes_it_and_the_next_message_is_
         {"parts": [{"text": "And the next message is answered too."}]},
     )
     with serve_process(script(tmp_path, *responses), log=tmp_path / "server.log", timeout=300) as server:
-        url = server.url_for("openai-chat")
         tmux = Tmux(f"deferchat-kill-{os.getpid()}", subprocess_env(home))
         try:
-            start(tmux, "--provider", "openai-chat", "--model", "loopback", "--base-url", url)
-            tmux.wait_for("openai-chat/loopback", "defined", timeout=60)
-            say(tmux, "write me the long answer")
-            server.wait_for(1, timeout=20)
-            time.sleep(1.0)
+            streaming(tmux, server)
             pid = int(tmux("display-message", "-p", "-t", "smoke", "#{pane_pid}").stdout.strip())
             os.kill(pid, signal.SIGKILL)  # nothing is stopped, nothing is stored beyond what was
             assert ended(tmux)

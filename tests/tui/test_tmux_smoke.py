@@ -51,14 +51,29 @@ class Tmux:
             time.sleep(0.2)
         raise AssertionError(f"timed out waiting for {texts!r}; the screen was:\n{screen}")
 
+    def wait_gone(self, text: str, timeout: float = 30.0) -> str:
+        """Wait until ``text`` is off the screen (e.g. the turn's "Esc stops" once it ended)."""
+        deadline = time.monotonic() + timeout
+        screen = self.screen()
+        while text in screen and time.monotonic() < deadline:
+            time.sleep(0.2)
+            screen = self.screen()
+        assert text not in screen, f"{text!r} still on the screen:\n{screen}"
+        return screen
+
     def alive(self) -> bool:
         return self("has-session", "-t", "smoke", check=False).returncode == 0
 
     def quit(self, timeout: float = 20.0) -> None:
-        """ctrl+q, and wait (up to ``timeout``) for the app to end."""
+        """ctrl+q, and wait (up to ``timeout``) for the app to end; while a turn still runs the app
+        asks first, and this answers *Quit and stop* (y)."""
         self("send-keys", "-t", "smoke", "C-q")
         deadline = time.monotonic() + timeout
+        answered = False
         while self.alive() and time.monotonic() < deadline:
+            if not answered and "Quit and stop (y)" in self.screen():
+                self("send-keys", "-t", "smoke", "y")
+                answered = True
             time.sleep(0.2)
 
 
@@ -89,10 +104,8 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
         assert "Waiting for your approval" not in screen  # the bar is gone
         assert "Call queued" in tmux.wait_for("Call queued", timeout=15)
 
-        tmux("send-keys", "-t", "smoke", "C-q")
-        deadline = time.monotonic() + 20
-        while tmux.alive() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        tmux.wait_gone("Esc stops")  # the turn has ended: ctrl+q quits without asking
+        tmux.quit()
         assert not tmux.alive(), "deferchat did not exit on ctrl+q"
     finally:
         tmux("kill-server", check=False)

@@ -10,6 +10,7 @@ from core import events as ev
 from core.chat.meter import tokens_text
 from tests.tui.conftest import make_app, opened, settled, until
 from tests.tui.conftest import send as submit
+from tests.tui.test_layout import shown
 from tui.app import EngineEvent
 from tui.screens.system_prompt import COSTLY, FREE, SystemPromptScreen
 from tui.screens.usage import UsageScreen
@@ -118,3 +119,62 @@ async def test_the_header_shows_dollars_only_when_known(engine) -> None:
         await until(pilot, lambda: header.totals.requests == 2)
         assert str(header.usage.render()) == "\u2191800 \u219340 cache hit 75% $0.0125+?"  # one request unpriced
         assert "some requests have no price" in str(header.usage.tooltip)
+
+
+async def test_at_80_columns_the_header_keeps_the_dollars_and_the_title_gives_way(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot)
+        header = app.header_bar
+        header.set_title("start a call to +1 555 0100 about the invoice, then move my standup")
+        app.post_message(
+            EngineEvent(ev.UsageEvent(input_tokens=4468, output_tokens=80, cost_usd=0.0123), app.generation)
+        )
+        await until(pilot, lambda: header.totals.requests == 1)
+        await pilot.pause(0.05)
+        usage = str(header.usage.render())
+        assert usage == "\u21914,468 \u219380 cache hit 0% $0.0123"
+        row = shown(app, header.region)
+        assert row.endswith(usage)  # whole, at the right edge
+        assert header.usage.region.right <= 80 and header.usage.region.width >= len(usage)
+        assert "start a call" in row and "\u2026" in row  # the title is cut, not the dollars
+        assert "demo/demo-1" in row  # the model's name stays while the title can give way
+        # narrower still: the strategy's badge goes before the model's name is cut
+        await pilot.resize_terminal(60, 24)
+        await pilot.pause(0.1)
+        row = shown(app, header.region)
+        assert row.endswith(usage) and "demo/demo-1" in row and not header.badge.display
+
+
+async def test_estimated_requests_are_marked_in_the_header_and_the_usage_view(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 32)) as pilot:
+        await opened(pilot)
+        header = app.header_bar
+        post = app.session.emit  # stored (the usage view reads the store) and shown
+        post(ev.UsageEvent(input_tokens=1000, output_tokens=50, cost_usd=0.01, provider="demo", model="demo-1"))
+        await until(pilot, lambda: header.totals.requests == 1)
+        assert "~" not in str(header.usage.render()) and "estimated" not in str(header.usage.tooltip)
+        post(
+            ev.UsageEvent(
+                input_tokens=900,
+                output_tokens=12,
+                cost_usd=0.002,
+                status="stopped",
+                estimated=True,
+                provider="demo",
+                model="demo-1",
+            )
+        )
+        await until(pilot, lambda: header.totals.requests == 2)
+        assert str(header.usage.render()) == "\u2191~1,900 \u2193~62 cache hit 0% ~$0.0120"
+        assert "1 of them estimated: stopped or failed before the provider counted them" in str(header.usage.tooltip)
+        await pilot.press("f7")
+        await until(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.query("#usage-table"))
+        table = app.screen.query_one("#usage-table", DataTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert rows[0][:4] == ["1", "demo/demo-1", "1,000", "50"] and rows[0][7] == "$0.0100"
+        assert rows[1][:4] == ["2 stopped", "demo/demo-1", "~900", "~12"] and rows[1][7] == "~$0.0020"
+        title = str(app.screen.query_one(".panel-title").render())
+        assert "2 requests" in title and "cost ~$0.0120" in title and "1 estimated" in title
+        assert "~ : an estimate" in str(app.screen.query_one("#usage-estimated").render())

@@ -32,7 +32,7 @@ def test_the_pin_mark_takes_the_gap_before_the_name_and_only_on_pins():
     assert len(str(tool_prompt(pinned, set()))) == len(str(tool_prompt(pinned, set())).replace(PIN_MARK, " "))
     assert "pinned" in tool_words(pinned, set()) and "pinned" not in tool_words(plain, set())
     assert f"{PIN_MARK} 2 pinned" in "".join(p if isinstance(p, str) else p[0] for p in summary_parts(plan))
-    assert f"{PIN_MARK} pinned" in str(legend(plan)) and PIN_MARK not in str(legend(_plan()))
+    assert f"{PIN_MARK}pinned" in str(legend(plan)) and PIN_MARK not in str(legend(_plan()))
     assert "pinned" not in "".join(p if isinstance(p, str) else p[0] for p in summary_parts(_plan()))
 
 
@@ -43,7 +43,7 @@ async def test_the_panel_shows_pins_first_and_the_tool_screen_says_why():
         names = app.panel.shown_names()
         assert names[0] == "mcp.crm.update"  # defined first (nothing is deferred, so no tool.call)
         assert PIN_MARK in str(app.panel.options.get_option("mcp.crm.update").prompt)
-        assert f"{PIN_MARK} pinned" in str(app.panel.legend.render())
+        assert f"{PIN_MARK}pinned" in str(app.panel.legend.render())
         app.panel.filter.value = "pinned"
         await pilot.pause()
         assert app.panel.shown_names() == ["mcp.crm.update"]

@@ -573,7 +573,8 @@ async def test_usage_reports_cache_reads_and_writes():
             model="m", system="", messages=[user("hi")], tools=weather_tools(SEARCH_FACTS["bm25"], "get_weather")
         ),
     )
-    [usage] = kinds(events, "usage")
+    [early, usage] = kinds(events, "usage")  # message_start's (so far: a server search adds more), then the whole
+    assert (early.input_tokens, early.cache_read_input_tokens, early.cache_creation_input_tokens) == (699, 1200, 300)
     assert usage.model_dump() == {
         "kind": "usage",
         "input_tokens": 1630,

@@ -414,7 +414,7 @@ async def test_adapter_streams_deltas_over_time_then_the_tool_call(wire: str) ->
     assert text[0][0] < server.requests[1]["last_chunk"]  # the first words arrived while the server still sent
     [call] = [e for _, e in events if isinstance(e, ToolUse)]
     assert (call.name, call.input, call.raw_name) == (TOOL, {"city": "Oslo"}, None)
-    usage = next(e for _, e in events if isinstance(e, Usage))
+    usage = [e for _, e in events if isinstance(e, Usage)][-1]  # the last: the whole response's
     assert (usage.input_tokens, usage.output_tokens) == (50, 70)
     done = events[-1][1]
     assert isinstance(done, ResponseDone) and done.stop_reason == "tool_use"
@@ -582,7 +582,7 @@ async def test_a_retry_after_within_the_cap_is_waited_out_and_announced(wire: st
         events, error = await timed(p, request())
     assert error is None and "".join(t for _, t in deltas(events)) == "after the wait"
     first_at, retrying = events[0]
-    assert retrying == Retrying(seconds=1.0, attempt=1, reason="rate limited (HTTP 429)")
+    assert retrying == Retrying(seconds=1.0, attempt=1, reason="rate limited (HTTP 429)", status=429)
     assert not any(isinstance(e, Retrying) for _, e in events[1:])
     first, second = server.requests
     assert (first["outcome"], second["outcome"]) == ("status", "completed")

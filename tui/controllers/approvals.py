@@ -32,6 +32,8 @@ class ParkedAnswer:
     """Answers one parked approval with the owner's decision, and hands any later request
     in the resumed turn to the live queue (a fixed answer must not approve what comes next)."""
 
+    who = "app"  # a grant given here was given by the person in the app (core.pipeline.grants)
+
     def __init__(self, approval_id: str, decision: Decision, then: QueueApprover) -> None:
         self.approval_id = approval_id
         self.decision = decision

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.errors import UserFacingError
-from tui.controllers.host import Host
+from tui.controllers.host import Host, open_chat
 from tui.controllers.sessions import Sessions
 
 if TYPE_CHECKING:
@@ -127,9 +127,8 @@ class ChatOps:
         once, the rest listed in a worker thread; ``refresh``: every server asked again, the
         palette's *List the provider's models*), any ``provider:model`` or bare name typed."""
         host = self.host
-        session = host.session
+        session = open_chat(host)
         if session is None:
-            host.notify("No chat is open.", severity="warning")
             return
         from core.chat.switch import usable_providers
         from core.providers.listing import Listing, fresh_listing, list_now
@@ -159,9 +158,8 @@ class ChatOps:
         """Continue the open chat on ``provider`` / ``model`` (what is not named stays as the
         chat has it on its provider, else comes from the settings: ``owner_target``)."""
         host = self.host
-        session = host.session
+        session = open_chat(host)
         if session is None:
-            host.notify("No chat is open.", severity="warning")
             return
         from core.chat.switch import owner_target
 
@@ -188,9 +186,8 @@ class ChatOps:
 
     def edit_system_prompt(self) -> None:
         host = self.host
-        session = host.session
+        session = open_chat(host)
         if session is None:
-            host.notify("No chat is open.", severity="warning")
             return
         prompt = session.prompt
 

@@ -166,3 +166,10 @@ class Host(Protocol):
     async def run_action(self, action: str) -> bool: ...
 
     def get_key_display(self, binding: Binding) -> str: ...
+
+
+def open_chat(host: Host) -> ChatSession | None:
+    """The open chat; None, and the owner told so, when none is (an action that needs one)."""
+    if host.session is None:
+        host.notify("No chat is open.", severity="warning")
+    return host.session

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("deferchat.tui")
 
-NOT_YET = "not in this version yet"
-
 
 class Slash:
     def __init__(self, host: Host, drafts: Drafts, chat_ops: ChatOps) -> None:
@@ -199,7 +197,8 @@ class Slash:
 
 
 def app_commands(host: Host, chat_ops: ChatOps, slash: Slash) -> list[SlashCommand]:
-    """The app's own commands, each mirroring a palette entry (:data:`tui.app.COMMANDS`)."""
+    """The app's own commands, each mirroring a palette entry (:data:`tui.app.COMMANDS`); the
+    other rooms add theirs (/permissions: tui/controllers/permissions.py)."""
 
     def open_chat(args: str) -> None:
         row = host.store.find_chat(args)
@@ -232,9 +231,6 @@ def app_commands(host: Host, chat_ops: ChatOps, slash: Slash) -> list[SlashComma
         if host.session is not None:
             await chat_ops.export_chat(host.session.chat_id, to=args)
 
-    def permissions() -> str | None:
-        return None if callable(getattr(host, "action_permissions", None)) else NOT_YET
-
     return [
         SlashCommand("new", "Open a new chat", action="new_chat"),
         SlashCommand("chats", "List the chats (with their ids): open, rename, delete, export", action="chats"),
@@ -255,12 +251,6 @@ def app_commands(host: Host, chat_ops: ChatOps, slash: Slash) -> list[SlashComma
             complete=models,
         ),
         SlashCommand("cost", "Usage and cost, request by request", action="usage"),
-        SlashCommand(
-            "permissions",
-            "What this chat may do without asking",
-            action="permissions",
-            available=permissions,
-        ),
         SlashCommand("system", "Edit this chat's system prompt", action="system_prompt"),
         SlashCommand("plan", "The plan inspector", action="plan"),
         SlashCommand("whatif", "The plan under another strategy, policy or caps", action="whatif"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tui.controllers.host import Host
+from tui.controllers.host import Host, open_chat
 from tui.controllers.sessions import Sessions
 
 if TYPE_CHECKING:
@@ -20,11 +20,8 @@ class Views:
 
     def _open_plan(self) -> RosterPlan | None:
         """The open chat's plan; None (and the owner told) when no chat is open."""
-        session = self.host.session
-        if session is None or session.plan is None:
-            self.host.notify("No chat is open.", severity="warning")
-            return None
-        return session.plan
+        session = open_chat(self.host)
+        return session.plan if session is not None else None
 
     def plan(self) -> None:
         if (plan := self._open_plan()) is not None:
@@ -39,9 +36,8 @@ class Views:
             self.host.push_screen(WhatIfScreen(plan, self.host.engine.estimator))
 
     def usage(self) -> None:
-        session = self.host.session
+        session = open_chat(self.host)
         if session is None:
-            self.host.notify("No chat is open.", severity="warning")
             return
         from core.chat.meter import chat_usage
         from tui.screens.usage import UsageScreen
@@ -53,7 +49,8 @@ class Views:
         if roster.plan is not None:
             from tui.screens.tool import ToolScreen
 
-            self.host.push_screen(ToolScreen(roster.plan, name, roster.marks.get(name, set())))
+            marks = roster.marks.get(name, set())
+            self.host.push_screen(ToolScreen(roster.plan, name, marks, roster.grants.get(name)))
 
     def copy_last(self) -> None:
         text = self.host.log_view.last_assistant_text()

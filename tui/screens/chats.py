@@ -1,4 +1,5 @@
-"""The chats list: open, new, rename, delete, export to Markdown.
+"""The chats list: open, new, rename, delete, export to Markdown, copy a chat's id (what
+``deferchat --chat ID``, ``deferchat ask --chat ID`` and ``/resume ID`` take).
 
 The screen does not know the app: it is handed :class:`ChatOperations` (the app is one), so
 it neither imports the app nor reaches into it."""
@@ -50,6 +51,7 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
         Binding("r", "rename", "Rename", id="chats_rename"),
         Binding("d", "delete", "Delete", id="chats_delete"),
         Binding("e", "export", "Export", id="chats_export"),
+        Binding("c", "copy_id", "Copy id", id="chats_copy_id"),
     ]
 
     def __init__(self, chats: ChatOperations, current: str | None) -> None:
@@ -64,14 +66,14 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
             yield Static(
                 Content(
                     "Enter open \u00b7 n new \u00b7 r rename \u00b7 d delete \u00b7 e export Markdown "
-                    "\u00b7 Escape close"
+                    "\u00b7 c copy id \u00b7 Escape close"
                 ),
                 classes="panel-help",
             )
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("", "title", "status", "model", "strategy", "updated")
+        table.add_columns("", "title", "id", "status", "model", "strategy", "updated")
         self.refresh_rows()
         table.focus()
 
@@ -82,6 +84,7 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
             table.add_row(
                 "\u25cf" if row.id == self.current else "",
                 Text(safe(row.title or "New chat")),
+                row.id,
                 row.status,
                 f"{row.provider}/{row.model}",
                 row.strategy,
@@ -106,6 +109,12 @@ class ChatsScreen(ModalScreen[tuple[str, str] | None]):
 
     def action_new(self) -> None:
         self.dismiss(("new", ""))
+
+    def action_copy_id(self) -> None:
+        chat_id = self.selected()
+        if chat_id:
+            self.app.copy_to_clipboard(chat_id)
+            self.notify(f"Copied {chat_id}: deferchat --chat {chat_id} opens it.", timeout=4)
 
     @work
     async def action_rename(self) -> None:

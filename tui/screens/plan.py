@@ -11,16 +11,22 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane, TextArea
 
 from core.display import safe
 from core.roster.models import RosterPlan
 from core.roster.report import plan_table
 from tui.screens.tool import _read_only
 
+PANES = ("tab-plan", "tab-index", "tab-json")
+HELP = "1 plan \u00b7 2 index as sent \u00b7 3 JSON (or \u2190/\u2192 on the tabs) \u00b7 Escape closes"
+
 
 class PlanScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close", id="close_plan")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Close", id="close_plan"),
+        *(Binding(str(n), f"pane('{pane}')", show=False, id=f"plan_{pane}") for n, pane in enumerate(PANES, 1)),
+    ]
 
     def __init__(self, plan: RosterPlan, pinned: bool) -> None:
         super().__init__(classes="panel-screen")
@@ -48,4 +54,22 @@ class PlanScreen(ModalScreen[None]):
                     yield _read_only(safe(text, multiline=True), id="plan-index")
                 with TabPane("JSON", id="tab-json"):
                     yield _read_only(safe(p.to_json(), multiline=True), "json", id="plan-json")
-            yield Static(Content("Tab switches panes \u00b7 Escape closes"), classes="panel-help")
+            yield Static(Content(HELP), classes="panel-help")
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit)
+
+    def fit(self) -> None:
+        """The plan table fitted to the pane: every reason whole, wrapped (core.roster.report)."""
+        area = self.query_one("#plan-table", TextArea)
+        width = area.scrollable_content_region.width - 1
+        if width > 20:
+            text = plan_table(self.plan, width=width)
+            if text != area.text:
+                area.load_text(text)
+
+    def action_pane(self, pane: str) -> None:
+        self.query_one("#plan-tabs", TabbedContent).active = pane

@@ -1,5 +1,7 @@
-"""One tool of the plan: why it is placed where it is, its index entry exactly as sent, and
-its input schema. Every text here can come from a server: shown through :func:`core.display.safe`."""
+"""One tool of the plan: what it does in words and as its class's code, why it is placed where it
+is, whether this chat allowed it for the rest of the chat (since when, by whom), its index entry
+exactly as sent, and its input schema. Every text here can come from a server: shown through
+:func:`core.display.safe`."""
 
 from __future__ import annotations
 
@@ -16,7 +18,15 @@ from textual.widgets import Static, TextArea
 from core.context.envelope import OPEN_TAG
 from core.display import safe
 from core.roster.models import Placement, RosterPlan
-from tui.state import MARK_HELP, SIDE_EFFECT_BADGE, SIDE_EFFECT_MEANING, index_block, pretty_json
+from tui.state import (
+    MARK_HELP,
+    SIDE_EFFECT_BADGE,
+    SIDE_EFFECT_MEANING,
+    effect_words,
+    index_block,
+    pretty_json,
+    tokens_words,
+)
 
 _PLACEMENT = {Placement.DEFINED: "defined", Placement.DEFERRED: "indexed (deferred)", Placement.SKIPPED: "skipped"}
 
@@ -32,11 +42,13 @@ def _read_only(text: str, language: str | None = None, **kw) -> TextArea:
 class ToolScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close", id="close_tool")]
 
-    def __init__(self, plan: RosterPlan, name: str, marks: set[str]) -> None:
+    def __init__(self, plan: RosterPlan, name: str, marks: set[str], grant: str | None = None) -> None:
+        """``grant``: the chat's active grant of the tool, in words (None: it has none)."""
         super().__init__(classes="panel-screen")
         self.plan = plan
         self.tool_name = name
         self.marks = marks
+        self.grant = grant
 
     def compose(self) -> ComposeResult:
         t = self.plan.placement_of(self.tool_name)
@@ -48,8 +60,9 @@ class ToolScreen(ModalScreen[None]):
             with VerticalScroll(classes="panel-body"):
                 where = t.origin + (f" \u00b7 server {t.server}" if t.server else "")
                 facts = [
-                    f"placement  {_PLACEMENT[t.placement]} \u00b7 {t.tokens:,} tok "
-                    f"(definition {t.definition_tokens:,} tok) \u00b7 rank {t.rank}",
+                    f"does       {effect_words(t.side_effect, t.origin)}",
+                    f"placement  {_PLACEMENT[t.placement]} \u00b7 {tokens_words(t.tokens)} "
+                    f"(definition {tokens_words(t.definition_tokens)}) \u00b7 rank {t.rank}",
                     f"why        {t.reason}",
                     f"origin     {where}"
                     + (
@@ -60,6 +73,7 @@ class ToolScreen(ModalScreen[None]):
                     f"effect     {t.side_effect} [{SIDE_EFFECT_BADGE.get(t.side_effect, '')}] "
                     f"{SIDE_EFFECT_MEANING.get(t.side_effect, '')}",
                     "this chat  " + (", ".join(MARK_HELP[m] for m in sorted(self.marks)) or "not used yet"),
+                    "approval   " + (self.grant or "no grant in this chat: it asks whenever the policy asks"),
                 ]
                 yield Static(Content("\n".join(safe(fact) for fact in facts)), classes="facts")
                 yield Static(Content("Index entry as sent"), classes="section")

@@ -1,5 +1,6 @@
 """The usage view: the cost meter of the open chat, one row per model request (tokens, cache hit
-ratio, cost when the model has a price, the prefix breaks before it), with the totals above.
+ratio, cost when the model has a price, the prefix breaks before it; a stopped, broken-off or
+refused request says so, and its estimated counts are marked ~), with the totals above.
 Read back from the chat's stored events (:func:`core.chat.meter.chat_usage`)."""
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ HIT_RATIO_NOTE = (
     "hit = cache read / (input + cache read + cache write): the share of the prompt read from the "
     "provider's cache. cost - : no price for the model (set one in config.toml [prices])."
 )
+ESTIMATED_NOTE = (
+    "~ : an estimate. The request was stopped or broke off before the provider counted it, so its "
+    "tokens are counted here from the request and the partial answer (the provider's own count "
+    "where part of it came); a request the provider refused (its HTTP status in #) billed nothing."
+)
 
 
 class UsageScreen(ModalScreen[None]):
@@ -38,6 +44,8 @@ class UsageScreen(ModalScreen[None]):
             table: DataTable[Text] = DataTable(id="usage-table", zebra_stripes=True, cursor_type="row")
             yield table
             yield Static(Content(HIT_RATIO_NOTE), classes="note")
+            if self.usage.totals.estimated or any(r.http_status for r in self.usage.requests):
+                yield Static(Content(ESTIMATED_NOTE), id="usage-estimated", classes="note")
             yield Static(Content("\u2191\u2193 move \u00b7 Escape closes"), classes="panel-help")
 
     def on_mount(self) -> None:

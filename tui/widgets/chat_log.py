@@ -36,6 +36,7 @@ from tui.state import (
     pretty_json,
     tool_title,
 )
+from tui.welcome import welcome
 from tui.widgets.entry import COPY_BINDINGS, CopyMixin
 from tui.widgets.thinking import ThinkingView
 
@@ -158,13 +159,6 @@ def widget_for(item: Item, following: Callable[[], int | None] = lambda: None) -
     return w
 
 
-HINT = (
-    "No messages yet. Ask for something the roster can do, e.g. \u201cstart a call to +1 555 0100 about the "
-    "invoice\u201d or \u201cmove my 9am standup to 10am\u201d. The roster on the right shows which tools are "
-    "defined, indexed (deferred) or skipped; ctrl+p lists every command."
-)
-
-
 class ChatLog(VerticalScroll):
     """All of a chat's entries as records; a window of them mounted."""
 
@@ -185,7 +179,7 @@ class ChatLog(VerticalScroll):
         self._lock = asyncio.Lock()  # one change of the window at a time
         self._earlier = Static("", id="earlier", classes="marker")
         self._later = Static("", id="later", classes="marker")
-        self._hint = Static(Content(HINT), id="empty-hint")
+        self._hint = Static(welcome(lambda action: ""), id="empty-hint")
 
     def compose(self) -> ComposeResult:
         yield self._hint
@@ -195,6 +189,10 @@ class ChatLog(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
         self._update_markers()
+
+    def set_welcome(self, text: Content) -> None:
+        """What the empty chat says (tui/welcome.py): the open chat's provider decides part of it."""
+        self._hint.update(text)
 
     # -- the window -----------------------------------------------------------------------
     @property

@@ -1,8 +1,11 @@
 """The roster panel: the chat's plan as sections (Defined, Indexed or Deferred, Skipped) with
-their budgets, every tool with its side-effect badge, tokens, origin, server and untrusted
-marker, live marks for what this chat called, discovered or loaded, a pin mark on always-load
-tools (the tool screen's reason says what pins each), a filter, server status and the
-roster-changed notice. It shows the plan; it never computes one.
+their budgets, each folded or shown (Defined starts folded, so the deferred tools are on the
+first screen; Enter or a click on a heading toggles it), every tool in words (what it does,
+its tokens, its server and untrusted marker: the side-effect codes, the policy and the builder
+are in the detail views), live marks for what this chat called, discovered or loaded, a pin
+mark on always-load tools (the tool screen's reason says what pins each), the chat's "allow
+for this chat" grants, a filter, server status and the roster-changed notice. It shows the
+plan; it never computes one.
 
 Where the terminal is too narrow for it, the app folds the panel into :class:`RosterStrip`,
 one line in the words of the panel's summary."""
@@ -24,7 +27,16 @@ from core.display import safe
 from core.roster.bounds import Placement
 from core.roster.report import PIN_MARK, budget_lines, deferred_reach
 from core.tools import SideEffect
-from tui.state import CALLED, DISCOVERED, LOADED, MARK_GLYPH, SIDE_EFFECT_BADGE, is_read
+from tui.state import (
+    CALLED,
+    DISCOVERED,
+    LOADED,
+    MARK_GLYPH,
+    SIDE_EFFECT_BADGE,
+    effect_words,
+    is_read,
+    tokens_words,
+)
 
 if TYPE_CHECKING:
     from core.roster.models import RosterPlan, ToolPlacement
@@ -36,6 +48,7 @@ _STATUS_GLYPH = {
     "restarted": "\u21bb",
     "failed": "\u2717",
     "stopped": "\u2013",
+    "needs_sign_in": "\u26a0",
 }
 
 
@@ -47,8 +60,9 @@ def badge_style(side_effect: str) -> str:
     return "yellow"
 
 
-def tool_words(t: ToolPlacement, marks: set[str]) -> str:
-    """What the filter matches: name, origin, server, side effect, placement, marks."""
+def tool_words(t: ToolPlacement, marks: set[str], granted: bool = False) -> str:
+    """What the filter matches: name, origin, server, side effect (its code, badge and words),
+    placement, marks, a grant."""
     label = {Placement.DEFERRED: "indexed deferred"}.get(t.placement, t.placement.value)
     untrusted = "untrusted" if t.untrusted else ""
     return " ".join(
@@ -58,29 +72,43 @@ def tool_words(t: ToolPlacement, marks: set[str]) -> str:
             t.server or "",
             t.side_effect,
             SIDE_EFFECT_BADGE.get(t.side_effect, ""),
+            effect_words(t.side_effect, t.origin),
+            "reads" if is_read(t.side_effect) else "writes",
             label,
             untrusted,
             "pinned always-load" if t.always_load else "",
+            GRANTED_WORDS if granted else "",
             *marks,
         ]
     ).lower()
 
 
-def tool_prompt(t: ToolPlacement, marks: set[str]) -> Content:
+FOLDED, UNFOLDED = "\u25b8", "\u25be"  # a section's heading: its tools folded away, or shown
+GRANTED_WORDS = "allowed"  # a tool with an "allow for this chat" grant: its row says so
+UNTRUSTED_MARK = "\u26a0"  # after a server's name: the tool's text is the server's (untrusted)
+
+
+def tool_prompt(t: ToolPlacement, marks: set[str], granted: bool = False) -> Content:
+    """Two lines: the marks, the tool's name and its server; then what it does in words and its
+    tokens, after "allowed" when the chat has a grant of it (first, so a narrow panel cuts the
+    tokens, never the grant)."""
     glyphs = "".join(MARK_GLYPH[m] if m in marks else " " for m in (CALLED, DISCOVERED, LOADED))
     short = safe(t.remote_name if (t.server and t.remote_name) else t.name)
-    where = safe(t.origin + (f":{t.server}" if t.server else ""))
-    # the tokens before the origin: a long server name is what a narrow panel cuts, not the count
-    line2: list[tuple[str, str] | str] = [
-        "    ",
-        (SIDE_EFFECT_BADGE.get(t.side_effect, t.side_effect), badge_style(t.side_effect)),
-        (f" {t.tokens:,} tok ", "dim"),
-        (where, "dim"),
-    ]
+    line1: list[tuple[str, str] | str] = [(glyphs, "bold cyan")]
+    line1.append((PIN_MARK, "bold yellow") if t.always_load else " ")  # the pin takes the gap before the name
+    line1.append((short, "bold"))
+    if t.server:
+        line1 += ["  ", (safe(t.server), "dim")]
     if t.untrusted:
-        line2.append((" \u26a0untrusted", "red"))
-    pin = (PIN_MARK, "bold yellow") if t.always_load else " "  # the pin takes the gap before the name
-    return Content.assemble((glyphs, "bold cyan"), pin, (short, "bold"), "\n", *line2)
+        line1.append((f" {UNTRUSTED_MARK}", "red"))
+    line2: list[tuple[str, str] | str] = ["    "]
+    if granted:
+        line2 += [(f"\u2713 {GRANTED_WORDS}", "bold green"), " \u00b7 "]
+    line2 += [
+        (effect_words(t.side_effect, t.origin), badge_style(t.side_effect)),
+        (f" \u00b7 {tokens_words(t.tokens)}", "dim"),
+    ]
+    return Content.assemble(*line1, "\n", *line2)
 
 
 PINNED = "pinned plan"  # the chat's plan; the what-if screen calls it the same
@@ -108,11 +136,30 @@ def summary_parts(plan: RosterPlan) -> list[tuple[str, str] | str]:
 
 
 def legend(plan: RosterPlan | None) -> Content:
-    """What the marks mean; the pin mark only where the plan pins something."""
-    marks = f"{MARK_GLYPH[CALLED]} called {MARK_GLYPH[DISCOVERED]} discovered {MARK_GLYPH[LOADED]} loaded"
+    """What the marks mean; the pin and untrusted marks only where the plan has them."""
+    marks = f"{MARK_GLYPH[CALLED]}called {MARK_GLYPH[DISCOVERED]}discovered {MARK_GLYPH[LOADED]}loaded"
+    parts: list[tuple[str, str] | str] = [(marks, "dim")]
+    if plan is not None and any(t.untrusted for t in plan.tools):
+        parts += [" ", (f"{UNTRUSTED_MARK}untrusted", "red")]
     if plan is not None and plan.always_load_tool_names:
-        return Content.assemble((marks, "dim"), " ", (f"{PIN_MARK} pinned", "yellow"))
-    return Content.assemble((marks, "dim"))
+        parts += [" ", (f"{PIN_MARK}pinned", "yellow")]
+    return Content.assemble(*parts)
+
+
+def section_heading(plan: RosterPlan, key: str, *, folded: bool, showing: int | None = None) -> Content:
+    """A section's heading: ▸ folded or ▾ shown, then its budget line;
+    a folded one says how many tools it holds and how to show them. ``showing``: the filter's
+    count (a filter shows its matches in every section, folded or not)."""
+    line = budget_lines(plan)[key]  # "tok": the heading fits the narrowest panel on one line
+    if showing is not None:  # the count, not the budget: the heading stays on one line
+        counted = line.split(" \u00b7 ")[0]
+        return Content.styled(f"{UNFOLDED} {counted}  (showing {showing})", "bold reverse")
+    heading = Content.styled(f"{FOLDED if folded else UNFOLDED} {line}", "bold reverse")
+    tools = {"defined": plan.defined_tool_names, "deferred": plan.deferred_tool_names}.get(key)
+    if folded and tools:
+        n = len(tools)
+        return Content.assemble(heading, "\n", (f"  {n} tool{'s' if n != 1 else ''} \u00b7 Enter shows them", "dim"))
+    return heading
 
 
 class RosterStrip(Static):
@@ -158,12 +205,14 @@ class RosterPanel(Vertical):
         self.plan: RosterPlan | None = None
         self.pinned = False
         self.marks: dict[str, set[str]] = {}
+        self.grants: dict[str, str] = {}  # tool -> its active grant in words ("allowed for this chat since ...")
+        self.folds: set[str] | None = None  # the sections the person folded (kept across chats); None: folded()
         self.servers: dict[str, tuple[str, int, str]] = {}
         self.changed: list[str] = []
         self.strip = RosterStrip(id="roster-strip")  # the app places it (above the chat log)
         self.title = Static("Roster", id="roster-title")
         self.summary = Static("", id="roster-summary")
-        self.filter = Input(placeholder="filter tools (name, server, net-write, called\u2026)", id="roster-filter")
+        self.filter = Input(placeholder="filter tools (name, writes, called\u2026)", id="roster-filter")
         self.options = OptionList(id="roster-list")
         self.servers_line = Static("", id="roster-servers")
         self.changed_line = Static("", id="roster-changed")
@@ -186,9 +235,11 @@ class RosterPanel(Vertical):
     def reset(self) -> None:
         self.plan = None
         self.marks = {}
+        self.grants = {}
         self.servers = {}
         self.changed = []
         self.title.update("Roster")
+        self.title.tooltip = None
         self.summary.update("")
         self.legend.update(legend(None))
         self.options.clear_options()
@@ -207,9 +258,9 @@ class RosterPanel(Vertical):
         state = PINNED if pinned else f"{PINNED} (new)"  # a new chat pins its plan as it opens
         if preview:
             state = PREVIEW
-        self.title.update(
-            Content.assemble(("Roster", "bold"), f" \u00b7 {state} \u00b7 {plan.policy} \u00b7 {plan.builder}")
-        )
+        self.title.update(Content.assemble(("Roster", "bold"), f" \u00b7 {state}"))
+        # the codes are for the detail views (the plan inspector has them all)
+        self.title.tooltip = f"policy {plan.policy} \u00b7 strategy {plan.strategy} \u00b7 {plan.builder}"
         parts = summary_parts(plan)
         self.summary.update(Content.assemble(*parts))
         self.legend.update(legend(plan))
@@ -230,17 +281,31 @@ class RosterPanel(Vertical):
         if mark in have:
             return False
         have.add(mark)
-        placement = self.plan.placement_of(name) if self.plan is not None else None
-        if placement is None:
-            return True
-        if self.filter.value.strip():  # the mark may change what the filter lets through
-            self.render_tools()
-        elif name in self.shown_names():  # one prompt changes; the list keeps its place
-            self.options.replace_option_prompt(name, tool_prompt(placement, have))
+        self._redraw_tool(name)
         return True
 
+    def set_grants(self, grants: dict[str, str]) -> None:
+        """The chat's active "allow for this chat" grants (tool -> since when and by whom, in
+        words), read from the store: each granted row says "allowed" (the tool screen says the rest)."""
+        before, self.grants = self.grants, dict(grants)
+        for name in set(before) ^ set(self.grants):
+            self._redraw_tool(name)
+
+    def _redraw_tool(self, name: str) -> None:
+        placement = self.plan.placement_of(name) if self.plan is not None else None
+        if placement is None:
+            return
+        if self.filter.value.strip():  # a mark or a grant may change what the filter lets through
+            self.render_tools()
+        elif name in self.shown_names():  # one prompt changes; the list keeps its place
+            self.options.replace_option_prompt(name, self._prompt(placement))
+
+    def _prompt(self, t: ToolPlacement) -> Content:
+        return tool_prompt(t, self.marks.get(t.name, set()), t.name in self.grants)
+
     def visible_tools(self) -> dict[Placement, list[ToolPlacement]]:
-        """The tools the filter lets through, per section, in plan order."""
+        """The tools the filter lets through, per section, in plan order (folded sections
+        included: what the list shows of them is :meth:`render_tools`'s)."""
         assert self.plan is not None
         needle = self.filter.value.strip().lower()
         order = {n: i for i, n in enumerate(self.plan.deferred_tool_names)}
@@ -250,27 +315,46 @@ class RosterPanel(Vertical):
             tools.sort(key=lambda t: (order.get(t.name, 0), t.rank))
             if needle:
                 tools = [
-                    t for t in tools if all(w in tool_words(t, self.marks.get(t.name, set())) for w in needle.split())
+                    t
+                    for t in tools
+                    if all(
+                        w in tool_words(t, self.marks.get(t.name, set()), t.name in self.grants) for w in needle.split()
+                    )
                 ]
             out[placement] = tools
         return out
 
     def render_tools(self) -> None:
+        """The list: each section's heading, then its tools unless it is folded (a filter shows
+        its matches in every section)."""
         if self.plan is None:
             return
         highlighted = self.options.highlighted_option.id if self.options.highlighted_option else None
-        budgets = budget_lines(self.plan)
         filtering = bool(self.filter.value.strip())
         options: list[Option] = []
         sections = self.visible_tools()
         for placement, key in SECTIONS:
             tools = sections[placement]
-            heading = budgets[key] + (f"  (showing {len(tools)})" if filtering else "")
-            options.append(Option(Content.styled(heading, "bold reverse"), id=f"section:{key}", disabled=True))
-            options += [Option(tool_prompt(t, self.marks.get(t.name, set())), id=t.name) for t in tools]
+            folded = key in self.folded() and not filtering
+            heading = section_heading(self.plan, key, folded=folded, showing=len(tools) if filtering else None)
+            options.append(Option(heading, id=f"section:{key}"))
+            if not folded:
+                options += [Option(self._prompt(t), id=t.name) for t in tools]
         self.options.set_options(options)
         if highlighted is not None and highlighted in {o.id for o in options}:
             self.options.highlighted = self.options.get_option_index(highlighted)
+
+    def folded(self) -> set[str]:
+        """The sections folded to their heading: the person's choice once they toggled one; until
+        then Defined, when the plan defers tools (they are what the first screen shows)."""
+        if self.folds is not None:
+            return self.folds
+        return {"defined"} if self.plan is not None and self.plan.deferred_tool_names else set()
+
+    def toggle_section(self, key: str) -> None:
+        """Fold a section to its heading, or show its tools."""
+        self.folds = self.folded() ^ {key}
+        self.render_tools()
 
     def shown_names(self) -> list[str]:
         return [o.id for o in self.options.options if o.id and not o.id.startswith("section:")]
@@ -293,12 +377,16 @@ class RosterPanel(Vertical):
         parts: list[tuple[str, str] | str] = [("MCP ", "bold")]
         for name in sorted(self.servers):
             status, tools, message = self.servers[name]
-            style = {"failed": "bold red", "ready": "green", "restarted": "yellow"}.get(status, "dim")
+            style = {"failed": "bold red", "ready": "green", "restarted": "yellow", "needs_sign_in": "bold yellow"}.get(
+                status, "dim"
+            )
             text = f"{_STATUS_GLYPH.get(status, '?')} {safe(name)}"
             if status in ("ready", "restarted"):
                 text += f" {tools}"
             if status == "failed":
                 text += f": {safe(message)}"
+            elif status == "needs_sign_in":
+                text += " needs sign-in"
             parts += [(text, style), "  "]
         self.servers_line.update(Content.assemble(*parts))
         self.servers_line.display = True
@@ -329,8 +417,12 @@ class RosterPanel(Vertical):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if event.option.id and not event.option.id.startswith("section:"):
-            self.post_message(self.ToolSelected(event.option.id))
+        option_id = event.option.id or ""
+        if option_id.startswith("section:"):
+            if not self.filter.value.strip():  # a filter shows every section's matches
+                self.toggle_section(option_id.removeprefix("section:"))
+        elif option_id:
+            self.post_message(self.ToolSelected(option_id))
 
     def action_clear_filter(self) -> None:
         self.filter.value = ""
