@@ -33,24 +33,10 @@ SLOW_START = {"parts": [{"text": "late"}], "first_byte_delay": 20}
 SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGHUP": signal.SIGHUP}
 
 
-def start_ask(server: Any, home: Path, cwd: Path, *extra: str) -> subprocess.Popen[bytes]:
+def start_cli(home: Path, cwd: Path, *argv: str) -> subprocess.Popen[bytes]:
+    """``deferchat ARGV`` as a process of its own, its stdout readable without blocking."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "core.cli",
-            "ask",
-            "--provider",
-            "openai-chat",
-            "--model",
-            "m",
-            "--base-url",
-            server.url_for("openai-chat"),
-            "--roster",
-            "production",
-            *extra,
-            "write me a long answer",
-        ],
+        [sys.executable, "-m", "core.cli", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=subprocess_env(home),
@@ -59,6 +45,26 @@ def start_ask(server: Any, home: Path, cwd: Path, *extra: str) -> subprocess.Pop
     assert proc.stdout is not None
     os.set_blocking(proc.stdout.fileno(), False)
     return proc
+
+
+def start_ask(server: Any, home: Path, cwd: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """``deferchat ask`` of a long answer from the loopback server's Chat Completions."""
+    url = server.url_for("openai-chat")
+    return start_cli(
+        home,
+        cwd,
+        "ask",
+        "--provider",
+        "openai-chat",
+        "--model",
+        "m",
+        "--base-url",
+        url,
+        "--roster",
+        "production",
+        *extra,
+        "write me a long answer",
+    )
 
 
 def read_until(proc: subprocess.Popen[bytes], want: int, limit: float = 30) -> bytes:
@@ -161,26 +167,19 @@ def test_a_signal_while_a_tool_runs_settles_the_call(home: Path, tmp_path: Path)
     from tests.helpers import slow_write_chat
 
     written, _release = slow_write_chat(tmp_path, agent="sig", answer="never reached")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "core.cli",
-            "ask",
-            "--roster",
-            str(tmp_path / "roster.json"),
-            "--mcp-config",
-            str(tmp_path / "mcp.json"),
-            "--script",
-            str(tmp_path / "script.json"),
-            "--approve",
-            "yes",
-            "write it",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=subprocess_env(home),
-        cwd=str(tmp_path),
+    proc = start_cli(
+        home,
+        tmp_path,
+        "ask",
+        "--roster",
+        str(tmp_path / "roster.json"),
+        "--mcp-config",
+        str(tmp_path / "mcp.json"),
+        "--script",
+        str(tmp_path / "script.json"),
+        "--approve",
+        "yes",
+        "write it",
     )
     try:
         deadline = time.monotonic() + 60

@@ -260,44 +260,14 @@ async def test_a_cancellation_that_is_not_a_stop_leaves_the_turn_open(home: Path
 def test_ask_stops_on_sigint_with_exit_130_and_keeps_the_message_and_the_partial_answer(
     home: Path, tmp_path: Path
 ) -> None:
-    import os
     import signal
-    import subprocess
-    import sys
-    import time
 
-    from tests.helpers import subprocess_env
+    from tests.e2e.test_signals import read_until, start_ask
 
     with serve([LONG]) as server:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "core.cli",
-                "ask",
-                "--provider",
-                "openai-chat",
-                "--model",
-                "m",
-                "--base-url",
-                server.url_for("openai-chat"),
-                "--roster",
-                "production",
-                "write me a long answer",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=subprocess_env(home),
-            cwd=str(tmp_path),
-        )
+        proc = start_ask(server, home, tmp_path)  # the same process as tests/e2e/test_signals.py's
         try:
-            assert proc.stdout is not None
-            os.set_blocking(proc.stdout.fileno(), False)
-            shown = b""
-            deadline = time.monotonic() + 30
-            while len(shown) < 300 and time.monotonic() < deadline:
-                shown += proc.stdout.read() or b""
-                time.sleep(0.02)
+            shown = read_until(proc, 300)
             assert len(shown) >= 300, "no streamed text on stdout"
             proc.send_signal(signal.SIGINT)
             rest, err = proc.communicate(timeout=15)
