@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from core.context.envelope import CLOSE_TAG, OPEN_TAG
 from core.events import Event, ModelToolSearch, ToolDiscovered, ToolRequested, parse_event
 from core.pipeline import codes
+from core.pipeline.preview import SIDE_EFFECT_WORDS
 from core.tools import SideEffect
 
 if TYPE_CHECKING:
@@ -64,14 +65,7 @@ SIDE_EFFECT_BADGE: dict[str, str] = {
     SideEffect.NETWORK_WRITE: "net-write",
     SideEffect.COMMUNICATION: "comms",
 }
-SIDE_EFFECT_MEANING: dict[str, str] = {
-    SideEffect.NONE: "computes only",
-    SideEffect.WORKSPACE_READ: "reads your local data",
-    SideEffect.NETWORK_READ: "reads the open web or a remote API",
-    SideEffect.WORKSPACE_WRITE: "changes your local data",
-    SideEffect.NETWORK_WRITE: "changes state in a remote system",
-    SideEffect.COMMUNICATION: "reaches a person (mail, call, notification)",
-}
+SIDE_EFFECT_MEANING: dict[str, str] = SIDE_EFFECT_WORDS  # the words core uses too (core.pipeline.preview)
 
 
 def is_read(side_effect: str | None) -> bool:

@@ -10,6 +10,7 @@ changes its tools is noted; the chat keeps its pinned plan (ADR-0123 decision 19
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import events as ev
@@ -34,6 +35,10 @@ class ChatServers:
         self.status: dict[str, ev.ServerStatus] = {}
         self.changed: list[str] = []
         self.always_load: tuple[str, ...] = ()  # servers whose entry pins their tools ("alwaysLoad")
+        # The demo's own servers this chat started (none the owner configured), and their database:
+        # their writes are described from it (core.demo.previews).
+        self.demo: frozenset[str] = frozenset()
+        self.demo_db: Path | None = None
 
     def _on_event(self, event: ev.ServerStatus | ev.RosterChanged) -> None:
         if isinstance(event, ev.ServerStatus):
@@ -58,6 +63,9 @@ class ChatServers:
 
             wanted = [s for s in roster.servers() if s in DEMO_SERVERS and s not in configured]
             if wanted:
+                from core.demo import demo_db_path
+
+                self.demo, self.demo_db = frozenset(wanted), demo_db_path()
                 demo = demo_config()
                 config = McpConfig(servers=tuple(s for s in demo.servers if s.name in wanted)).merged(config)
                 if os.environ.get(DEMO_SERVERS_ENV) != "process":
