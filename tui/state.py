@@ -7,7 +7,6 @@ items of a reopened chat from the store is a pure function, tested without an ap
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -170,13 +169,6 @@ def pretty_json(value: Any) -> str:
 def clip(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: max(1, width - 1)] + "\u2026"
-
-
-def args_preview(arguments: Any, width: int = 160) -> str:
-    if isinstance(arguments, str):
-        with contextlib.suppress(ValueError):
-            arguments = json.loads(arguments)
-    return clip(compact_json(arguments), width)
 
 
 def _loads(value: Any) -> Any:

@@ -200,7 +200,7 @@ def _start_call(server: str, args: dict[str, Any], conn: sqlite3.Connection) -> 
         summary=f"Place a phone call to {number}",
         fields=[
             decisive(
-                "Calls", number, kind="phone", argument="phone_number", note="the demo simulates it: no phone rings"
+                "Number", number, kind="phone", argument="phone_number", note="the demo simulates it: no phone rings"
             ),
             detail("Task", args.get("task", ""), argument="task"),
             detail("First sentence", args.get("first_sentence") or "(the voice's own)", argument="first_sentence"),

@@ -28,7 +28,7 @@ from core.pipeline.approvals import ApprovalRequest, Approver, Decision
 from core.pipeline.call_ids import CallIds, new_call_id
 from core.pipeline.canonical import CanonicalError
 from core.pipeline.policy import Policy
-from core.pipeline.preview import ActionPreview, finish, server_facts, spec_preview
+from core.pipeline.preview import ActionPreview, finish, server_facts, spec_preview, stored_preview
 from core.pipeline.validation import invalid_arguments_text, schema_for_model, validation_error
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
@@ -163,16 +163,6 @@ def _stored_result(stored: str | None, model_text: str) -> ToolResult:
         except ValueError:  # not JSON, or not a ToolResult (pydantic's ValidationError)
             pass
     return ToolResult.of_text(model_text) if model_text else ToolResult()
-
-
-def stored_preview(stored: str | None) -> ActionPreview | None:
-    """The preview a stored approval showed; None when it has none this version can read."""
-    if not stored:
-        return None
-    try:
-        return ActionPreview.model_validate_json(stored)
-    except ValueError:
-        return None
 
 
 def effective_side_effect(spec: ToolSpec, policy: Policy) -> SideEffect:

@@ -394,6 +394,16 @@ def spec_preview(spec: ToolSpec, arguments: Any, *, kinds: Mapping[str, str] | N
     return ActionPreview(summary=summary, fields=argument_fields(arguments, spec.input_schema, kinds=kinds))
 
 
+def stored_preview(stored: str | None) -> ActionPreview | None:
+    """The preview a stored approval showed; None when it has none this version can read."""
+    if not stored:
+        return None
+    try:
+        return ActionPreview.model_validate_json(stored)
+    except ValueError:
+        return None
+
+
 def spec_preview_of(tool: str, arguments: Any) -> ActionPreview:
     """The preview of an approval stored without one (made before previews existed): the tool's
     name and its arguments as fields, in name order."""

@@ -314,7 +314,7 @@ async def test_a_call_names_the_number_and_whom_it_reaches(home: Path) -> None:
         [use(1, "mcp.bland_call.start_call", {"phone_number": "+1 (555) 0100", "task": "Confirm the order"})],
         demo_servers=True,
     )
-    number = field(call.preview, "Calls")
+    number = field(call.preview, "Number")
     assert number.decisive and number.kind == "phone" and number.value == "+15550100"
     assert "Dana Whitfield (Globex)" in number.note
     assert call.preview is not None and call.preview.summary == "Place a phone call to +15550100"
