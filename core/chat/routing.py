@@ -102,13 +102,11 @@ class ToolRouter:
             from core.demo.previews import describe
 
             described = describe(spec.server or "", spec.remote_name or "", arguments, self.servers.demo_db)
-        return self._whom(described or spec_preview(spec, arguments, kinds=kinds), kinds)
+        return self._contacts(described or spec_preview(spec, arguments, kinds=kinds), kinds)
 
-    def _whom(self, preview: ActionPreview, kinds: Mapping[str, str]) -> ActionPreview:
+    def _contacts(self, preview: ActionPreview, kinds: Mapping[str, str]) -> ActionPreview:
         """The owner's contacts named beside the addresses and phone numbers a server's tool is
         given (``dana@globex.example: Dana Whitfield (Globex)``, or that one is not a contact)."""
-        from core.builtins.people import known_as
-
         db = None
         fields: list[PreviewField] = []
         for f in preview.fields:
@@ -116,14 +114,23 @@ class ToolRouter:
             if f.argument is not None and kind in ("email", "phone") and f.value != "(nobody)":
                 db = db if db is not None else self._builtin_db()
                 values = [v for v in f.value.split(", ") if v] if kind == "email" else [f.value]
-                names = [(v, known_as(db, kind, v)) for v in values]
-                if len(names) == 1:
-                    whom = f"in your contacts: {names[0][1]}" if names[0][1] else "not in your contacts"
-                else:
-                    whom = "; ".join(f"{v}: {n or 'not in your contacts'}" for v, n in names)
-                f = f.model_copy(update={"note": "; ".join(x for x in (whom, f.note) if x)})
+                f = f.model_copy(update={"note": "; ".join(x for x in (_whom(db, kind, values), f.note) if x)})
             fields.append(f)
         return preview.model_copy(update={"fields": fields})
+
+
+def _whom(db: Any, kind: str, values: list[str]) -> str:
+    """Who the values are in the owner's contacts, in words, the unknown ones named."""
+    from core.builtins.people import known_as
+
+    names = [(v, known_as(db, kind, v)) for v in values]
+    if len(names) == 1:
+        return f"in your contacts: {names[0][1]}" if names[0][1] else "not in your contacts"
+    known = [f"{v}: {n}" for v, n in names if n]
+    unknown = [v for v, n in names if not n]
+    if not known:
+        return "none of them in your contacts"
+    return "; ".join([*known, *([f"not in your contacts: {', '.join(unknown)}"] if unknown else [])])
 
 
 def _no_builtin(name: str) -> str:

@@ -21,7 +21,7 @@ from core.demo.gmail import Mailbox, reply_subject
 from core.pipeline.preview import ActionPreview, PreviewField, change, decisive, detail, value_text
 
 Hook = Callable[[str, dict[str, Any], sqlite3.Connection], ActionPreview]
-DEMO_NOTE = "the demo's mailbox: nothing leaves this machine"
+DEMO_NOTE = "the demo's: nothing leaves this machine"
 
 
 def describe(server: str, tool: str, arguments: dict[str, Any], db_path: str | Path) -> ActionPreview | None:

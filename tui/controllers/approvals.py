@@ -120,6 +120,9 @@ class Approvals:
             self.signals()
             return
         view = self.queue.pop(0)
+        # While an approval waits the bottom area may take more of the column (tui/app.tcss): set
+        # before the bar mounts, so the bar is laid out once, at its size.
+        self.host.bottom.add_class("-approval")
         await self.host.bottom.mount(ApprovalBar(view, id="approval"), before=self.host.composer)
         self.signals()
         self.host.terminal.notify("deferchat: waiting for your approval", view.display or view.tool)
@@ -137,6 +140,7 @@ class Approvals:
         if bar is not None:
             had_focus = bar.has_focus_within
             await bar.remove()
+            self.host.bottom.remove_class("-approval")
             if had_focus or self.host.focused is None:
                 self.host.composer.focus()
 

@@ -209,6 +209,10 @@ class ApprovalBar(Vertical):
             if v.reason:
                 facts.append(f"asked because: {safe(v.reason)}")
             yield Static(Content(" \u00b7 ".join(facts)), classes="facts")
+        # What changes (the hint, a notice) sits above the buttons: the bottom area grows upward, so
+        # nothing moves under the pointer between a press and its release.
+        yield Static(Content(HINT_AWAY), classes="hint", id="approval-hint")
+        yield Static("", classes="notice", id="approval-notice")
         with Horizontal(classes="choices", id="choices"):
             yield Button("Allow once (y)", id="allow_once", variant="success", compact=True)
             yield Button("Allow for this chat\u2026 (!)", id="allow_chat", variant="primary", compact=True)
@@ -221,8 +225,6 @@ class ApprovalBar(Vertical):
             with Horizontal(classes="choices"):
                 yield Button("Confirm: allow for this chat", id="confirm_chat", variant="warning", compact=True)
                 yield Button("Back", id="cancel_chat", compact=True)
-        yield Static(Content(HINT_AWAY), classes="hint", id="approval-hint")
-        yield Static("", classes="notice", id="approval-notice")
 
     def on_mount(self) -> None:
         self._show_details()
@@ -241,7 +243,7 @@ class ApprovalBar(Vertical):
     # -- what it shows -------------------------------------------------------------------------
     def _show_details(self) -> None:
         """The other fields: one line each, cut to the bar's width, or whole (``e``)."""
-        lines = [x for x in layout(self.view.shown_preview, expanded=self.expanded) if x.section == "detail"]
+        lines = [x for x in layout(self.view.shown_preview, expanded=True) if x.section == "detail"]
         details = self.query_one("#approval-details", Static)
         details.display = bool(lines)
         details.set_class(not self.expanded, "-folded")
@@ -256,13 +258,6 @@ class ApprovalBar(Vertical):
         parent = self.parent
         if not isinstance(parent, Widget) or not self.is_mounted:
             return
-        # The hint keeps the height of its longest text: moving to the bar (a click on a button)
-        # changes the hint, and nothing may move under the pointer between press and release.
-        hint = self.query_one("#approval-hint", Static)
-        width = max(10, parent.content_size.width - 4)  # the bar's border and padding
-        rows = _rows(width, HINT_AWAY, HINT_HERE, HINT_CONFIRM)
-        if hint.styles.min_height is None or hint.styles.min_height.value != rows:
-            hint.styles.min_height = rows
         # The bottom area's height at most: its max-height (tui/app.tcss: 75% of the chat column).
         outer = parent.parent
         base = outer.content_size if isinstance(outer, Widget) else self.screen.size
@@ -283,7 +278,7 @@ class ApprovalBar(Vertical):
         cramped = any(a.has_class("-cramped") for a in self.ancestors_with_self)
         narrow = any(a.has_class("-narrow") for a in self.ancestors_with_self)
         buttons = 3 if cramped else 1 if narrow else 2
-        return 2 + _rows(width, title) + buttons + _rows(width, HINT_AWAY, HINT_HERE, HINT_CONFIRM)
+        return 2 + _rows(width, title) + buttons + _rows(width, HINT_AWAY)
 
     # -- state --------------------------------------------------------------------------------
     def _arm(self) -> None:
