@@ -171,7 +171,8 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 1)] + "\u2026"
 
 
-def _loads(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """Stored JSON text as its value (text that is not JSON stays as it is)."""
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -205,7 +206,7 @@ def items_from_history(
                     item.message = inv.error_message
                     item.side_effect = inv.side_effect
                     if inv.arguments:
-                        item.arguments = _loads(inv.arguments)
+                        item.arguments = json_value(inv.arguments)
                     item.result = inv.model_result
                     item.display = displays.get(item.name or "", "")
                 items.append(item)

@@ -115,15 +115,16 @@ def _already_unsubscribed(row: dict[str, Any], ctx: ToolContext) -> str:
 
 
 def _describe_unsubscribe(args: EmailUnsubscribeArgs, ctx: ToolContext) -> ActionPreview:
-    row, problem = lookup(ctx, "email_subscriptions", args.subscription_id)
-    if row is None:
-        return ActionPreview(
-            summary=f"Unsubscribe from the mailing list {args.subscription_id}",
-            fields=[
-                decisive("Newsletter", args.subscription_id, note="no such subscription", argument="subscription_id")
-            ],
-            problems=[problem],
-        )
+    row = lookup(
+        ctx,
+        "email_subscriptions",
+        args.subscription_id,
+        label="Newsletter",
+        argument="subscription_id",
+        summary=f"Unsubscribe from the mailing list {args.subscription_id}",
+    )
+    if isinstance(row, ActionPreview):
+        return row
     how, where, kind = _unsubscribe_target(row)
     kept = row["messages_in_inbox"] or 0
     fields = [

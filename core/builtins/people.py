@@ -174,13 +174,16 @@ def who(row: dict[str, Any]) -> str:
 
 
 def _describe_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ActionPreview:
-    row, problem = lookup(ctx, "people", args.person_id)
-    if row is None:
-        return ActionPreview(
-            summary=f"Change the contact {args.person_id}",
-            fields=[decisive("Contact", args.person_id, note="no such contact", argument="person_id")],
-            problems=[problem],
-        )
+    row = lookup(
+        ctx,
+        "people",
+        args.person_id,
+        label="Contact",
+        argument="person_id",
+        summary=f"Change the contact {args.person_id}",
+    )
+    if isinstance(row, ActionPreview):
+        return row
     target = decisive("Contact", format_id("people", row["id"]), note=who(row), argument="person_id")
     summary = f"Change the contact {who(row)}"
     try:

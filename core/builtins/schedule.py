@@ -421,16 +421,16 @@ async def schedule_update(args: ScheduleUpdateArgs, ctx: ToolContext) -> ToolRes
 
 
 def _describe_transition(
-    raw: str, ctx: ToolContext, verb: str, after: Callable[[dict[str, Any]], tuple[str, str | None]]
+    raw: str, ctx: ToolContext, verb: str, status: str, check: Callable[[dict[str, Any]], str | None]
 ) -> ActionPreview:
-    """A state change of one schedule: its status before -> after. ``after`` gives the new status
-    and pause end for the row, or raises the ToolError the tool would."""
+    """A state change of one schedule: its status before -> ``status``. ``check`` gives the pause's
+    end for the row (None: none), or raises the ToolError the tool would."""
     row, target, problems = _target(raw, ctx)
     if row is None:
         return ActionPreview(summary=f"{verb} the schedule {raw}", fields=[target], problems=problems)
     summary = f"{verb} the schedule \u201c{row['title']}\u201d"
     try:
-        status, until = after(row)
+        until = check(row)
     except ToolError as exc:
         return ActionPreview(summary=summary, fields=[target], problems=[will_fail(str(exc))])
     before = _status_text(row["status"], row["paused_until"])
@@ -442,7 +442,7 @@ def _describe_transition(
 
 
 def _describe_pause(args: SchedulePauseArgs, ctx: ToolContext) -> ActionPreview:
-    return _describe_transition(args.schedule_id, ctx, "Pause", lambda row: ("paused", _pause_until(args, row, ctx)))
+    return _describe_transition(args.schedule_id, ctx, "Pause", "paused", lambda row: _pause_until(args, row, ctx))
 
 
 @tool(
@@ -485,11 +485,7 @@ def _check_resume(row: dict[str, Any]) -> None:
 
 
 def _describe_resume(args: ScheduleIdArgs, ctx: ToolContext) -> ActionPreview:
-    def after(row: dict[str, Any]) -> tuple[str, str | None]:
-        _check_resume(row)
-        return "active", None
-
-    return _describe_transition(args.schedule_id, ctx, "Resume", after)
+    return _describe_transition(args.schedule_id, ctx, "Resume", "active", _check_resume)
 
 
 @tool(
@@ -510,11 +506,7 @@ def _check_cancel(row: dict[str, Any]) -> None:
 
 
 def _describe_cancel(args: ScheduleCancelArgs, ctx: ToolContext) -> ActionPreview:
-    def after(row: dict[str, Any]) -> tuple[str, str | None]:
-        _check_cancel(row)
-        return "cancelled", None
-
-    preview = _describe_transition(args.schedule_id, ctx, "Cancel for good", after)
+    preview = _describe_transition(args.schedule_id, ctx, "Cancel for good", "cancelled", _check_cancel)
     preview.fields.append(detail("Reason", (args.reason or "").strip() or "(none)", argument="reason"))
     return preview
 

@@ -111,12 +111,18 @@ def will_fail(problem: str) -> str:
     return f"{problem.rstrip()} The call will fail."
 
 
-def lookup(ctx: ToolContext, table: str, raw: str) -> tuple[dict[str, Any] | None, str]:
-    """For a describe hook: the row ``raw`` names, or None and why there is none (as a problem)."""
+def lookup(
+    ctx: ToolContext, table: str, raw: str, *, label: str, argument: str, summary: str
+) -> dict[str, Any] | ActionPreview:
+    """For a describe hook: the row ``raw`` names, or the preview of a call whose target is not
+    there (``summary``; the id under ``label``, "no such ...", and why, as a problem)."""
+    from core.pipeline.preview import ActionPreview, decisive
+
     try:
-        return find_row(ctx, table, raw), ""
+        return find_row(ctx, table, raw)
     except ToolError as exc:
-        return None, will_fail(str(exc))
+        field = decisive(label, raw, note=f"no such {_NOUNS[table]}", argument=argument)
+        return ActionPreview(summary=summary, fields=[field], problems=[will_fail(str(exc))])
 
 
 def error_result(message: str) -> ToolResult:

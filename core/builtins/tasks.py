@@ -126,13 +126,11 @@ def _already_done(row: dict[str, Any], tz: ZoneInfo) -> str:
 
 
 def _describe_complete(args: TasksCompleteArgs, ctx: ToolContext) -> ActionPreview:
-    row, problem = lookup(ctx, "tasks", args.task_id)
-    if row is None:
-        return ActionPreview(
-            summary=f"Mark the task {args.task_id} as done",
-            fields=[decisive("Task", args.task_id, note="no such task", argument="task_id")],
-            problems=[problem],
-        )
+    row = lookup(
+        ctx, "tasks", args.task_id, label="Task", argument="task_id", summary=f"Mark the task {args.task_id} as done"
+    )
+    if isinstance(row, ActionPreview):
+        return row
     tz = owner_zone(ctx)
     view = _task_view(row, ctx, tz)
     facts = [f"due {view['due']}" + (" (overdue)" if view["overdue"] else "")] if view["due"] else []

@@ -77,9 +77,9 @@ def _thread_field(box: Mailbox, thread_id: str, label: str, argument: str, probl
     return decisive(label, thread_id, note=f"\u201c{subject}\u201d with {people}", argument=argument)
 
 
-def _send_message(server: str, args: dict[str, Any], conn: sqlite3.Connection) -> ActionPreview:
-    box = _box(server, conn)
-    problems: list[str] = []
+def _message(box: Mailbox, args: dict[str, Any], problems: list[str]) -> list[PreviewField]:
+    """A message being written (sent or saved as a draft): recipients, sender, the thread a reply
+    joins, subject and body, as the server will store them."""
     fields = _recipients(box, args.get("to") or [], args.get("cc") or [], problems)
     fields.append(_sender(box))
     subject = str(args.get("subject", ""))
@@ -91,28 +91,23 @@ def _send_message(server: str, args: dict[str, Any], conn: sqlite3.Connection) -
     else:
         fields.append(detail("Subject", subject, argument="subject"))
     fields.append(detail("Body", args.get("body", ""), argument="body"))
-    return ActionPreview(
-        summary=f"Send the email \u201c{subject}\u201d from your {box.account} mailbox",
-        fields=fields,
-        problems=problems,
-    )
+    return fields
+
+
+def _send_message(server: str, args: dict[str, Any], conn: sqlite3.Connection) -> ActionPreview:
+    box = _box(server, conn)
+    problems: list[str] = []
+    fields = _message(box, args, problems)
+    summary = f"Send the email \u201c{args.get('subject', '')}\u201d from your {box.account} mailbox"
+    return ActionPreview(summary=summary, fields=fields, problems=problems)
 
 
 def _create_draft(server: str, args: dict[str, Any], conn: sqlite3.Connection) -> ActionPreview:
     box = _box(server, conn)
     problems: list[str] = []
-    fields = [
-        *_recipients(box, args.get("to") or [], [], problems),
-        _sender(box),
-        detail("Subject", args.get("subject", ""), argument="subject"),
-        detail("Body", args.get("body", ""), argument="body"),
-    ]
-    subject = args.get("subject", "")
-    return ActionPreview(
-        summary=f"Save the draft \u201c{subject}\u201d in your {box.account} mailbox (nothing is sent)",
-        fields=fields,
-        problems=problems,
-    )
+    fields = _message(box, args, problems)
+    summary = f"Save the draft \u201c{args.get('subject', '')}\u201d in your {box.account} mailbox (nothing is sent)"
+    return ActionPreview(summary=summary, fields=fields, problems=problems)
 
 
 def _send_draft(server: str, args: dict[str, Any], conn: sqlite3.Connection) -> ActionPreview:

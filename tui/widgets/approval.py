@@ -25,7 +25,6 @@ when even that is not enough, decisive fields first.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -41,7 +40,7 @@ from textual.widgets import Button, Static
 from core.display import safe
 from core.pipeline.approvals import Decision
 from core.pipeline.preview import ActionPreview, layout, server_line, spec_preview_of, stored_preview
-from tui.state import SIDE_EFFECT_MEANING
+from tui.state import SIDE_EFFECT_MEANING, json_value
 from tui.widgets.preview import line_content, one_line
 
 if TYPE_CHECKING:
@@ -74,7 +73,7 @@ class ApprovalView:
     def shown_preview(self) -> ActionPreview:
         """The preview to show: the pipeline's, else (an approval stored before previews) the
         arguments as fields."""
-        return self.preview or spec_preview_of(self.tool, _arguments(self.arguments))
+        return self.preview or spec_preview_of(self.tool, json_value(self.arguments))
 
     @classmethod
     def of_request(cls, request: ApprovalRequest, *, display: str = "") -> ApprovalView:
@@ -99,7 +98,7 @@ class ApprovalView:
             approval_id=row.id,
             tool=row.tool,
             side_effect=row.side_effect or "",
-            arguments=_arguments(row.arguments),
+            arguments=json_value(row.arguments),
             via=row.via,
             reason=row.reason or "",
             untrusted=untrusted,
@@ -108,16 +107,6 @@ class ApprovalView:
             preview=stored_preview(row.preview),
             call_id=row.call_id,
         )
-
-
-def _arguments(value: Any) -> Any:
-    """Stored arguments (JSON text) as values."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 CHOICES = ("allow_once", "allow_chat", "deny")
