@@ -104,6 +104,18 @@ async def ask(schema_order: list[str], arguments: dict[str, Any]) -> ApprovalReq
     return rec.approvals[0]
 
 
+async def test_a_long_body_written_first_no_longer_hides_the_recipient() -> None:
+    """The case as it was found: 300 characters of the model's order showed none of ``to``."""
+    arguments = {"body": "x" * 5000, "subject": "hi", "to": ["ceo\ufe0f@company.example"]}
+    request = await ask(["body", "subject", "to"], arguments)
+    assert request is not None
+    prompt = approval_prompt(request)
+    to = next(line for line in prompt.split("\n") if line.strip().startswith("to:"))
+    assert to.split()[-1] == "ceo\\ufe0f@company.example"
+    assert prompt.index("to:") < prompt.index("body:") < prompt.index("x" * 100)
+    assert "x" * 200 not in prompt  # the body folded
+
+
 @FUZZ
 @given(a_call())
 async def test_every_decisive_argument_is_shown_whole_before_any_other(call: tuple[list[str], dict[str, Any]]) -> None:
