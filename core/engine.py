@@ -50,10 +50,12 @@ class Engine:
         self.demo_delay = demo_delay
 
     def resolve_provider(self, opts: ChatOptions) -> tuple[str, str, str | None]:
-        provider = opts.provider or ("script" if opts.script else self.settings.default_provider())
-        model = opts.model or self.settings.model_for(provider)
-        base_url = opts.base_url or self.settings.base_url_for(provider)
-        return provider, model, base_url
+        """Where a new chat with ``opts`` runs: the one naming rule (:mod:`core.providers.naming`);
+        UsageError when the names do not say it."""
+        from core.providers.naming import resolve_new
+
+        target = resolve_new(self.settings, opts.provider, opts.model, opts.base_url, script=bool(opts.script))
+        return target.provider, target.model, target.base_url
 
     def preview_plan(self, opts: ChatOptions, estimator: TokenEstimator | None = None) -> RosterPlan:
         """The plan a new chat with ``opts`` would pin if its servers list what the roster

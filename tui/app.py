@@ -26,6 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.screen import Screen
+from textual.widgets import TextArea
 
 from core.chat.options import ChatOptions
 from tui.collector import Collector
@@ -34,10 +35,12 @@ from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.layout import ROSTER_FOLD_WIDTH, Layout
 from tui.controllers.sessions import EngineEvent, Sessions
+from tui.controllers.slash import Slash
 from tui.controllers.turns import Turns
 from tui.controllers.views import Views
 from tui.retry_status import RetryCountdown
 from tui.router import EventRouter
+from tui.slash import SlashRegistry
 from tui.terminal import TerminalSignals
 from tui.widgets.approval import ApprovalBar
 from tui.widgets.chat_log import ChatLog
@@ -45,6 +48,7 @@ from tui.widgets.composer import Composer, QueuedNote
 from tui.widgets.footer import AppFooter
 from tui.widgets.header import ChatHeader
 from tui.widgets.roster import RosterPanel
+from tui.widgets.slash_menu import SlashMenu
 from tui.widgets.status import StatusLine
 
 if TYPE_CHECKING:  # the engine is built after the first frame (its modules are imported then)
@@ -70,6 +74,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
     ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
     ("model_picker", "Switch model", "Continue this chat on another provider or model (the plan stays pinned)"),
+    ("list_models", "List the provider's models", "Ask each provider's server for its models now, in the model picker"),
     (
         "system_prompt",
         "Edit this chat's system prompt",
@@ -173,10 +178,12 @@ class DeferchatApp(App[int]):
         self.status_line = StatusLine(id="status-line")
         self.composer = Composer(id="composer")
         self.queued_note = QueuedNote("", id="queued")
-        self.bottom = Vertical(self.status_line, self.queued_note, self.composer, id="bottom")
+        self.slash_menu = SlashMenu(id="slash-menu")
+        self.bottom = Vertical(self.status_line, self.queued_note, self.slash_menu, self.composer, id="bottom")
         self.roster = RosterPanel(id="roster")
         self.retry_status = RetryCountdown(self)  # "retrying in N s" while a provider's retry waits
         self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status)
+        self.slash_commands = SlashRegistry()  # every room adds its own
         # -- the rooms, each given the rooms it commands
         self.layout = Layout(self)
         self.footer = AppFooter(id="footer", spare=self.layout.footer_spare)
@@ -186,6 +193,8 @@ class DeferchatApp(App[int]):
         self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
+        self.slash = Slash(self, self.drafts, self.chat_ops)
+        self._asking_quit = False  # ctrl+q's question is up
 
     # -- set-up ---------------------------------------------------------------------------------
     @property
@@ -314,15 +323,32 @@ class DeferchatApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         in_front = self.screen is self.screen_stack[0]
         if action == "answer_approval":
+            # Tab completes a slash command while its list is open (Esc closes it, then Tab answers)
             bar = self.approval_bar
-            return bar is not None and not bar.has_focus_within and in_front
+            return bar is not None and not bar.has_focus_within and in_front and not self._completing()
         if action == "stop_turn":
             # only while a turn runs and the chat is in front: otherwise Esc and ctrl+c go on
-            # to their other bindings (back to the input, TextArea's copy, the quit hint)
-            return self.turn_running and self.session is not None and in_front
+            # to their other bindings (back to the input, TextArea's copy, the quit hint); Esc
+            # in the message box closes an open completion list first, in the bar leaves it
+            return (
+                self.turn_running
+                and self.session is not None
+                and in_front
+                and not self._completing()
+                and not self._in_approval_bar()
+            )
         if action in ("usage", "system_prompt"):  # otherwise f6/f7 are the focused text's own keys
             return in_front
         return True
+
+    def _in_approval_bar(self) -> bool:
+        """The owner is in the approval bar: Esc there goes back to the box, and neither Esc nor
+        ctrl+c stops the turn (the bar is answered, or left, never the turn ended by accident)."""
+        bar = self.approval_bar
+        return bar is not None and bar.has_focus_within
+
+    def _completing(self) -> bool:
+        return self.composer.completing and self.composer.has_focus
 
     # -- messages, each to its room ---------------------------------------------------------------
     async def on_engine_event(self, message: EngineEvent) -> None:
@@ -333,7 +359,16 @@ class DeferchatApp(App[int]):
         self.turns.seen(message.event)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        self.turns.submit(message.text)
+        text = self.slash.message(message.text)  # a slash command runs here
+        if text is not None:
+            self.turns.submit(text)
+
+    def on_text_area_changed(self, message: TextArea.Changed) -> None:
+        if message.text_area is self.composer:
+            self.slash.typed()
+
+    def on_composer_completion_key(self, message: Composer.CompletionKey) -> None:
+        self.slash.key(message.key)
 
     def on_composer_take_queued(self, message: Composer.TakeQueued) -> None:
         self.drafts.take_queued()
@@ -352,6 +387,37 @@ class DeferchatApp(App[int]):
 
     # -- actions, each to its room ------------------------------------------------------------------
     async def action_quit(self) -> None:
+        """ctrl+q: quit. While a turn runs (an approval it waits for included) the app asks
+        first: quit and stop it (as Esc stops it: its partial answer kept), or stay. ctrl+q
+        again while it asks means quit."""
+        if not self.turn_running or self._asking_quit:
+            await self.stop_and_quit()
+            return
+        from tui.screens.dialogs import Confirm
+
+        def answered(quit_now: bool | None) -> None:
+            self._asking_quit = False
+            if quit_now:
+                self.run_worker(self.stop_and_quit(), group="quit", exclusive=True, exit_on_error=False)
+
+        self._asking_quit = True
+        waits = " and waits for your approval" if self.approval_bar is not None else ""
+        self.push_screen(
+            Confirm(
+                f"A turn is running{waits}. Quit and stop it? What the model wrote so far is kept, and the "
+                "chat takes your next message when you come back.",
+                yes="Quit and stop",
+                no="Stay",
+                default_no=True,
+            ),
+            answered,
+        )
+
+    async def stop_and_quit(self) -> None:
+        """Stop the running turn the way Esc does (its partial answer kept, the turn marked
+        stopped: core.chat.stopping), close the chat (its MCP servers stop), and exit. What a
+        quit does from any path: ctrl+q, the palette's Quit, a signal that ends the app."""
+        await self.turns.stop_for_good()
         await self.sessions.close()
         self.exit(0)
 
@@ -370,16 +436,19 @@ class DeferchatApp(App[int]):
         self.chat_ops.show_chats()
 
     def action_rename_current(self) -> None:
-        self.chat_ops.on_current("rename")
+        self.chat_ops.rename_current()
 
     def action_delete_current(self) -> None:
-        self.chat_ops.on_current("delete")
+        self.chat_ops.delete_current()
 
     def action_export_current(self) -> None:
-        self.chat_ops.on_current("export")
+        self.chat_ops.export_current()
 
     def action_model_picker(self) -> None:
         self.chat_ops.pick_model()
+
+    def action_list_models(self) -> None:
+        self.chat_ops.pick_model(refresh=True)
 
     def action_system_prompt(self) -> None:
         self.chat_ops.edit_system_prompt()

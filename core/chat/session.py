@@ -235,6 +235,11 @@ class ChatSession:
     async def resume(self, approver: Approver | None = None, *, wait: bool = False) -> TurnResult:
         return await self.turns.resume(approver, wait=wait)
 
+    async def close_unfinished(self, *, wait: bool = False) -> bool:
+        """Close the chat's unfinished turn as stopped, as a new message does before it is sent
+        (its approval cancelled, its calls answered); False when none was open."""
+        return await self.turns.close_open_turn(wait=wait)
+
     @property
     def turn_running(self) -> bool:
         return self.turns.running

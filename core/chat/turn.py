@@ -217,6 +217,28 @@ class TurnLoop:
                 self._add("user", answers + results, turn_id)
         return self._end(turn_id, "stopped", STOPPED_ERROR, text=text, stop_reason=STOP_REASON)
 
+    async def close_open_turn(self, *, wait: bool = False) -> bool:
+        """Close the chat's unfinished turn as stopped (:meth:`_close_unfinished`), as the next
+        message would: for what must happen before it (a switch of model). False: none was open."""
+        async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
+            turn = self.open_turn()
+            if turn is None:
+                return False
+            self._close_unfinished(turn.id)
+            return True
+
+    def _close_unfinished(self, turn_id: str) -> None:
+        """A new message while the chat has an unfinished turn (parked on an approval, or cut off
+        when its process was closed or killed): that turn is closed first, as a stop would have
+        closed it (:meth:`_stopped`): what it stored is kept, every tool use of its last
+        response gets its result (a pending approval is cancelled, a write that was running is
+        ``tool.outcome_unknown``), and it ends ``stopped``. So a chat never refuses the owner's
+        next message; ``resume`` is there to continue the turn instead. The caller holds the
+        chat's turn lease: a turn still running in another process is never closed here."""
+        self.events.turn_id = turn_id
+        self._partial, self._answered = None, {}
+        self._stopped(turn_id)
+
     def _begin(self, turn_id: str) -> None:
         self.events.turn_id = turn_id
         self.search.begin_turn()
@@ -240,10 +262,7 @@ class TurnLoop:
         async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
             open_turn = self.open_turn()
             if open_turn is not None:
-                raise UsageError(
-                    f"chat {self.chat_id} has an unfinished turn ({open_turn.status}); answer its "
-                    f"approval or run `deferchat resume {self.chat_id}` first"
-                )
+                self._close_unfinished(open_turn.id)
             parent = self.store.last_message_id(self.chat_id) if replaces is None else self._parent_of(replaces)
             msg_id = self.store.add_message(
                 self.chat_id,

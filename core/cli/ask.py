@@ -125,7 +125,7 @@ async def switch_if_asked(session: ChatSession, args: argparse.Namespace) -> Non
     from core.chat.switch import owner_target
 
     row = session.chat()
-    provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url)
+    provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url, where="flags")
     from core.redaction import without_userinfo
 
     if (provider, model, without_userinfo(base_url)) != (row.provider, row.model, row.base_url):
@@ -179,17 +179,11 @@ async def _ask(args: argparse.Namespace) -> int:
         if getattr(args, "system", None) is not None:
             session.prompt.set(args.system)  # recorded as chat.system_prompt (core.chat.prompting)
         async with stop_on_sigint(session):  # ctrl+c stops the turn: its partial answer is kept, exit 130
-            if args.chat and session.parked() is not None and engine.store.busy(session.chat_id) is None:
-                result = await session.resume(wait=args.wait)
-                if result.status != "done":  # the new prompt must not vanish without a word
-                    print(
-                        f"deferchat: chat {session.chat_id} had an unfinished turn, and it ended {result.status}; "
-                        f"your message was not sent. Send it again once the chat is free "
-                        f"(`deferchat resume {session.chat_id}` answers a parked approval).",
-                        file=sys.stderr,
-                    )
-                    return exit_for(result.status)
+            # a chat with an unfinished turn takes the prompt too: the turn is closed as stopped
+            # first (core.chat.turn; `deferchat resume` continues it instead), before a switch too
             if args.chat:
+                if (args.provider or args.model or args.base_url) and session.parked() is not None:
+                    await session.close_unfinished(wait=args.wait)
                 await switch_if_asked(session, args)
             result = await session.send(args.prompt, wait=args.wait)
         if not args.json:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import approver, ask, chats, doctor, plan, resume, search, servers
+from core.cli import approver, ask, chats, doctor, models, plan, resume, search, servers
 from core.cli.options import add_plan_options, add_roster_options
 from core.deferral.names import STRATEGY_CHOICES
 
@@ -114,6 +114,12 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=servers.run)
+
+    p = sub.add_parser(
+        "models", help="the models each provider reports (GET /models), with their context windows where listed"
+    )
+    models.add_options(p)
+    p.set_defaults(func=models.run)
 
     p = sub.add_parser("doctor", help="check the store: integrity, schema version, files (exit 0 healthy, 1 not)")
     p.add_argument("--json", action="store_true")

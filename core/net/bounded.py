@@ -23,7 +23,6 @@ network goes through :func:`bounded_fetch` (``web.fetch``, the browser, ``web.se
 
 from __future__ import annotations
 
-import asyncio
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -333,6 +332,8 @@ async def bounded_fetch(
     """A request through the guard, its body read by :func:`read_body`, all of it within
     ``limits.seconds``. Raises :class:`TooSlow`, :class:`BadEncoding`, the guard's errors and
     httpx's."""
+    import asyncio  # here, not at the top: the roster loader imports this module for its schemas only
+
     sent = {"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})}
     try:
         async with asyncio.timeout(limits.seconds):

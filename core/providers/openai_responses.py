@@ -253,11 +253,18 @@ class _Reader:
         return [], content  # reasoning and anything else: echoed, not shown
 
 
+RESPONSES_HINT = (
+    "It may not speak OpenAI's Responses API: for a Chat Completions server (Ollama, vLLM, llama.cpp, "
+    'LM Studio...) use --provider openai-chat (provider = "openai-chat" in config.toml).'
+)
+
+
 class OpenAIResponsesProvider(SdkAdapter):
     """Streams one Responses API response as normalized events (see :mod:`core.providers.base`)."""
 
     profile = OPENAI
     sdk = "openai"
+    path = "responses"
 
     def __init__(
         self,
@@ -268,6 +275,12 @@ class OpenAIResponsesProvider(SdkAdapter):
     ):
         super().__init__(model, **options)
         self.include_reasoning = include_reasoning
+
+    def _hint(self) -> str:
+        """A server that is not OpenAI and fails a Responses request outright likely speaks only Chat Completions."""
+        if self.profile.is_genuine(self.used_url()):
+            return ""
+        return RESPONSES_HINT
 
     def _new_client(self) -> Any:
         import openai

@@ -80,13 +80,15 @@ class Sessions:
         self.fresh_chat = False  # the open chat was made new by this app
         self._switching = asyncio.Lock()
         self._workers: list[Worker[None]] = []
+        self._first = True  # the app's first chat is still to be asked for (it opens after the first frame)
         self._project_configs: ProjectConfigs | None = None
 
     @property
     def opening(self) -> bool:
-        """A chat is being opened (or waits for the one before to finish opening)."""
+        """A chat is being opened (or waits for the one before to finish opening, or is the
+        app's first, asked for once the first frame is drawn)."""
         self._workers = [w for w in self._workers if not w.is_finished]
-        return bool(self._workers)
+        return bool(self._workers) or self._first
 
     @property
     def project_configs(self) -> ProjectConfigs:
@@ -102,6 +104,7 @@ class Sessions:
     def open(self, chat_id: str | None) -> None:
         """Close the open chat (if any) and open ``chat_id``, or a new chat when None. A new
         chat asked for while the open one is new and unused is that one (not a second)."""
+        self._first = False
         if chat_id is None and self.unused_new_chat() and not self._switching.locked():
             self.host.notify("This chat is new and still unused: type your message here.", timeout=3)
             self.host.focus_input()
@@ -159,6 +162,7 @@ class Sessions:
             host.set_status("")
             await host.log_view.add(NoteItem(text=str(exc), level="error"))
             host.header_bar.set_failed(str(exc))
+            self.drafts.give_back_queue(f"The chat did not open ({exc})")
             return
         except Exception as exc:  # keep the app usable: the chats list still works
             log.exception("opening a chat failed")
@@ -167,6 +171,7 @@ class Sessions:
                 NoteItem(text=f"could not open the chat: {type(exc).__name__}: {exc}", level="error")
             )
             host.header_bar.set_failed(f"{type(exc).__name__}: {exc}")
+            self.drafts.give_back_queue(f"The chat did not open ({type(exc).__name__}: {exc})")
             return
         finally:
             shown = self._settle_preview(preview)
@@ -190,6 +195,12 @@ class Sessions:
         host.set_status("")
         host.collector.settle()  # what startup built is frozen for the collector (once)
         self.approvals.watch(lambda: generation == self.generation)
+        if not self._another_waits():  # else the next open keeps it as this chat's draft
+            self.turns.opened()  # a message sent while it opened goes now
+
+    def _another_waits(self) -> bool:
+        """Another open was asked for while this one ran (it waits for the lock)."""
+        return sum(not w.is_finished for w in self._workers) > 1
 
     async def _early_plan(self, engine: Engine, chat_id: str | None, generation: int) -> RosterPlan | None:
         """The roster before the chat is open: a new chat's plan preview (planned from the
