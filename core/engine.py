@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from core.chat.eventlog import EventLog, Subscriber
 from core.chat.opening import OpenedChat, open_new, reopen
@@ -25,6 +26,9 @@ from core.providers.factory import ProviderFactory, default_provider_factory
 from core.roster.models import RosterPlan
 from core.store import Store
 from core.tokens import TokenEstimator
+
+if TYPE_CHECKING:
+    from core.mcp.elicitation import Elicitor
 
 __all__ = ["ChatOptions", "ChatSession", "Engine", "ProviderFactory", "TurnResult"]
 
@@ -85,11 +89,14 @@ class Engine:
         approver: Approver | None = None,
         subscribers: Iterable[Subscriber] | None = None,
         record: str | None = None,
+        elicitor: Elicitor | None = None,
     ) -> ChatSession:
-        """A new chat (``chat_id`` None) planned now, or an existing one with its pinned plan."""
+        """A new chat (``chat_id`` None) planned now, or an existing one with its pinned plan.
+        ``elicitor``: who answers an MCP server's request for input (None: nobody, and the chat's
+        servers are not told deferchat can ask)."""
         opts = options or ChatOptions()
         events = EventLog(self.store, subscribers or ())
-        servers = ChatServers(events.emit)
+        servers = ChatServers(events.emit, elicitor=elicitor, tool_settings=self.settings.tools.model_dump())
         try:
             opened: OpenedChat
             if chat_id is None:

@@ -34,6 +34,7 @@ from tui.controllers.approvals import Approvals
 from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.layout import ROSTER_FOLD_WIDTH, Layout
+from tui.controllers.mcp import Mcp
 from tui.controllers.sessions import EngineEvent, Sessions
 from tui.controllers.slash import Slash
 from tui.controllers.turns import Turns
@@ -96,6 +97,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Take back the queued message",
         "The last message waiting for the turn to end comes back to the box (\u2191 in the empty box does the same)",
     ),
+    ("mcp_servers", "MCP servers", "The chat's servers: what each offers, sign in (OAuth) or out"),
+    ("attach_resource", "Attach a resource", "A server's resource goes with your next message (also: @ in the box)"),
+    ("use_prompt", "Use a server's prompt", "A server's prompt, its arguments asked, put in the message box"),
     (
         "project_config",
         "Review the project's MCP config",
@@ -189,8 +193,12 @@ class DeferchatApp(App[int]):
         self.footer = AppFooter(id="footer", spare=self.layout.footer_spare)
         self.drafts = Drafts(self)
         self.approvals = Approvals(self)
-        self.turns = Turns(self, self.drafts, self.approvals)
-        self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message)
+        self.mcp = Mcp(self, replace_unused_chat=self._replace_unused_chat)
+        for command in self.mcp.commands():
+            self.slash_commands.add(command)
+        self.slash_commands.source(self.mcp.prompt_commands)  # /server:prompt, as the servers offer them
+        self.turns = Turns(self, self.drafts, self.approvals, self.mcp.prepare)
+        self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message, mcp=self.mcp)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
         self.slash = Slash(self, self.drafts, self.chat_ops)
@@ -357,6 +365,7 @@ class DeferchatApp(App[int]):
             return
         await self.router.handle(message.event)
         self.turns.seen(message.event)
+        self.mcp.seen(message.event)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = self.slash.message(message.text)  # a slash command runs here
@@ -473,6 +482,31 @@ class DeferchatApp(App[int]):
 
     def action_toggle_thinking(self) -> None:
         self.views.toggle_thinking()
+
+    def action_mcp_servers(self) -> None:
+        self.mcp.show_servers()
+
+    def action_attach_resource(self) -> None:
+        self.mcp.attach()
+
+    def action_use_prompt(self) -> None:
+        self.mcp.use_prompt()
+
+    def _replace_unused_chat(self) -> bool:
+        """An unused new chat opened again (its servers' tools now planned); whether it was. What
+        the message box holds comes along to the new chat."""
+        if not self.sessions.unused_new_chat():
+            return False
+        text = self.composer.text
+
+        async def replace() -> None:
+            self.composer.put("")  # no draft left behind: the unused chat is dropped, not kept
+            await self.sessions.switch(None)
+            if text.strip():
+                self.composer.put(text)
+
+        self.run_worker(replace(), group="session", exit_on_error=False)
+        return True
 
     def action_project_config(self) -> None:
         self.run_worker(

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from core import events as ev
@@ -251,7 +251,9 @@ class TurnLoop:
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 
-    async def send(self, text: str, *, replaces: str | None = None, wait: bool = False) -> TurnResult:
+    async def send(
+        self, text: str, *, replaces: str | None = None, wait: bool = False, blocks: Sequence[dict[str, Any]] = ()
+    ) -> TurnResult:
         """Send ``text`` as a new turn. ``replaces`` names an earlier user message that this one
         takes the place of: the new message branches from that one's parent, so what followed
         it is no longer sent to the model (the store keeps it, with its invocation rows).
@@ -267,7 +269,7 @@ class TurnLoop:
             msg_id = self.store.add_message(
                 self.chat_id,
                 "user",
-                [{"type": "text", "text": text}],
+                [{"type": "text", "text": text}, *blocks],  # blocks: attached resources, each enveloped
                 turn_id=None,
                 parent_id=parent,
                 replaces=replaces,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
+from core.cli.elicitor import elicitor_for
 from core.cli.exits import exit_for
 from core.cli.interrupt import stop_on_sigint
 from core.cli.options import caps_from, policy_from, record_file
@@ -146,6 +147,26 @@ def settings_for(args: argparse.Namespace) -> Settings:
     return settings.model_copy(update={"timeouts": settings.timeouts.overridden(**bounds)})
 
 
+def add_attach_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--attach",
+        action="append",
+        default=None,
+        metavar="SERVER:URI",
+        help="attach an MCP server's resource to the message (repeatable; `deferchat servers --resources` lists "
+        "them); the model reads it inside the server's untrusted envelope, cut as a tool result is cut",
+    )
+
+
+def _attach_ref(ref: str) -> tuple[str, str]:
+    from core.errors import UsageError
+
+    server, sep, uri = ref.partition(":")
+    if not sep or not server or not uri:
+        raise UsageError(f"--attach {ref!r}: expected SERVER:URI, e.g. docs:file:///notes.md")
+    return server, uri
+
+
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -173,7 +194,12 @@ async def _ask(args: argparse.Namespace) -> int:
         fallback=fallback,
     )
     session = await engine.open_chat(
-        args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=record_file(args.record)
+        args.chat,
+        opts,
+        approver=approver_for(args.approve),
+        elicitor=elicitor_for(),
+        subscribers=[printer],
+        record=record_file(args.record),
     )
     try:
         if getattr(args, "system", None) is not None:
@@ -185,7 +211,8 @@ async def _ask(args: argparse.Namespace) -> int:
                 if (args.provider or args.model or args.base_url) and session.parked() is not None:
                     await session.close_unfinished(wait=args.wait)
                 await switch_if_asked(session, args)
-            result = await session.send(args.prompt, wait=args.wait)
+            attachments = [await session.read_resource(*_attach_ref(ref)) for ref in args.attach or ()]
+            result = await session.send(args.prompt, wait=args.wait, attachments=attachments)
         if not args.json:
             print(f"[chat {session.chat_id}]", file=sys.stderr)
         return exit_for(result.status)

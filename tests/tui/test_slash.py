@@ -17,7 +17,14 @@ from tui.screens.usage import UsageScreen
 from tui.slash import Completion, SlashCommand
 from tui.state import NoteItem, UserItem
 
-APP_COMMANDS = ("chats", "cost", "export", "help", "model", "new", "permissions", "plan", "resume", "system", "whatif")
+APP_COMMANDS = tuple(
+    sorted(
+        (
+            *("chats", "cost", "export", "help", "model", "new", "permissions", "plan", "resume", "system", "whatif"),
+            *("attach", "mcp", "mcp login", "mcp logout"),  # the MCP room's (tui/controllers/mcp.py)
+        )
+    )
+)
 
 
 async def type_in(pilot: Any, text: str) -> None:
@@ -41,7 +48,7 @@ async def test_the_list_completes_as_one_types_and_never_swallows_typing(engine)
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot)
         await type_in(pilot, "/")
-        assert [label.split()[0][1:] for label in listed(app)] == list(APP_COMMANDS)
+        assert [label.split(" [")[0].split(" NAME")[0][1:] for label in listed(app)] == list(APP_COMMANDS)
         assert app.slash_menu.highlighted == 0
         await type_in(pilot, "mo")
         assert listed(app) == ["/model [PROVIDER:MODEL]"] and app.composer.text == "/mo"
@@ -62,7 +69,7 @@ async def test_the_list_completes_as_one_types_and_never_swallows_typing(engine)
         # ↑/↓ move in the list while it is open (not the input history)
         app.composer.text = ""
         await type_in(pilot, "/")
-        await pilot.press("down", "down")
+        await pilot.press("down", "down", "down")  # past /attach (the MCP room's), /chats, /cost
         assert app.slash_menu.chosen is not None and app.slash_menu.chosen.label == "/export [PATH]"
         await pilot.press("up")
         assert app.slash_menu.chosen.label == "/cost"
@@ -89,7 +96,7 @@ async def test_help_lists_every_command_with_its_keys(engine) -> None:
         await type_in(pilot, "/help")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SlashHelp))
-        rows = {usage.split()[0]: (what, keys) for usage, what, keys, _ in app.screen.rows}
+        rows = {usage.split(" [")[0]: (what, keys) for usage, what, keys, _ in app.screen.rows}
         assert sorted(rows) == [f"/{c}" for c in APP_COMMANDS]
         assert rows["/cost"][1] == "f7" and rows["/plan"][1] == "ctrl+g" and rows["/model"][1] == "f10"
 

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from core.chat.session import ChatSession
     from core.engine import Engine
     from core.roster.models import RosterPlan
+    from tui.controllers.mcp import Mcp
     from tui.screens.project_config import ProjectConfigs
 
 log = logging.getLogger("deferchat.tui")
@@ -67,9 +68,16 @@ class EngineEvent(Message):
 
 class Sessions:
     def __init__(
-        self, host: Host, drafts: Drafts, approvals: Approvals, turns: Turns, post: Callable[[Message], object]
+        self,
+        host: Host,
+        drafts: Drafts,
+        approvals: Approvals,
+        turns: Turns,
+        post: Callable[[Message], object],
+        mcp: Mcp | None = None,
     ) -> None:
         self.host = host
+        self.mcp = mcp  # a server's requests for input go to its form (tui.controllers.mcp)
         self.drafts = drafts
         self.approvals = approvals
         self.turns = turns
@@ -134,6 +142,7 @@ class Sessions:
         self.generation += 1
         generation = self.generation
         approver = self.approvals.new_approver()
+        elicitor = self.mcp.new_elicitor() if self.mcp is not None else None
         await self._reset_view()
         host.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
         host.header_bar.set_opening()
@@ -157,6 +166,7 @@ class Sessions:
                 host.options if chat_id is None else ChatOptions(),
                 approver=approver,
                 subscribers=[self.subscriber(generation)],
+                elicitor=elicitor,
             )
         except UserFacingError as exc:
             host.set_status("")
@@ -195,6 +205,8 @@ class Sessions:
         host.set_status("")
         host.collector.settle()  # what startup built is frozen for the collector (once)
         self.approvals.watch(lambda: generation == self.generation)
+        if self.mcp is not None:
+            self.mcp.watch(lambda: generation == self.generation)
         if not self._another_waits():  # else the next open keeps it as this chat's draft
             self.turns.opened()  # a message sent while it opened goes now
 
@@ -304,6 +316,8 @@ class Sessions:
             unused = None
         self.turns.cancel()
         self.approvals.stop_watching()
+        if self.mcp is not None:
+            self.mcp.stop_watching()
         self.fresh_chat = False
         session, self.session = self.session, None
         if session is not None:

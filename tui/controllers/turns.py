@@ -38,8 +38,15 @@ STOP_WAIT = 5.0  # seconds a quit waits, at most, for the stopped turn to settle
 
 
 class Turns:
-    def __init__(self, host: Host, drafts: Drafts, approvals: Approvals) -> None:
+    def __init__(
+        self,
+        host: Host,
+        drafts: Drafts,
+        approvals: Approvals,
+        prepare: Callable[[str], Awaitable[list[Any]]] | None = None,
+    ) -> None:
         self.host = host
+        self.prepare = prepare  # the resources to go with a message sent (the mcp room's)
         self.drafts = drafts
         self.approvals = approvals
         self.running = False
@@ -77,7 +84,7 @@ class Turns:
         if editing is not None:
             self.run(partial(self._replace_turn, session, editing, text))
         else:
-            self.run(partial(session.send, text))
+            self.run(partial(self._send, session, text))
         drafts.show_queue()
 
     def opened(self) -> None:
@@ -100,6 +107,11 @@ class Turns:
         unfinished turn is no reason: the engine closes it as stopped before the message goes."""
         busy = self.host.store.busy(session.chat_id)
         return str(busy) if busy is not None else None  # a turn of this chat runs in another deferchat
+
+    async def _send(self, session: ChatSession, text: str) -> Any:
+        """Send ``text`` with what is to go with it (the resources attached to it)."""
+        attachments = await self.prepare(text) if self.prepare is not None else []
+        return await session.send(text, attachments=attachments)
 
     # -- running one --------------------------------------------------------------------------------
     def run(self, work: Callable[[], Awaitable[Any]]) -> None:
@@ -141,7 +153,7 @@ class Turns:
         if status == "done":
             text = self.drafts.next_queued()
             if text is not None:
-                self.run(partial(session.send, text))
+                self.run(partial(self._send, session, text))
         elif status != "parked":
             self.drafts.give_back_queue("The turn " + ("was stopped" if status == "stopped" else "did not finish"))
 
