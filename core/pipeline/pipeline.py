@@ -18,7 +18,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from core import events as ev
 from core.context import envelope
@@ -29,6 +29,7 @@ from core.pipeline.approvals import ApprovalRequest, Approver, Decision
 from core.pipeline.call_ids import CallIds, new_call_id
 from core.pipeline.canonical import CanonicalError
 from core.pipeline.policy import Policy
+from core.pipeline.preview import ActionPreview, finish, server_facts, spec_preview, stored_preview
 from core.pipeline.validation import check_arguments, invalid_arguments_text, schema_for_model, validation_error
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
@@ -47,6 +48,17 @@ class ToolHost(Protocol):
     async def run(self, spec: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult: ...
 
     def live_pin(self, name: str) -> str | None: ...
+
+
+@runtime_checkable
+class ToolDescriber(Protocol):
+    """A host that can say what a call will do, in words (the built-ins' hooks, the demo's
+    servers, the owner's contacts): the approval's preview (:mod:`core.pipeline.preview`).
+    ``kinds`` are the arguments hardline rules check, with their kinds."""
+
+    def describe(
+        self, spec: ToolSpec, arguments: dict[str, Any], call_id: str, kinds: Mapping[str, str]
+    ) -> ActionPreview: ...
 
 
 @dataclass
@@ -341,7 +353,9 @@ class Pipeline:
 
             # 8. approval (a decision already stored for this call id stands)
             if action == "ask":
-                decided = await self._approval(spec, name, via, call_id, arguments, why, side_effect, ensure_row)
+                decided = await self._approval(
+                    spec, judged, name, via, call_id, arguments, why, side_effect, ensure_row
+                )
                 if decided is None:
                     return Outcome(None, parked=True, name=name, via=via, status="parked")
 
@@ -423,6 +437,7 @@ class Pipeline:
     async def _approval(
         self,
         spec: ToolSpec,
+        judged: ToolSpec,
         name: str,
         via: str | None,
         call_id: str,
@@ -444,6 +459,9 @@ class Pipeline:
         if stored and stored.status == "denied":
             raise _Stop(codes.DENIED_APPROVAL, f"{name} was denied by the owner", denied=True)
         inv_id = ensure_row("awaiting_approval")
+        preview = stored_preview(stored.preview) if stored and stored.status == "pending" else None
+        if preview is None:  # what the person sees is built from the values the tool will receive
+            preview = self.preview(spec, judged, arguments, call_id)
         if stored and stored.status == "pending":
             appr_id = stored.id
         else:
@@ -457,6 +475,7 @@ class Pipeline:
                 side_effect=side_effect.value,
                 arguments=arguments,
                 reason=why,
+                preview=preview.model_dump(mode="json"),
             )
         self._emit(
             ev.ToolApprovalRequired(
@@ -467,6 +486,7 @@ class Pipeline:
                 side_effect=side_effect.value,
                 arguments=arguments,
                 reason=why,
+                preview=preview,
             )
         )
         request = ApprovalRequest(
@@ -479,6 +499,7 @@ class Pipeline:
             arguments=arguments,
             reason=why,
             untrusted=spec.untrusted,
+            preview=preview,
         )
         decision = await ctx.approver.decide(request)
         if decision is Decision.PARK:
@@ -492,6 +513,30 @@ class Pipeline:
         ctx.store.decide_approval(appr_id, "allowed", scope)
         self._emit(ev.ToolApproved(call_id=call_id, name=name, via=via, scope=scope, granted=scope == "chat"))
         return True
+
+    def preview(self, spec: ToolSpec, judged: ToolSpec, arguments: Any, call_id: str) -> ActionPreview:
+        """What the approval shows of this call: the host's description of it (a built-in's hook,
+        a demo server's, the owner's contacts) or its arguments as fields, then made whole
+        (:func:`core.pipeline.preview.finish`: every argument shown, hardline-checked ones as
+        decisive, a server's tool with its server's claims). A description that fails shows the
+        arguments as they are and says so; it never stops the approval."""
+        kinds: dict[str, str] = dict(self.ctx.policy.checked_kinds(judged))
+        tools = self.ctx.tools
+        described: ActionPreview | None = None
+        problem = ""
+        if isinstance(arguments, dict) and isinstance(tools, ToolDescriber):
+            try:
+                described = tools.describe(spec, arguments, call_id, kinds)
+            except Exception as exc:  # a bug in a description must not cost the approval
+                log.exception("describing %s failed", spec.name)
+                problem = (
+                    f"deferchat could not describe this call ({type(exc).__name__}); "
+                    "its arguments are shown as they are"
+                )
+        preview = described or spec_preview(spec, arguments, kinds=kinds)
+        if problem:
+            preview.problems.append(problem)
+        return finish(preview, arguments, spec.input_schema, kinds=kinds, server=server_facts(spec))
 
     # -- call ids ---------------------------------------------------------------------------
     def _same_call(self, inv: InvocationRow, raw_name: str, raw_input: Any) -> bool:
@@ -550,6 +595,7 @@ __all__ = [
     "Outcome",
     "Pipeline",
     "RunContext",
+    "ToolDescriber",
     "ToolHost",
     "effective_side_effect",
     "judged_spec",

@@ -163,6 +163,15 @@ class Policy(BaseModel):
     def hardline_for(self, spec: ToolSpec, arguments: Any) -> Hardline | None:
         return next((h for h in self.hardline if h.matches(spec, arguments)), None)
 
+    def checked_kinds(self, spec: ToolSpec) -> dict[str, Kind]:
+        """The arguments of ``spec`` a hardline rule checks, each with the kind of its value."""
+        kinds: dict[str, Kind] = {}
+        for line in self.hardline:
+            if line.applies_to(spec):
+                for key in line.args:
+                    kinds.setdefault(key, line.kind_of(key))
+        return kinds
+
     def canonical_arguments(self, spec: ToolSpec, arguments: Any) -> Any:
         """``arguments`` with every value a hardline rule for this tool names in canonical form:
         what the rules match is what the approval shows and the tool receives.
@@ -172,11 +181,7 @@ class Policy(BaseModel):
         """
         if not isinstance(arguments, dict):
             return arguments
-        kinds: dict[str, Kind] = {}
-        for line in self.hardline:
-            if line.applies_to(spec):
-                for key in line.args:
-                    kinds.setdefault(key, line.kind_of(key))
+        kinds = self.checked_kinds(spec)
         out = dict(arguments)
         for key, kind in kinds.items():
             if key not in out or out[key] is None:

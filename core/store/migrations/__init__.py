@@ -19,6 +19,7 @@ from core.store.migrations import (
     m0004_branches_input_history,
     m0005_turn_leases,
     m0006_chat_system_prompt,
+    m0007_approval_preview,
     m0008_grant_history,
 )
 
@@ -29,6 +30,7 @@ MODULES: tuple[ModuleType, ...] = (
     m0004_branches_input_history,
     m0005_turn_leases,
     m0006_chat_system_prompt,
+    m0007_approval_preview,
     m0008_grant_history,
 )
 
