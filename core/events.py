@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from core.pipeline.preview import ActionPreview
+
 
 class _Event(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -111,8 +113,9 @@ class ToolApprovalRequired(_Event):
     via: str | None = None
     approval_id: str
     side_effect: str
-    arguments: Any = None
+    arguments: Any = None  # the canonical values the tool will receive
     reason: str = ""
+    preview: ActionPreview | None = None  # what the person is shown (core.pipeline.preview)
 
 
 class ToolApproved(_Event):

@@ -86,6 +86,9 @@ class ToolSpec(BaseModel):
     hints: dict[str, bool] = Field(default_factory=dict)
     # The name the server knows the tool by (MCP tools are renamed mcp.<server>.<tool>).
     remote_name: str | None = None
+    # The server's own title for the tool (MCP ``title``, else ``annotations.title``): shown to the
+    # person as the server's claim, never sent to the model, not part of the pin.
+    title: str | None = None
 
     @field_validator("name")
     @classmethod

@@ -7,7 +7,6 @@ items of a reopened chat from the store is a pure function, tested without an ap
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 from core.context.envelope import CLOSE_TAG, OPEN_TAG
 from core.events import Event, ModelToolSearch, ToolDiscovered, ToolRequested, parse_event
 from core.pipeline import codes
+from core.pipeline.preview import SIDE_EFFECT_WORDS as APPROVAL_WORDS
 from core.tools import SideEffect
 
 if TYPE_CHECKING:
@@ -64,14 +64,7 @@ SIDE_EFFECT_BADGE: dict[str, str] = {
     SideEffect.NETWORK_WRITE: "net-write",
     SideEffect.COMMUNICATION: "comms",
 }
-SIDE_EFFECT_MEANING: dict[str, str] = {
-    SideEffect.NONE: "computes only",
-    SideEffect.WORKSPACE_READ: "reads your local data",
-    SideEffect.NETWORK_READ: "reads the open web or a remote API",
-    SideEffect.WORKSPACE_WRITE: "changes your local data",
-    SideEffect.NETWORK_WRITE: "changes state in a remote system",
-    SideEffect.COMMUNICATION: "reaches a person (mail, call, notification)",
-}
+SIDE_EFFECT_MEANING: dict[str, str] = APPROVAL_WORDS  # the words an approval uses (core.pipeline.preview)
 
 
 SIDE_EFFECT_WORDS: dict[str, str] = {
@@ -222,14 +215,8 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(1, width - 1)] + "\u2026"
 
 
-def args_preview(arguments: Any, width: int = 160) -> str:
-    if isinstance(arguments, str):
-        with contextlib.suppress(ValueError):
-            arguments = json.loads(arguments)
-    return clip(compact_json(arguments), width)
-
-
-def _loads(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """Stored JSON text as its value (text that is not JSON stays as it is)."""
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -263,7 +250,7 @@ def items_from_history(
                     item.message = inv.error_message
                     item.side_effect = inv.side_effect
                     if inv.arguments:
-                        item.arguments = _loads(inv.arguments)
+                        item.arguments = json_value(inv.arguments)
                     item.result = inv.model_result
                     item.display = displays.get(item.name or "", "")
                 items.append(item)

@@ -12,10 +12,13 @@ from collections.abc import Callable
 from textual.content import Content
 
 from core.display import safe
+from core.providers.profiles import profile_for
 from tui.state import first_key
 
 OWN_MODEL = "README: Use your own model"  # the README's section on connecting a provider
-KEYS = "ANTHROPIC_API_KEY or OPENAI_API_KEY"
+KEYS = " or ".join(
+    profile.env_var for name in ("anthropic", "openai") if (profile := profile_for(name)) and profile.env_var
+)  # the key variables, as the profiles name them
 
 Keys = Callable[[str], str]
 """An action's key as the keymap has it ("" when none): the app's ``keys_for``."""

@@ -2,7 +2,9 @@
 
 A built-in is an async function ``(arguments, ctx) -> ToolResult`` registered under the
 configured tool's name, with its description and the pydantic model its arguments are parsed
-with; the tool's input schema is generated from that model (:mod:`core.builtins.schema`). The
+with; the tool's input schema is generated from that model (:mod:`core.builtins.schema`). A
+built-in that changes something has a describe hook beside it: what a call will do, in words,
+with the ids it names resolved (``describe``: the approval's preview, core.pipeline.preview). The
 pipeline looks the name up here; a configured tool with no implementation fails its call with
 ``tool.unavailable`` and a clear message. The roster loader takes a configured tool's
 description and input schema from here when the roster entry gives none.
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from core.pipeline.canonical import PathBase
+    from core.pipeline.preview import ActionPreview
 
 
 @dataclass
@@ -39,6 +42,7 @@ class ToolContext:
 
 
 Builtin = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+Describe = Callable[[dict[str, Any], ToolContext], "ActionPreview"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class BuiltinTool:
     description: str
     args: type[BaseModel]
     run: Builtin
+    # What a call will do, in words, read from the same arguments and database (never writes).
+    describe: Describe | None = None
 
     @property
     def paths(self) -> tuple[str, ...]:

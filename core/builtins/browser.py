@@ -38,6 +38,7 @@ from core.builtins import ToolContext
 from core.builtins.shared import Args, Text, ToolError, tool
 from core.builtins.web import Page, not_text, page_source, read_page, readable, refusal, web_url
 from core.net.guard import PrivateAddress
+from core.pipeline.preview import ActionPreview, decisive, detail
 from core.tools import ToolResult
 
 if TYPE_CHECKING:
@@ -391,22 +392,17 @@ async def browser_observe(args: ObserveArgs, ctx: ToolContext) -> ToolResult:
     )
 
 
-@tool(
-    "browser.act",
-    ActArgs,
-    "On this chat's current page, follow a link (link: its number) or submit a form (form: its number, fields: "
-    "the values to fill in); the page that answers becomes the current page.",
-)
-async def browser_act(args: ActArgs, ctx: ToolContext) -> ToolResult:
+def _act_request(args: ActArgs, page: CurrentPage) -> tuple[str, httpx.URL, list[tuple[str, str]]]:
+    """The request a browser.act call sends from ``page``: its method, its URL (a GET form's
+    values in its query) and a form's values."""
     if (args.link is None) == (args.form is None):
         raise ToolError("Give either link (a link's number) or form (a form's number), as browser.observe lists them.")
-    page = _load(ctx)
     if args.link is not None:
         if args.fields:
             raise ToolError("fields go with a form; a link is followed as it is.")
         if args.link > len(page.links):
             raise ToolError(f"The current page has {len(page.links)} links; there is no link {args.link}.")
-        return await _open(ctx, "browser.act", "GET", web_url(page.links[args.link - 1]["url"]))
+        return "GET", web_url(page.links[args.link - 1]["url"]), []
     assert args.form is not None
     if args.form > len(page.forms):
         raise ToolError(f"The current page has {len(page.forms)} forms; there is no form {args.form}.")
@@ -429,8 +425,42 @@ async def browser_act(args: ActArgs, ctx: ToolContext) -> ToolResult:
             data.append((f.name, value))
     if form.submit:
         data.append(form.submit)
-    encoded = urlencode(data)
     if form.method == "post":
-        return await _open(ctx, "browser.act", "POST", web_url(form.action), content=encoded.encode("ascii"))
-    action = web_url(form.action)
-    return await _open(ctx, "browser.act", "GET", action.copy_with(query=encoded.encode("ascii") or None))
+        return "POST", web_url(form.action), data
+    encoded = urlencode(data)
+    return "GET", web_url(form.action).copy_with(query=encoded.encode("ascii") or None), data
+
+
+def _describe_act(args: ActArgs, ctx: ToolContext) -> ActionPreview:
+    page = _load(ctx)
+    method, url, data = _act_request(args, page)
+    on_page = decisive("From the page", page.url, kind="url", note=page.title or "")
+    if args.link is not None:
+        text = page.links[args.link - 1].get("text") or ""
+        return ActionPreview(
+            summary=f"Follow link {args.link} of the current page" + (f" (\u201c{text}\u201d)" if text else ""),
+            fields=[decisive("Opens", str(url), kind="url", argument="link", note=f"link {args.link}"), on_page],
+        )
+    assert args.form is not None
+    fields = [
+        decisive("Sends to", str(url), kind="url", argument="form", note=f"form {args.form}, {method}"),
+        on_page,
+    ]
+    given = set(args.fields or {})
+    fields += [detail(name, value, note="as the page filled it" if name not in given else "") for name, value in data]
+    fields.append(detail("fields", json.dumps(args.fields or {}, ensure_ascii=False), argument="fields"))
+    return ActionPreview(summary=f"Submit form {args.form} of the current page ({method})", fields=fields)
+
+
+@tool(
+    "browser.act",
+    ActArgs,
+    "On this chat's current page, follow a link (link: its number) or submit a form (form: its number, fields: "
+    "the values to fill in); the page that answers becomes the current page.",
+    preview=_describe_act,
+)
+async def browser_act(args: ActArgs, ctx: ToolContext) -> ToolResult:
+    method, url, data = _act_request(args, _load(ctx))
+    if method == "POST":
+        return await _open(ctx, "browser.act", "POST", url, content=urlencode(data).encode("ascii"))
+    return await _open(ctx, "browser.act", "GET", url)

@@ -28,6 +28,7 @@ from core.builtins.shared import (
     tool,
     words_of,
 )
+from core.pipeline.preview import ActionPreview, decisive, detail
 from core.tools import ToolResult
 
 
@@ -119,13 +120,8 @@ async def calendar_list_events(args: CalendarListArgs, ctx: ToolContext) -> Tool
     )
 
 
-@tool(
-    "calendar.create_event",
-    CalendarCreateArgs,
-    "Create a one-off event on the owner's calendar. For something that repeats, use schedule.create instead.",
-)
-async def calendar_create_event(args: CalendarCreateArgs, ctx: ToolContext) -> ToolResult:
-    owner = owner_zone(ctx)
+def _new_event(args: CalendarCreateArgs, owner: ZoneInfo) -> tuple[dt.datetime, dt.datetime, list[str]]:
+    """The start, end and attendees (canonical addresses) a calendar.create_event call writes."""
     start, is_date = parse_moment(args.start, owner, "start")
     if is_date:
         raise ToolError(
@@ -133,6 +129,50 @@ async def calendar_create_event(args: CalendarCreateArgs, ctx: ToolContext) -> T
         )
     attendees = list(dict.fromkeys(check_email(a) for a in args.attendees or []))
     end = (start.astimezone(UTC) + dt.timedelta(minutes=args.duration_minutes)).astimezone(owner)
+    return start, end, attendees
+
+
+def _describe_create(args: CalendarCreateArgs, ctx: ToolContext) -> ActionPreview:
+    from core.builtins.people import known_as
+
+    owner = owner_zone(ctx)
+    start, end, attendees = _new_event(args, owner)
+    span = f"{start.strftime('%a %d %b %Y, %H:%M')}\u2013{end.strftime('%H:%M')} ({ctx.timezone})"
+    fields = []
+    if attendees:
+        names = [known_as(ctx.db, "email", a) for a in attendees]
+        known = "; ".join(f"{a}: {n}" for a, n in zip(attendees, names, strict=True) if n)
+        fields.append(
+            decisive(
+                "Attendees",
+                ", ".join(attendees),
+                kind="email",
+                argument="attendees",
+                note="no invitation is sent (your local calendar only)"
+                + (f"; in your contacts: {known}" if known else ""),
+            )
+        )
+    conflicts = _events_between(ctx, start, end, owner)
+    fields += [
+        detail("Title", args.title, argument="title"),
+        detail("When", span, argument="start"),
+        detail("Duration", f"{args.duration_minutes} minutes", argument="duration_minutes"),
+        detail("Location", (args.location or "").strip() or "(none)", argument="location"),
+    ]
+    if conflicts:
+        fields.append(detail("Overlaps", "; ".join(f"\u201c{c['title']}\u201d {c['start']}" for c in conflicts)))
+    return ActionPreview(summary=f"Add \u201c{args.title}\u201d to your calendar on {span}", fields=fields)
+
+
+@tool(
+    "calendar.create_event",
+    CalendarCreateArgs,
+    "Create a one-off event on the owner's calendar. For something that repeats, use schedule.create instead.",
+    preview=_describe_create,
+)
+async def calendar_create_event(args: CalendarCreateArgs, ctx: ToolContext) -> ToolResult:
+    owner = owner_zone(ctx)
+    start, end, attendees = _new_event(args, owner)
     conflicts = _events_between(ctx, start, end, owner)
     table = ctx.db["calendar_events"].insert(
         {

@@ -11,7 +11,20 @@ from typing import Any, Literal
 from pydantic import Field
 
 from core.builtins import ToolContext
-from core.builtins.shared import Args, Text, ToolError, find_row, format_id, now_stamp, owner_zone, tool, when
+from core.builtins.shared import (
+    Args,
+    Text,
+    ToolError,
+    find_row,
+    format_id,
+    lookup,
+    now_stamp,
+    owner_zone,
+    tool,
+    when,
+    will_fail,
+)
+from core.pipeline.preview import ActionPreview, FieldKind, change, decisive, detail
 from core.tools import ToolResult
 
 DEMO_MAIL_NOTE = (
@@ -31,17 +44,23 @@ class EmailUnsubscribeArgs(Args):
     archive_existing: bool = Field(False, description="Also archive the messages already received from this list.")
 
 
-def _unsubscribe_method(row: dict[str, Any]) -> str:
+def _unsubscribe_target(row: dict[str, Any]) -> tuple[str, str, FieldKind]:
+    """How the list's List-Unsubscribe header says to leave it: (how, where, the kind of where)."""
     targets = re.findall(r"<([^>]+)>", row["list_unsubscribe"] or "")
     https = next((t for t in targets if t.lower().startswith("https://")), None)
     mailto = next((t for t in targets if t.lower().startswith("mailto:")), None)
     if https and row["one_click"]:
-        return f"one-click HTTPS POST (RFC 8058) to {https}"
+        return "one-click HTTPS POST (RFC 8058) to", https, "url"
     if https:
-        return f"unsubscribe link {https}"
+        return "unsubscribe link", https, "url"
     if mailto:
-        return f"email to {mailto[len('mailto:') :]}"
-    return "none advertised"
+        return "email to", mailto[len("mailto:") :], "email"
+    return "none advertised", "", "text"
+
+
+def _unsubscribe_method(row: dict[str, Any]) -> str:
+    how, where, _ = _unsubscribe_target(row)
+    return f"{how} {where}" if where else how
 
 
 def _subscription_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -88,20 +107,67 @@ async def email_subscriptions(args: EmailSubscriptionsArgs, ctx: ToolContext) ->
     )
 
 
+def _already_unsubscribed(row: dict[str, Any], ctx: ToolContext) -> str:
+    return (
+        f"Subscription {format_id('email_subscriptions', row['id'])} ('{row['list_name']}') is already "
+        f"unsubscribed (since {when(row['unsubscribed_at'], owner_zone(ctx))})."
+    )
+
+
+def _describe_unsubscribe(args: EmailUnsubscribeArgs, ctx: ToolContext) -> ActionPreview:
+    row = lookup(
+        ctx,
+        "email_subscriptions",
+        args.subscription_id,
+        label="Newsletter",
+        argument="subscription_id",
+        summary=f"Unsubscribe from the mailing list {args.subscription_id}",
+    )
+    if isinstance(row, ActionPreview):
+        return row
+    how, where, kind = _unsubscribe_target(row)
+    kept = row["messages_in_inbox"] or 0
+    fields = [
+        decisive(
+            "Newsletter",
+            format_id("email_subscriptions", row["id"]),
+            note=f"\u201c{row['list_name']}\u201d from {row['sender']}",
+            argument="subscription_id",
+        ),
+        decisive("Sender", row["sender"], kind="email"),
+        decisive("Mail account", row["account"], kind="account"),
+    ]
+    if where:
+        fields.append(decisive("Unsubscribe by", where, kind=kind, note=how.removesuffix(" to")))
+    else:
+        fields.append(detail("Unsubscribe by", how, note="the list advertises no way to leave it"))
+    fields += [
+        change("Status", row["status"], "unsubscribed"),
+        detail(
+            "Archive past messages",
+            f"yes: the {kept:,} messages already received" if args.archive_existing else "no: past messages stay",
+            argument="archive_existing",
+        ),
+    ]
+    return ActionPreview(
+        summary=f"Unsubscribe from \u201c{row['list_name']}\u201d ({row['sender']})",
+        fields=fields,
+        problems=[will_fail(_already_unsubscribed(row, ctx))] if row["status"] == "unsubscribed" else [],
+    )
+
+
 @tool(
     "email.unsubscribe",
     EmailUnsubscribeArgs,
     "Unsubscribe the owner from a mailing list using its List-Unsubscribe header. The list stops sending; past "
     "messages stay.",
+    preview=_describe_unsubscribe,
 )
 async def email_unsubscribe(args: EmailUnsubscribeArgs, ctx: ToolContext) -> ToolResult:
     row = find_row(ctx, "email_subscriptions", args.subscription_id)
     sid = format_id("email_subscriptions", row["id"])
     if row["status"] == "unsubscribed":
-        raise ToolError(
-            f"Subscription {sid} ('{row['list_name']}') is already unsubscribed "
-            f"(since {when(row['unsubscribed_at'], owner_zone(ctx))})."
-        )
+        raise ToolError(_already_unsubscribed(row, ctx))
     archived = (row["messages_in_inbox"] or 0) if args.archive_existing else 0
     ctx.db["email_subscriptions"].update(
         row["id"],

@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints
 
 from core.builtins import ToolContext
 from core.builtins.shared import Args, Text, format_id, fts_query, now_stamp, owner_zone, tool, when
+from core.pipeline.preview import ActionPreview, detail
 from core.tools import ToolResult
 
 
@@ -55,16 +56,34 @@ async def memory_search(args: MemorySearchArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult.of_json(result)
 
 
+def _topic(args: MemorySaveArgs) -> str | None:
+    return (args.topic or "").strip().lower() or None
+
+
+def _same_fact(args: MemorySaveArgs, ctx: ToolContext) -> list[dict[str, Any]]:
+    return list(ctx.db["memory_facts"].rows_where("lower(fact) = lower(?)", [args.fact], limit=1))
+
+
+def _describe_save(args: MemorySaveArgs, ctx: ToolContext) -> ActionPreview:
+    same = _same_fact(args, ctx)
+    note = f"already remembered as {format_id('memory_facts', same[0]['id'])}: nothing will be added" if same else ""
+    return ActionPreview(
+        summary=f"Remember for future chats: \u201c{args.fact}\u201d",
+        fields=[detail("Fact", args.fact, argument="fact", note=note), detail("Topic", _topic(args), argument="topic")],
+    )
+
+
 @tool(
     "memory.save",
     MemorySaveArgs,
     "Remember a fact about the owner for future conversations. Save only what the owner said or clearly "
     "confirmed; one fact per call, in the owner's own terms.",
+    preview=_describe_save,
 )
 async def memory_save(args: MemorySaveArgs, ctx: ToolContext) -> ToolResult:
     tz = owner_zone(ctx)
-    topic = (args.topic or "").strip().lower() or None
-    same = list(ctx.db["memory_facts"].rows_where("lower(fact) = lower(?)", [args.fact], limit=1))
+    topic = _topic(args)
+    same = _same_fact(args, ctx)
     if same:
         return ToolResult.of_json(
             {"saved": False, "note": "Already remembered; nothing was added.", **_fact_view(same[0], tz)}

@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints
 
 from core.builtins import ToolContext
 from core.builtins.shared import Args, Text, format_id, fts_query, json_list, now_stamp, owner_zone, tool, when
+from core.pipeline.preview import ActionPreview, detail
 from core.tools import ToolResult
 
 
@@ -58,9 +59,30 @@ async def notes_search(args: NotesSearchArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult.of_json({"query": args.query, "tag": params.get("tag"), "count": len(notes), "notes": notes})
 
 
-@tool("notes.create", NotesCreateArgs, "Write a new note in the owner's notebook.")
+def _tags(args: NotesCreateArgs) -> list[str]:
+    return [t for t in dict.fromkeys(_clean_tag(t) for t in args.tags or []) if t]
+
+
+def _describe_create(args: NotesCreateArgs, ctx: ToolContext) -> ActionPreview:
+    same = [format_id("notes", r["id"]) for r in ctx.db["notes"].rows_where("lower(title) = lower(?)", [args.title])]
+    return ActionPreview(
+        summary=f"Write a new note \u201c{args.title}\u201d in your notebook",
+        fields=[
+            detail(
+                "Title",
+                args.title,
+                argument="title",
+                note=f"you already have a note with this title ({', '.join(same)})" if same else "",
+            ),
+            detail("Tags", ", ".join(_tags(args)) or "(none)", argument="tags"),
+            detail("Text", args.body, argument="body", note=f"{len(args.body):,} characters"),
+        ],
+    )
+
+
+@tool("notes.create", NotesCreateArgs, "Write a new note in the owner's notebook.", preview=_describe_create)
 async def notes_create(args: NotesCreateArgs, ctx: ToolContext) -> ToolResult:
-    tags = [t for t in dict.fromkeys(_clean_tag(t) for t in args.tags or []) if t]
+    tags = _tags(args)
     stamp = now_stamp(ctx)
     table = ctx.db["notes"].insert(
         {

@@ -7,6 +7,7 @@ message is queued only), and the HTTP settings of :mod:`core.builtins.web`.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
@@ -16,6 +17,7 @@ from core.builtins.shared import Args, format_id, now_stamp, tool
 from core.builtins.web import http_client, http_failure, net_policy
 from core.net.bounded import Limits
 from core.net.guard import GuardError, guarded_request
+from core.pipeline.preview import ActionPreview, decisive, detail
 from core.tools import ToolResult
 
 
@@ -26,11 +28,31 @@ class NotifyOwnerArgs(Args):
     priority: Literal["normal", "high"] = Field("normal", description="Delivery priority.")
 
 
+def _describe_notify(args: NotifyOwnerArgs, ctx: ToolContext) -> ActionPreview:
+    topic = ctx.settings.get("ntfy_topic_url")
+    if topic:
+        shown = re.sub(r"//([^/@:]*):[^/@]*@", r"//\1:[redacted]@", str(topic))  # a password is not shown or kept
+        where = decisive("Sent to", shown, kind="url", note="your ntfy topic (config.toml [tools] ntfy_topic_url)")
+        summary = "Send a push notification to your phone"
+    else:
+        where = decisive("Sent to", "the local outbox only", kind="target", note="no push channel is configured")
+        summary = "Queue a notification in your local outbox (your phone is not notified)"
+    return ActionPreview(
+        summary=summary,
+        fields=[
+            where,
+            detail("Message", args.message, argument="message"),
+            detail("Priority", args.priority, argument="priority"),
+        ],
+    )
+
+
 @tool(
     "notify.owner",
     NotifyOwnerArgs,
     "Send a push notification to the owner's phone. Use it only for something time-sensitive the owner asked to "
     "be told about.",
+    preview=_describe_notify,
 )
 async def notify_owner(args: NotifyOwnerArgs, ctx: ToolContext) -> ToolResult:
     import httpx

@@ -21,12 +21,15 @@ from core.builtins.shared import (
     format_id,
     json_list,
     like_pattern,
+    lookup,
     now_stamp,
     owner_zone,
     parse_date,
     tool,
     when,
+    will_fail,
 )
+from core.pipeline.preview import ActionPreview, FieldKind, change, decisive
 from core.tools import ToolResult
 
 
@@ -135,14 +138,8 @@ def _clean_birthday(value: str, today: dt.date) -> str:
     return value
 
 
-@tool(
-    "people.update",
-    PeopleUpdateArgs,
-    "Update a contact's details. Only the fields you pass change; pass an empty string to clear a field.",
-)
-async def people_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ToolResult:
-    row = find_row(ctx, "people", args.person_id)
-    tz = owner_zone(ctx)
+def _new_values(args: PeopleUpdateArgs, ctx: ToolContext) -> dict[str, Any]:
+    """The columns a people.update call sets, as the tool writes them (None clears one)."""
     given = {k: v for k, v in args.model_dump(exclude={"person_id"}).items() if v is not None}
     if not given:
         raise ToolError(
@@ -157,9 +154,61 @@ async def people_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ToolResult:
         elif key == "phone":
             new[key] = _clean_phone(value)
         elif key == "birthday":
-            new[key] = _clean_birthday(value, current_time(ctx).astimezone(tz).date())
+            new[key] = _clean_birthday(value, current_time(ctx).astimezone(owner_zone(ctx)).date())
         else:
             new[key] = value.strip()
+    return new
+
+
+_FIELD_WORDS: dict[str, tuple[str, FieldKind]] = {
+    "email": ("Email", "email"),
+    "phone": ("Phone", "phone"),
+    "birthday": ("Birthday", "text"),
+    "notes": ("Notes", "text"),
+}
+
+
+def who(row: dict[str, Any]) -> str:
+    """A contact in words: ``Dana Whitfield (Globex)``."""
+    return row["name"] + (f" ({row['company']})" if row["company"] else "")
+
+
+def _describe_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ActionPreview:
+    row = lookup(
+        ctx,
+        "people",
+        args.person_id,
+        label="Contact",
+        argument="person_id",
+        summary=f"Change the contact {args.person_id}",
+    )
+    if isinstance(row, ActionPreview):
+        return row
+    target = decisive("Contact", format_id("people", row["id"]), note=who(row), argument="person_id")
+    summary = f"Change the contact {who(row)}"
+    try:
+        new = _new_values(args, ctx)
+    except ToolError as exc:
+        return ActionPreview(summary=summary, fields=[target], problems=[will_fail(str(exc))])
+    fields = [target]
+    for key, value in new.items():
+        label, kind = _FIELD_WORDS[key]
+        fields.append(
+            change(label, row[key], value, kind=kind, argument=key, note="unchanged" if row[key] == value else "")
+        )
+    return ActionPreview(summary=summary, fields=fields)
+
+
+@tool(
+    "people.update",
+    PeopleUpdateArgs,
+    "Update a contact's details. Only the fields you pass change; pass an empty string to clear a field.",
+    preview=_describe_update,
+)
+async def people_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ToolResult:
+    row = find_row(ctx, "people", args.person_id)
+    tz = owner_zone(ctx)
+    new = _new_values(args, ctx)
     changes = {k: {"from": row[k], "to": v} for k, v in new.items() if row[k] != v}
     if changes:
         update: dict[str, Any] = {k: c["to"] for k, c in changes.items()}
@@ -178,3 +227,29 @@ async def people_update(args: PeopleUpdateArgs, ctx: ToolContext) -> ToolResult:
     if not changes:
         result["note"] = "Nothing changed: the contact already had these values."
     return ToolResult.of_json(result)
+
+
+def known_as(db: Any, kind: str, value: str) -> str | None:
+    """Who in the owner's contacts has this email address or phone number (``Dana Whitfield
+    (Globex)``), or None: the approval says whom a message or a call reaches."""
+    from core.pipeline.canonical import CanonicalError, canonical_email, canonical_phone
+
+    if "people" not in db.table_names():
+        return None
+    column, other = ("email", "other_emails") if kind == "email" else ("phone", "other_phones")
+    try:
+        key = canonical_email(value) if kind == "email" else canonical_phone(value)
+    except CanonicalError:
+        return None
+    for row in db.query(f"select id, name, company, {column}, {other} from people order by id"):
+        stored = [row[column], *json_list(row[other])]
+        for candidate in stored:
+            try:
+                same = (
+                    candidate and (canonical_email(candidate) if kind == "email" else canonical_phone(candidate)) == key
+                )
+            except CanonicalError:
+                same = False
+            if same:
+                return who(row)
+    return None

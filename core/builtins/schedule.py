@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 from zoneinfo import ZoneInfo
 
@@ -30,8 +30,10 @@ from core.builtins.shared import (
     parse_id,
     parse_zone,
     tool,
+    will_fail,
     words_of,
 )
+from core.pipeline.preview import ActionPreview, PreviewField, change, decisive, detail
 from core.tools import ToolResult
 
 # mon ... sun: the order days are stored and shown in (the same as core.builtins.data.WEEKDAYS).
@@ -170,16 +172,30 @@ def _set_schedule(
     return ctx.db["schedules"].get(row["id"]), changes
 
 
+def _pause_over(row: dict[str, Any], ctx: ToolContext) -> bool:
+    """A pause with an end date that has come (the schedule resumes by itself)."""
+    return (
+        row["status"] == "paused"
+        and bool(row["paused_until"])
+        and dt.date.fromisoformat(row["paused_until"]) <= current_time(ctx).astimezone(_schedule_zone(row, ctx)).date()
+    )
+
+
 def _expire_pauses(ctx: ToolContext) -> None:
     """Pauses with an end date that has come resume by themselves."""
     for row in list(ctx.db["schedules"].rows_where("status = 'paused' and paused_until is not null")):
-        if dt.date.fromisoformat(row["paused_until"]) <= current_time(ctx).astimezone(_schedule_zone(row, ctx)).date():
+        if _pause_over(row, ctx):
             _set_schedule(ctx, row, "auto_resumed", {"status": "active", "paused_until": None})
 
 
 def _schedule(ctx: ToolContext, raw: str) -> dict[str, Any]:
     """The schedule ``raw`` names; when ``raw`` is not an id, the error names likely candidates."""
     _expire_pauses(ctx)
+    return _find_schedule(ctx, raw)
+
+
+def _find_schedule(ctx: ToolContext, raw: str) -> dict[str, Any]:
+    """:func:`_schedule` without expiring pauses (it reads only)."""
     try:
         return find_row(ctx, "schedules", raw)
     except ToolError as exc:
@@ -207,11 +223,56 @@ def _check_zone_name(name: str | None) -> str | None:
     return name.strip()
 
 
+# --- what a call will do, for its approval (the describe hooks beside each tool read, never write) ---
+
+
+def _status_text(status: str, until: str | None) -> str:
+    if status == "paused":
+        return f"paused until {until}" if until else "paused until resumed"
+    return status
+
+
+def _in_words(row: dict[str, Any], ctx: ToolContext) -> str:
+    days = _days_text(json_list(row["days"]))
+    zone = row["timezone"] or ctx.timezone
+    status = _status_text(row["status"], row["paused_until"])
+    return f"\u201c{row['title']}\u201d, {days} at {row['time']} ({zone}), {status}"
+
+
+def _target(raw: str, ctx: ToolContext) -> tuple[dict[str, Any] | None, PreviewField, list[str]]:
+    """The schedule a call names as the tool will find it (a pause whose end has come is over),
+    its field, and the problem when there is none."""
+    try:
+        row = _find_schedule(ctx, raw)
+    except ToolError as exc:
+        return None, decisive("Schedule", raw, note="no such schedule", argument="schedule_id"), [will_fail(str(exc))]
+    if _pause_over(row, ctx):
+        row = {**row, "status": "active", "paused_until": None}
+    field = decisive("Schedule", format_id("schedules", row["id"]), note=_in_words(row, ctx), argument="schedule_id")
+    return row, field, []
+
+
+def _describe_create(args: ScheduleCreateArgs, ctx: ToolContext) -> ActionPreview:
+    zone = _check_zone_name(args.timezone) or owner_zone(ctx).key
+    days = _days_text(_canonical_days(args.days))
+    time = _check_hhmm(args.time)
+    return ActionPreview(
+        summary=f"Create the schedule \u201c{args.title}\u201d: {days} at {time} ({zone})",
+        fields=[
+            detail("Title", args.title, argument="title"),
+            detail("Time", time, argument="time"),
+            detail("Days", days, argument="days"),
+            detail("Timezone", zone, argument="timezone"),
+        ],
+    )
+
+
 @tool(
     "schedule.create",
     ScheduleCreateArgs,
     "Create a recurring schedule, such as a daily standup or a weekly reminder, that fires at a local time on "
     "chosen weekdays.",
+    preview=_describe_create,
 )
 async def schedule_create(args: ScheduleCreateArgs, ctx: ToolContext) -> ToolResult:
     zone = _check_zone_name(args.timezone) or owner_zone(ctx).key
@@ -268,6 +329,24 @@ async def schedule_list(args: ScheduleListArgs, ctx: ToolContext) -> ToolResult:
     )
 
 
+def _update_fields(args: ScheduleUpdateArgs) -> dict[str, Any]:
+    """The columns a schedule.update call sets, as the tool writes them."""
+    fields: dict[str, Any] = {}
+    if args.title is not None:
+        if not args.title.strip():
+            raise ToolError("title cannot be empty; leave it out to keep the current title.")
+        fields["title"] = args.title.strip()
+    if args.time is not None:
+        fields["time"] = _check_hhmm(args.time)
+    if args.days is not None:
+        fields["days"] = json.dumps(_canonical_days(args.days))
+    if args.timezone is not None:
+        fields["timezone"] = _check_zone_name(args.timezone)
+    if not fields:
+        raise ToolError("Nothing to change: pass at least one of title, time, days or timezone.")
+    return fields
+
+
 def _label(row: dict[str, Any]) -> str:
     return f"Schedule {format_id('schedules', row['id'])} ('{row['title']}')"
 
@@ -288,27 +367,52 @@ def _transition(ctx: ToolContext, row: dict[str, Any], action: str, fields: dict
     )
 
 
+_SHOWN_COLUMNS = {"title": "Title", "time": "Time", "days": "Days", "timezone": "Timezone"}
+
+
+def _column_text(column: str, value: Any, ctx: ToolContext) -> str:
+    if column == "days":
+        return _days_text(json_list(value))
+    if column == "timezone":
+        return value or ctx.timezone
+    return str(value)
+
+
+def _describe_update(args: ScheduleUpdateArgs, ctx: ToolContext) -> ActionPreview:
+    row, target, problems = _target(args.schedule_id, ctx)
+    if row is None:
+        return ActionPreview(summary=f"Change the schedule {args.schedule_id}", fields=[target], problems=problems)
+    fields = [target]
+    try:
+        _refuse_cancelled(row, "changed")
+        new = _update_fields(args)
+    except ToolError as exc:
+        return ActionPreview(
+            summary=f"Change the schedule \u201c{row['title']}\u201d", fields=fields, problems=[will_fail(str(exc))]
+        )
+    words = []
+    for column, value in new.items():
+        before, after = _column_text(column, row[column], ctx), _column_text(column, value, ctx)
+        same = before == after
+        fields.append(change(_SHOWN_COLUMNS[column], before, after, argument=column, note="unchanged" if same else ""))
+        if not same:
+            words.append(f"{_SHOWN_COLUMNS[column].lower()} {before} \u2192 {after}")
+    return ActionPreview(
+        summary=f"Change the schedule \u201c{row['title']}\u201d: " + ("; ".join(words) or "nothing changes"),
+        fields=fields,
+    )
+
+
 @tool(
     "schedule.update",
     ScheduleUpdateArgs,
     "Change an existing schedule's title, time, weekdays or timezone. Fields you leave out keep their values.",
+    preview=_describe_update,
 )
 async def schedule_update(args: ScheduleUpdateArgs, ctx: ToolContext) -> ToolResult:
     row = _schedule(ctx, args.schedule_id)
     _refuse_cancelled(row, "changed")
-    fields: dict[str, Any] = {}
-    if args.title is not None:
-        if not args.title.strip():
-            raise ToolError("title cannot be empty; leave it out to keep the current title.")
-        fields["title"] = args.title.strip()
-    if args.time is not None:
-        fields["time"] = _check_hhmm(args.time)
-    if args.days is not None:
-        fields["days"] = json.dumps(_canonical_days(args.days))
-    if args.timezone is not None:
-        fields["timezone"] = _check_zone_name(args.timezone)
-    if not fields:
-        raise ToolError("Nothing to change: pass at least one of title, time, days or timezone.")
+    fields = _update_fields(args)
     new, changed = _set_schedule(ctx, row, "updated", fields)
     result = {"id": format_id("schedules", row["id"]), "changed": changed, "schedule": _schedule_view(new, ctx)}
     if not changed:
@@ -316,14 +420,45 @@ async def schedule_update(args: ScheduleUpdateArgs, ctx: ToolContext) -> ToolRes
     return ToolResult.of_json(result)
 
 
+def _describe_transition(
+    raw: str, ctx: ToolContext, verb: str, status: str, check: Callable[[dict[str, Any]], str | None]
+) -> ActionPreview:
+    """A state change of one schedule: its status before -> ``status``. ``check`` gives the pause's
+    end for the row (None: none), or raises the ToolError the tool would."""
+    row, target, problems = _target(raw, ctx)
+    if row is None:
+        return ActionPreview(summary=f"{verb} the schedule {raw}", fields=[target], problems=problems)
+    summary = f"{verb} the schedule \u201c{row['title']}\u201d"
+    try:
+        until = check(row)
+    except ToolError as exc:
+        return ActionPreview(summary=summary, fields=[target], problems=[will_fail(str(exc))])
+    before = _status_text(row["status"], row["paused_until"])
+    now_text = _status_text(status, until)
+    fields = [target, change("Status", before, now_text, argument="until" if until else None)]
+    if status == "active":
+        fields.append(detail("Next run", _next_run({**row, "status": "active", "paused_until": None}, ctx)))
+    return ActionPreview(summary=summary, fields=fields)
+
+
+def _describe_pause(args: SchedulePauseArgs, ctx: ToolContext) -> ActionPreview:
+    return _describe_transition(args.schedule_id, ctx, "Pause", "paused", lambda row: _pause_until(args, row, ctx))
+
+
 @tool(
     "schedule.pause",
     SchedulePauseArgs,
     "Pause a schedule so it stops firing until it is resumed, optionally until a date. The schedule and its "
     "settings are kept.",
+    preview=_describe_pause,
 )
 async def schedule_pause(args: SchedulePauseArgs, ctx: ToolContext) -> ToolResult:
     row = _schedule(ctx, args.schedule_id)
+    return _transition(ctx, row, "paused", {"status": "paused", "paused_until": _pause_until(args, row, ctx)})
+
+
+def _pause_until(args: SchedulePauseArgs, row: dict[str, Any], ctx: ToolContext) -> str | None:
+    """The date a schedule.pause call pauses ``row`` until (None: until resumed), or why it cannot."""
     until = None
     if args.until is not None and args.until.strip():
         until_date = parse_date(args.until, "until date")
@@ -340,27 +475,51 @@ async def schedule_pause(args: SchedulePauseArgs, ctx: ToolContext) -> ToolResul
             f"{_label(row)} is already paused"
             + (f" until {row['paused_until']}." if row["paused_until"] else " until resumed.")
         )
-    return _transition(ctx, row, "paused", {"status": "paused", "paused_until": until})
+    return until
 
 
-@tool("schedule.resume", ScheduleIdArgs, "Resume a paused schedule. It fires again from its next occurrence.")
-async def schedule_resume(args: ScheduleIdArgs, ctx: ToolContext) -> ToolResult:
-    row = _schedule(ctx, args.schedule_id)
+def _check_resume(row: dict[str, Any]) -> None:
     _refuse_cancelled(row, "resumed")
     if row["status"] == "active":
         raise ToolError(f"{_label(row)} is not paused; it is already active.")
+
+
+def _describe_resume(args: ScheduleIdArgs, ctx: ToolContext) -> ActionPreview:
+    return _describe_transition(args.schedule_id, ctx, "Resume", "active", _check_resume)
+
+
+@tool(
+    "schedule.resume",
+    ScheduleIdArgs,
+    "Resume a paused schedule. It fires again from its next occurrence.",
+    preview=_describe_resume,
+)
+async def schedule_resume(args: ScheduleIdArgs, ctx: ToolContext) -> ToolResult:
+    row = _schedule(ctx, args.schedule_id)
+    _check_resume(row)
     return _transition(ctx, row, "resumed", {"status": "active", "paused_until": None})
+
+
+def _check_cancel(row: dict[str, Any]) -> None:
+    if row["status"] == "cancelled":
+        raise ToolError(f"{_label(row)} is already cancelled.")
+
+
+def _describe_cancel(args: ScheduleCancelArgs, ctx: ToolContext) -> ActionPreview:
+    preview = _describe_transition(args.schedule_id, ctx, "Cancel for good", "cancelled", _check_cancel)
+    preview.fields.append(detail("Reason", (args.reason or "").strip() or "(none)", argument="reason"))
+    return preview
 
 
 @tool(
     "schedule.cancel",
     ScheduleCancelArgs,
     "Cancel a schedule for good. It stops firing and is kept only in history; create a new one to bring it back.",
+    preview=_describe_cancel,
 )
 async def schedule_cancel(args: ScheduleCancelArgs, ctx: ToolContext) -> ToolResult:
     row = _schedule(ctx, args.schedule_id)
-    if row["status"] == "cancelled":
-        raise ToolError(f"{_label(row)} is already cancelled.")
+    _check_cancel(row)
     return _transition(
         ctx,
         row,

@@ -30,13 +30,16 @@ import functools
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from core.builtins import Builtin, BuiltinTool, ToolContext, register
 from core.tools import ToolResult
+
+if TYPE_CHECKING:
+    from core.pipeline.preview import ActionPreview
 
 UTC = dt.UTC
 
@@ -56,10 +59,18 @@ class Args(BaseModel):
 
 A = TypeVar("A", bound=Args)
 Impl = Callable[[A, ToolContext], Awaitable[ToolResult]]
+Hook = Callable[[A, ToolContext], "ActionPreview"]
 
 
-def tool(name: str, model: type[A], description: str) -> Callable[[Impl[A]], Builtin]:
-    """Register the decorated function as the built-in ``name``, its arguments parsed with ``model``."""
+def tool(
+    name: str, model: type[A], description: str, *, preview: Hook[A] | None = None
+) -> Callable[[Impl[A]], Builtin]:
+    """Register the decorated function as the built-in ``name``, its arguments parsed with ``model``.
+
+    ``preview`` is its describe hook: what a call will do, in words, from the same parsed
+    arguments and the same database, the ids it names resolved (it reads, never writes). A
+    ``ToolError`` it raises becomes a problem the preview shows ("the call will fail").
+    """
 
     def wrap(fn: Impl[A]) -> Builtin:
         @functools.wraps(fn)
@@ -75,10 +86,43 @@ def tool(name: str, model: type[A], description: str) -> Callable[[Impl[A]], Bui
             except ToolError as exc:
                 return error_result(str(exc))
 
-        register(BuiltinTool(name=name, description=description, args=model, run=run))
+        register(BuiltinTool(name=name, description=description, args=model, run=run, describe=describe))
         return run
 
+    def describe(arguments: dict[str, Any], ctx: ToolContext) -> ActionPreview:
+        from core.pipeline.preview import ActionPreview
+
+        try:
+            args = model.model_validate({} if arguments is None else arguments)
+        except ValidationError as exc:
+            return ActionPreview(summary=f"Run {name}", problems=[f"{explain(exc, model)} The call will fail."])
+        if preview is None:
+            return ActionPreview(summary=f"Run {name}")
+        try:
+            return preview(args, ctx)
+        except ToolError as exc:
+            return ActionPreview(summary=f"Run {name}", problems=[will_fail(str(exc))])
+
     return wrap
+
+
+def will_fail(problem: str) -> str:
+    """A problem the approval shows: what is wrong, and that the call will fail on it."""
+    return f"{problem.rstrip()} The call will fail."
+
+
+def lookup(
+    ctx: ToolContext, table: str, raw: str, *, label: str, argument: str, summary: str
+) -> dict[str, Any] | ActionPreview:
+    """For a describe hook: the row ``raw`` names, or the preview of a call whose target is not
+    there (``summary``; the id under ``label``, "no such ...", and why, as a problem)."""
+    from core.pipeline.preview import ActionPreview, decisive
+
+    try:
+        return find_row(ctx, table, raw)
+    except ToolError as exc:
+        field = decisive(label, raw, note=f"no such {_NOUNS[table]}", argument=argument)
+        return ActionPreview(summary=summary, fields=[field], problems=[will_fail(str(exc))])
 
 
 def error_result(message: str) -> ToolResult:

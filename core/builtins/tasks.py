@@ -15,12 +15,15 @@ from core.builtins.shared import (
     current_time,
     find_row,
     format_id,
+    lookup,
     now_stamp,
     owner_zone,
     parse_date,
     tool,
     when,
+    will_fail,
 )
+from core.pipeline.preview import ActionPreview, change, decisive, detail
 from core.tools import ToolResult
 
 
@@ -74,10 +77,32 @@ async def tasks_list(args: TasksListArgs, ctx: ToolContext) -> ToolResult:
     )
 
 
-@tool("tasks.create", TasksCreateArgs, "Add a to-do item to the owner's task list.")
+def _due(args: TasksCreateArgs) -> str | None:
+    return parse_date(args.due, "due date").isoformat() if args.due and args.due.strip() else None
+
+
+def _describe_create(args: TasksCreateArgs, ctx: ToolContext) -> ActionPreview:
+    problems: list[str] = []
+    try:
+        due = _due(args) or "(none)"
+    except ToolError as exc:
+        due, problems = args.due or "", [will_fail(str(exc))]
+    return ActionPreview(
+        summary=f"Add the task \u201c{args.title}\u201d to your to-do list"
+        + (f", due {due}" if due != "(none)" and not problems else ""),
+        fields=[
+            detail("Title", args.title, argument="title"),
+            detail("Due", due, argument="due"),
+            detail("Notes", (args.notes or "").strip() or "(none)", argument="notes"),
+        ],
+        problems=problems,
+    )
+
+
+@tool("tasks.create", TasksCreateArgs, "Add a to-do item to the owner's task list.", preview=_describe_create)
 async def tasks_create(args: TasksCreateArgs, ctx: ToolContext) -> ToolResult:
     tz = owner_zone(ctx)
-    due = parse_date(args.due, "due date").isoformat() if args.due and args.due.strip() else None
+    due = _due(args)
     table = ctx.db["tasks"].insert(
         {
             "title": args.title,
@@ -93,14 +118,37 @@ async def tasks_create(args: TasksCreateArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult.of_json({"created": True, **view})
 
 
-@tool("tasks.complete", TasksCompleteArgs, "Mark a to-do item as done.")
+def _already_done(row: dict[str, Any], tz: ZoneInfo) -> str:
+    return (
+        f"Task {format_id('tasks', row['id'])} ('{row['title']}') is already done "
+        f"(completed {when(row['completed_at'], tz)})."
+    )
+
+
+def _describe_complete(args: TasksCompleteArgs, ctx: ToolContext) -> ActionPreview:
+    row = lookup(
+        ctx, "tasks", args.task_id, label="Task", argument="task_id", summary=f"Mark the task {args.task_id} as done"
+    )
+    if isinstance(row, ActionPreview):
+        return row
+    tz = owner_zone(ctx)
+    view = _task_view(row, ctx, tz)
+    facts = [f"due {view['due']}" + (" (overdue)" if view["overdue"] else "")] if view["due"] else []
+    return ActionPreview(
+        summary=f"Mark the task \u201c{row['title']}\u201d as done",
+        fields=[
+            decisive("Task", view["id"], note="; ".join([f"\u201c{row['title']}\u201d", *facts]), argument="task_id"),
+            change("Status", row["status"], "done"),
+        ],
+        problems=[will_fail(_already_done(row, tz))] if row["status"] == "done" else [],
+    )
+
+
+@tool("tasks.complete", TasksCompleteArgs, "Mark a to-do item as done.", preview=_describe_complete)
 async def tasks_complete(args: TasksCompleteArgs, ctx: ToolContext) -> ToolResult:
     tz = owner_zone(ctx)
     row = find_row(ctx, "tasks", args.task_id)
     if row["status"] == "done":
-        raise ToolError(
-            f"Task {format_id('tasks', row['id'])} ('{row['title']}') is already done "
-            f"(completed {when(row['completed_at'], tz)})."
-        )
+        raise ToolError(_already_done(row, tz))
     ctx.db["tasks"].update(row["id"], {"status": "done", "completed_at": now_stamp(ctx)})
     return ToolResult.of_json({"completed": True, **_task_view(ctx.db["tasks"].get(row["id"]), ctx, tz)})

@@ -24,7 +24,8 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints
 
 from core.builtins import ToolContext
-from core.builtins.shared import Args, ToolError, WorkspacePath, tool
+from core.builtins.shared import Args, ToolError, WorkspacePath, tool, will_fail
+from core.pipeline.preview import ActionPreview, change, decisive, detail
 from core.tools import ToolResult
 
 
@@ -371,16 +372,72 @@ def _write(root: Path, raw: str, rel: str, content: str, overwrite: bool) -> dic
     }
 
 
+def _write_target(ctx: ToolContext, raw: str) -> tuple[Path, Path, str]:
+    """Where a workspace.write_file call writes: the root, the resolved file, its relative path."""
+    if raw.endswith(("/", "\\")):
+        raise ToolError(f"{raw!r} names a folder; give a file path.")
+    root, rel = _workspace_path(ctx, raw)
+    return root, root / rel, rel
+
+
+def _size_words(data: bytes | str) -> str:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    lines = raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
+    return f"{len(raw):,} byte{'s' if len(raw) != 1 else ''}, {lines:,} line{'s' if lines != 1 else ''}"
+
+
+def _file_words(path: Path) -> str:
+    """An existing file's size in words (its lines counted when it is small enough to read)."""
+    try:
+        size = path.stat().st_size
+        if size > SEARCH_MAX_FILE_BYTES:
+            return f"{size:,} bytes"
+        return _size_words(path.read_bytes())
+    except OSError as exc:
+        return f"a file deferchat cannot read ({exc.strerror or exc})"
+
+
+def _describe_write(args: WorkspaceWriteArgs, ctx: ToolContext) -> ActionPreview:
+    try:
+        root, target, rel = _write_target(ctx, args.path)
+    except ToolError as exc:
+        return ActionPreview(
+            summary=f"Write the file {args.path} in your workspace",
+            fields=[decisive("Path", args.path, kind="path", note="not in the workspace", argument="path")],
+            problems=[will_fail(str(exc))],
+        )
+    spelled = "" if rel == args.path else f"written {args.path!r}; "
+    where = decisive("Path", str(target), kind="path", note=f"{spelled}{rel} in your workspace {root}", argument="path")
+    after = _size_words(args.content)
+    content = detail("Content", args.content, argument="content")
+    overwrite = detail("Overwrite", "yes" if args.overwrite else "no", argument="overwrite")
+    if target.is_dir():
+        problem = will_fail(f"{rel!r} is a folder; give a file path.")
+        return ActionPreview(
+            summary=f"Write the file {rel} in your workspace", fields=[where, content], problems=[problem]
+        )
+    if target.exists():
+        before = _file_words(target)
+        fields = [where, change("File", before, after), overwrite, content]
+        if not args.overwrite:
+            problem = will_fail(f"{rel!r} already exists and overwrite is false.")
+            return ActionPreview(summary=f"Write the file {rel} in your workspace", fields=fields, problems=[problem])
+        return ActionPreview(summary=f"Replace the file {rel} in your workspace", fields=fields)
+    folders = [p for p in target.relative_to(root).parents if p != Path(".") and not (root / p).exists()]
+    made = f"; creates the folder{'s' if len(folders) > 1 else ''} {', '.join(p.as_posix() for p in reversed(folders))}"
+    fields = [where, change("File", "(does not exist)", after, note=made[2:] if folders else ""), overwrite, content]
+    return ActionPreview(summary=f"Create the file {rel} in your workspace", fields=fields)
+
+
 @tool(
     "workspace.write_file",
     WorkspaceWriteArgs,
     "Write a text file in the owner's workspace folder, creating folders as needed. Refuses to replace an "
     "existing file unless overwrite is true.",
+    preview=_describe_write,
 )
 async def workspace_write_file(args: WorkspaceWriteArgs, ctx: ToolContext) -> ToolResult:
     import asyncio
 
-    if args.path.endswith(("/", "\\")):
-        raise ToolError(f"{args.path!r} names a folder; give a file path.")
-    root, rel = _workspace_path(ctx, args.path)
+    root, _target, rel = _write_target(ctx, args.path)
     return ToolResult.of_json(await asyncio.to_thread(_write, root, args.path, rel, args.content, args.overwrite))

@@ -1,6 +1,8 @@
 """Where a tool call goes once the pipeline has judged it: a control tool, a built-in, or the
 chat's MCP server. The pipeline sees only :class:`ToolHost`: run a tool, and say what a tool's
-pin is now."""
+pin is now; and :class:`~core.pipeline.pipeline.ToolDescriber`: say what a call will do, for its
+approval (a built-in's describe hook, a demo server's, the owner's contacts for the addresses and
+phone numbers a server's tool is given)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.chat.servers import ChatServers
 from core.controls import CONTROL_TOOLS, ControlContext
 from core.pipeline import codes
+from core.pipeline.preview import ActionPreview, PreviewField, spec_preview
 from core.tools import Origin, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
@@ -81,15 +84,17 @@ class ToolRouter:
         return await self.servers.call(spec, arguments)
 
     async def _builtin(self, spec: ToolSpec, arguments: dict[str, Any], call_id: str) -> ToolResult:
-        from core.builtins import ToolContext, get_builtin
+        from core.builtins import get_builtin
 
         fn = get_builtin(spec.name)
         if fn is None:
-            return ToolResult.failure(
-                codes.UNAVAILABLE,
-                f"{spec.name} has no implementation in this deferchat; it is listed by the roster but cannot run here",
-            )
-        ctx = ToolContext(
+            return ToolResult.failure(codes.UNAVAILABLE, _no_builtin(spec.name))
+        return await asyncio.wait_for(fn(arguments, self._context(call_id)), TOOL_TIMEOUT_SECONDS)
+
+    def _context(self, call_id: str) -> Any:
+        from core.builtins import ToolContext
+
+        return ToolContext(
             db=self._builtin_db(),
             chat_id=self.chat_id,
             call_id=call_id,
@@ -97,4 +102,56 @@ class ToolRouter:
             timezone=self.timezone,
             settings=self.tool_settings,
         )
-        return await asyncio.wait_for(fn(arguments, ctx), TOOL_TIMEOUT_SECONDS)
+
+    # -- what a call will do, for its approval -----------------------------------------------------
+    def describe(
+        self, spec: ToolSpec, arguments: dict[str, Any], call_id: str, kinds: Mapping[str, str]
+    ) -> ActionPreview:
+        if spec.origin is Origin.CONFIGURED:
+            from core.builtins import builtin_tool
+
+            tool = builtin_tool(spec.name)
+            if tool is None or tool.describe is None:
+                generic = spec_preview(spec, arguments, kinds=kinds)
+                if tool is None:
+                    generic.problems.append(f"{_no_builtin(spec.name)}. The call will fail.")
+                return generic
+            return tool.describe(arguments, self._context(call_id))
+        described: ActionPreview | None = None
+        if spec.origin is Origin.DISCOVERED and spec.server in self.servers.demo and self.servers.demo_db:
+            from core.demo.previews import describe
+
+            described = describe(spec.server or "", spec.remote_name or "", arguments, self.servers.demo_db)
+        return self._contacts(described or spec_preview(spec, arguments, kinds=kinds), kinds)
+
+    def _contacts(self, preview: ActionPreview, kinds: Mapping[str, str]) -> ActionPreview:
+        """The owner's contacts named beside the addresses and phone numbers a server's tool is
+        given (``dana@globex.example: Dana Whitfield (Globex)``, or that one is not a contact)."""
+        db = None
+        fields: list[PreviewField] = []
+        for f in preview.fields:
+            kind = kinds.get(f.argument or "") or f.kind
+            if f.argument is not None and kind in ("email", "phone") and f.value != "(nobody)":
+                db = db if db is not None else self._builtin_db()
+                values = [v for v in f.value.split(", ") if v] if kind == "email" else [f.value]
+                f = f.model_copy(update={"note": "; ".join(x for x in (_whom(db, kind, values), f.note) if x)})
+            fields.append(f)
+        return preview.model_copy(update={"fields": fields})
+
+
+def _whom(db: Any, kind: str, values: list[str]) -> str:
+    """Who the values are in the owner's contacts, in words, the unknown ones named."""
+    from core.builtins.people import known_as
+
+    names = [(v, known_as(db, kind, v)) for v in values]
+    if len(names) == 1:
+        return f"in your contacts: {names[0][1]}" if names[0][1] else "not in your contacts"
+    known = [f"{v}: {n}" for v, n in names if n]
+    unknown = [v for v, n in names if not n]
+    if not known:
+        return "none of them in your contacts"
+    return "; ".join([*known, *([f"not in your contacts: {', '.join(unknown)}"] if unknown else [])])
+
+
+def _no_builtin(name: str) -> str:
+    return f"{name} has no implementation in this deferchat; it is listed by the roster but cannot run here"

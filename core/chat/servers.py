@@ -12,6 +12,7 @@ is judged by the stricter of the pinned tool and the tool as its server lists it
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import events as ev
@@ -61,6 +62,10 @@ class ChatServers:
         self.status: dict[str, ev.ServerStatus] = {}
         self.changed: list[str] = []
         self.always_load: tuple[str, ...] = ()  # servers whose entry pins their tools ("alwaysLoad")
+        # The demo's own servers this chat started (none the owner configured), and their database:
+        # their writes are described from it (core.demo.previews).
+        self.demo: frozenset[str] = frozenset()
+        self.demo_db: Path | None = None
 
     def _on_event(self, event: McpEvent) -> None:
         if isinstance(event, ev.ServerStatus):
@@ -80,10 +85,14 @@ class ChatServers:
         self.always_load = always_load_servers(own)  # the demo servers pin nothing
         config, wanted = servers_to_start(roster, own, start_demo)
         local: dict[str, Any] = {}
-        if wanted and os.environ.get(DEMO_SERVERS_ENV) != "process":
-            from core.demo.servers import in_process
+        if wanted:
+            from core.demo import demo_db_path
 
-            local = in_process(list(wanted))
+            self.demo, self.demo_db = frozenset(wanted), demo_db_path()  # the demo's previews read its data
+            if os.environ.get(DEMO_SERVERS_ENV) != "process":
+                from core.demo.servers import in_process
+
+                local = in_process(list(wanted))
         if not config.servers:
             return
         from core.mcp.client import McpManager

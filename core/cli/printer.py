@@ -74,7 +74,8 @@ def transcript_line(event: Any) -> str | None:
     if t == "tool.requested":
         return f"[tool {_s(event.name)}" + (f" via {_s(event.via)}" if event.via else "") + "]"
     if t == "tool.approval_required":
-        return f"[approval required: {_s(event.name)} ({_s(event.side_effect)})]"
+        what = f": {_s(event.preview.summary)}" if event.preview is not None else ""
+        return f"[approval required: {_s(event.name)} ({_s(event.side_effect)}){what}]"
     if t == "tool.approved" and event.granted:
         return (
             f"[approved {_s(event.name)} for the rest of this chat: "

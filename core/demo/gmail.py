@@ -559,8 +559,7 @@ class Mailbox:
                 if "SENT" not in labels:
                     labels.append("SENT")
                 self._set_labels(tid, labels)
-                if not subject.lower().startswith("re:"):
-                    subject = f"Re: {subject}"
+                subject = reply_subject(subject)
             else:
                 tid = uuid.uuid4().hex[:16]
                 labels = ["SENT"]
@@ -618,15 +617,17 @@ class Mailbox:
             "note": "deferchat demo: delivered to the simulated mailbox only; no email left this machine.",
         }
 
-    def modify_labels(
+    def labels_after_modify(
         self, thread_id: str, add: list[str] | None = None, remove: list[str] | None = None
-    ) -> dict[str, Any]:
+    ) -> tuple[list[str], list[str]]:
+        """A thread's labels now and after :meth:`modify_labels` (it reads only)."""
         known = self._labels()
         unknown = [x for x in [*(add or []), *(remove or [])] if _norm_label(x) not in known]
         if unknown:
             raise ValueError(f"unknown label(s) {', '.join(map(repr, unknown))}; labels: {', '.join(known.values())}")
         thread, _ = self._thread(thread_id)
-        labels = loads(thread["labels"])
+        before = loads(thread["labels"])
+        labels = list(before)
         for x in remove or []:
             name = known[_norm_label(x)]
             labels = [y for y in labels if y != name]
@@ -634,16 +635,33 @@ class Mailbox:
             name = known[_norm_label(x)]
             if name not in labels:
                 labels.append(name)
+        return before, labels
+
+    def modify_labels(
+        self, thread_id: str, add: list[str] | None = None, remove: list[str] | None = None
+    ) -> dict[str, Any]:
+        _, labels = self.labels_after_modify(thread_id, add, remove)
         self._set_labels(thread_id, labels)
         return {"thread_id": thread_id, "labels": labels}
 
-    def trash_thread(self, thread_id: str) -> dict[str, Any]:
+    def labels_after_trash(self, thread_id: str) -> tuple[list[str], list[str]]:
+        """A thread's labels now and after :meth:`trash_thread` (it reads only)."""
         thread, _ = self._thread(thread_id)
-        labels = [x for x in loads(thread["labels"]) if x != "INBOX"]
+        before = loads(thread["labels"])
+        labels = [x for x in before if x != "INBOX"]
         if "TRASH" not in labels:
             labels.append("TRASH")
+        return before, labels
+
+    def trash_thread(self, thread_id: str) -> dict[str, Any]:
+        _, labels = self.labels_after_trash(thread_id)
         self._set_labels(thread_id, labels)
         return {"thread_id": thread_id, "labels": labels, "status": "moved to trash"}
+
+
+def reply_subject(subject: str) -> str:
+    """The subject of a reply: ``Re:`` added unless it is there."""
+    return subject if subject.lower().startswith("re:") else f"Re: {subject}"
 
 
 def tool_functions(box: Mailbox) -> dict[str, Any]:

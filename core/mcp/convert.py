@@ -145,7 +145,9 @@ def tool_spec(server: str, tool: Mapping[str, Any]) -> ToolSpec:
     remote = tool.get("name")
     if not isinstance(remote, str) or not remote:
         raise SkippedTool(f"a tool of {server!r} has no name")
-    wire = {k: tool[k] for k in ("name", "description", "inputSchema", "annotations") if tool.get(k) is not None}
+    wire = {
+        k: tool[k] for k in ("name", "description", "inputSchema", "annotations", "title") if tool.get(k) is not None
+    }
     try:
         return server_tool_spec(server, wire, Origin.DISCOVERED)
     except ValidationError as e:

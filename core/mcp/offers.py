@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 MAX_PAGES = 100  # pages of one listing read before it is cut short
 MAX_ITEMS = 2_000  # resources, templates or prompts kept of one server
-PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # a prompt usable as /server:prompt
+PROMPT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # a prompt usable as /server:prompt
 
 
 class ResourceInfo(BaseModel):
@@ -114,7 +114,7 @@ def resource_info(server: str, item: Any, *, template: bool) -> ResourceInfo:
 
 def prompt_info(server: str, item: Any) -> PromptInfo | None:
     """A listed prompt, or None when its name cannot be a slash command."""
-    if not isinstance(item.name, str) or not PROMPT_NAME.match(item.name):
+    if not isinstance(item.name, str) or not PROMPT_NAME.fullmatch(item.name):
         return None
     args = [
         PromptArgument(name=_clip(a.name, 64), description=_clip(a.description), required=bool(a.required))

@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from core.pipeline.preview import ActionPreview
 from core.questions import AnswerQueue
 
 
@@ -18,6 +19,10 @@ class Decision(str, Enum):
 
 
 class ApprovalRequest(BaseModel):
+    """One call waiting for a person. ``arguments`` are the canonical values the tool will
+    receive; ``preview`` is what the person is shown of them (core.pipeline.preview), stored
+    with the approval so that a parked one shows the same when it is answered elsewhere."""
+
     approval_id: str
     chat_id: str
     call_id: str
@@ -27,6 +32,7 @@ class ApprovalRequest(BaseModel):
     arguments: Any = None
     reason: str = ""
     untrusted: bool = False
+    preview: ActionPreview | None = None
 
 
 @runtime_checkable

@@ -29,6 +29,7 @@ from core.pipeline.approvals import ApprovalRequest, Approver, Decision
 from core.pipeline.call_ids import CallIds, new_call_id
 from core.pipeline.canonical import CanonicalError, PathBase
 from core.pipeline.policy import Policy
+from core.pipeline.preview import ActionPreview, finish, server_facts, spec_preview, stored_preview
 from core.pipeline.validation import check_arguments, invalid_arguments_text, schema_for_model, validation_error
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
@@ -121,6 +122,17 @@ def tool_changes(pinned: ToolSpec, live: ToolSpec | None) -> list[str]:
 def path_bases_of(host: object) -> PathBases | None:
     """``host``'s :meth:`PathHost.path_bases`, if it has one."""
     return host.path_bases if isinstance(host, PathHost) else None
+
+
+@runtime_checkable
+class ToolDescriber(Protocol):
+    """A host that can say what a call will do, in words (the built-ins' hooks, the demo's
+    servers, the owner's contacts): the approval's preview (:mod:`core.pipeline.preview`).
+    ``kinds`` are the arguments hardline rules check, with their kinds."""
+
+    def describe(
+        self, spec: ToolSpec, arguments: dict[str, Any], call_id: str, kinds: Mapping[str, str]
+    ) -> ActionPreview: ...
 
 
 @dataclass
@@ -447,7 +459,16 @@ class Pipeline:
             # 8. approval (a decision already stored for this call id stands)
             if action == "ask":
                 decided = await self._approval(
-                    spec, name, via, call_id, arguments, why, side_effect, ensure_row, grant_stands=not escalated
+                    spec,
+                    judged,
+                    name,
+                    via,
+                    call_id,
+                    arguments,
+                    why,
+                    side_effect,
+                    ensure_row,
+                    grant_stands=not escalated,
                 )
                 if decided is None:
                     return Outcome(None, parked=True, name=name, via=via, status="parked")
@@ -530,6 +551,7 @@ class Pipeline:
     async def _approval(
         self,
         spec: ToolSpec,
+        judged: ToolSpec,
         name: str,
         via: str | None,
         call_id: str,
@@ -554,6 +576,9 @@ class Pipeline:
         if stored and stored.status == "denied":
             raise _Stop(codes.DENIED_APPROVAL, f"{name} was denied by the owner", denied=True)
         inv_id = ensure_row("awaiting_approval")
+        preview = stored_preview(stored.preview) if stored and stored.status == "pending" else None
+        if preview is None:  # what the person sees is built from the values the tool will receive
+            preview = self.preview(spec, judged, arguments, call_id)
         if stored and stored.status == "pending":
             appr_id = stored.id
         else:
@@ -567,6 +592,7 @@ class Pipeline:
                 side_effect=side_effect.value,
                 arguments=arguments,
                 reason=why,
+                preview=preview.model_dump(mode="json"),
             )
         self._emit(
             ev.ToolApprovalRequired(
@@ -577,6 +603,7 @@ class Pipeline:
                 side_effect=side_effect.value,
                 arguments=arguments,
                 reason=why,
+                preview=preview,
             )
         )
         request = ApprovalRequest(
@@ -589,6 +616,7 @@ class Pipeline:
             arguments=arguments,
             reason=why,
             untrusted=spec.untrusted,
+            preview=preview,
         )
         decision = await ctx.approver.decide(request)
         if decision is Decision.PARK:
@@ -663,6 +691,30 @@ class Pipeline:
         paths = path_bases_of(self.ctx.tools)
         return paths(spec) if paths is not None else {}
 
+    def preview(self, spec: ToolSpec, judged: ToolSpec, arguments: Any, call_id: str) -> ActionPreview:
+        """What the approval shows of this call: the host's description of it (a built-in's hook,
+        a demo server's, the owner's contacts) or its arguments as fields, then made whole
+        (:func:`core.pipeline.preview.finish`: every argument shown, hardline-checked ones as
+        decisive, a server's tool with its server's claims). A description that fails shows the
+        arguments as they are and says so; it never stops the approval."""
+        kinds: dict[str, str] = dict(self.ctx.policy.checked_kinds(judged, self._path_bases(spec)))
+        tools = self.ctx.tools
+        described: ActionPreview | None = None
+        problem = ""
+        if isinstance(arguments, dict) and isinstance(tools, ToolDescriber):
+            try:
+                described = tools.describe(spec, arguments, call_id, kinds)
+            except Exception as exc:  # a bug in a description must not cost the approval
+                log.exception("describing %s failed", spec.name)
+                problem = (
+                    f"deferchat could not describe this call ({type(exc).__name__}); "
+                    "its arguments are shown as they are"
+                )
+        preview = described or spec_preview(spec, arguments, kinds=kinds)
+        if problem:
+            preview.problems.append(problem)
+        return finish(preview, arguments, spec.input_schema, kinds=kinds, server=server_facts(spec))
+
     # -- call ids ---------------------------------------------------------------------------
     def _same_call(self, inv: InvocationRow, raw_name: str, raw_input: Any) -> bool:
         return same_call(
@@ -724,6 +776,7 @@ __all__ = [
     "PathHost",
     "Pipeline",
     "RunContext",
+    "ToolDescriber",
     "ToolHost",
     "effective_side_effect",
     "judged_spec",

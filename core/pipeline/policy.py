@@ -176,6 +176,16 @@ class Policy(BaseModel):
     ) -> Hardline | None:
         return next((h for h in self.hardline if h.matches(spec, arguments, paths)), None)
 
+    def checked_kinds(self, spec: ToolSpec, paths: Mapping[str, PathBase] | None = None) -> dict[str, Kind]:
+        """The arguments of ``spec`` a hardline rule checks, each with the kind of its value, and
+        every path the tool resolves in a folder (``paths``: argument name -> folder), rule or none."""
+        kinds: dict[str, Kind] = {key: "path" for key in paths or {}}
+        for line in self.hardline:
+            if line.applies_to(spec):
+                for key in line.args:
+                    kinds.setdefault(key, line.kind_of(key, paths))
+        return kinds
+
     def canonical_arguments(self, spec: ToolSpec, arguments: Any, paths: Mapping[str, PathBase] | None = None) -> Any:
         """``arguments`` with every value a hardline rule for this tool names in canonical form,
         and every path the tool resolves in a folder (``paths``: argument name -> folder) as the
@@ -187,11 +197,7 @@ class Policy(BaseModel):
         """
         if not isinstance(arguments, dict):
             return arguments
-        kinds: dict[str, Kind] = {key: "path" for key in paths or {}}
-        for line in self.hardline:
-            if line.applies_to(spec):
-                for key in line.args:
-                    kinds.setdefault(key, line.kind_of(key, paths))
+        kinds = self.checked_kinds(spec, paths)
         out = dict(arguments)
         for key, kind in kinds.items():
             if key not in out or out[key] is None:

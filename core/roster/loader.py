@@ -74,6 +74,7 @@ class _ServerTool(BaseModel):
     input_schema: dict[str, Any] | None = None
     inputSchema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+    title: Any = None  # only a string is used: a title of another type costs nothing else
     side_effect: SideEffect | None = None
 
     @model_validator(mode="after")
@@ -156,7 +157,16 @@ def server_tool_spec(server: str, tool: _ServerTool | dict[str, Any], origin: Or
         side_effect=side_effect,
         hints=hints,
         remote_name=t.name,
+        title=_title(t),
     )
+
+
+def _title(t: _ServerTool) -> str | None:
+    """The server's title for its tool: MCP's ``title``, else ``annotations.title``."""
+    for value in (t.title, (t.annotations or {}).get("title")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
 
 
 def _configured_spec(tool: _ConfiguredTool) -> ToolSpec:

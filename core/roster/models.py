@@ -127,6 +127,8 @@ class ToolPlacement(BaseModel):
     requires_approval: bool | None = None
     hints: dict[str, bool] = Field(default_factory=dict)
     remote_name: str | None = None
+    # The server's title for its tool; absent from the JSON when it has none (plans read as before).
+    title: str | None = Field(None, exclude_if=lambda v: v is None)
     pin: str = Field(description="content hash of the spec: the run's pin for this tool")
     # Always-load: what pins it (ranked first, never deferred); absent from the JSON when not pinned.
     always_load: str | None = Field(None, exclude_if=lambda v: v is None)
@@ -211,4 +213,5 @@ def spec_from_placement(t: ToolPlacement) -> ToolSpec:
         requires_approval=t.requires_approval,
         hints=t.hints,
         remote_name=t.remote_name,
+        title=t.title,
     )

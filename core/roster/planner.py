@@ -462,6 +462,7 @@ def _placement_row(c: _Cand, placement: Placement, reason: str) -> ToolPlacement
         requires_approval=s.requires_approval,
         hints=dict(s.hints),
         remote_name=s.remote_name,
+        title=s.title,
         pin=s.content_hash(),
         always_load=c.always_load,
     )

@@ -138,6 +138,7 @@ class ApprovalRow(_Row):
     side_effect: str | None = None
     arguments: str | None = None  # JSON
     reason: str | None = None
+    preview: str | None = None  # JSON: the ActionPreview the person was shown (core.pipeline.preview)
     status: str = "pending"  # pending | allowed | denied
     scope: str | None = None  # once | chat
     created_at: float = 0.0

@@ -448,6 +448,8 @@ class Store:
         row.update(fields)
         if not isinstance(row.get("arguments"), str):
             row["arguments"] = _dumps(row.get("arguments"))
+        if row.get("preview") is not None and not isinstance(row["preview"], str):
+            row["preview"] = _dumps(row["preview"])
         _insert(self.db, "approvals", row)
         return appr_id
 

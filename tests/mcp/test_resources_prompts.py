@@ -164,7 +164,10 @@ def test_servers_lists_resources_and_prompts(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "desk (ready): 4 resources, 2 prompts" in done.stdout
     assert "template  notes://{name}" in done.stdout and "prompt    /desk:summarize topic style?" in done.stdout
-    assert json.loads(servers("--json").stdout)["capabilities"] == ["tools", "resources", "prompts"]
+    rows = [json.loads(line) for line in servers("--json").stdout.splitlines()]  # one JSON object per server
+    desk = [row for row in rows if row["server"] == "desk"]
+    assert len(desk) == 1 and desk[0]["capabilities"] == ["tools", "resources", "prompts"]
+    assert all(row.get("demo") for row in rows if row["server"] != "desk")  # the rest are the demo's
 
 
 def test_prompt_arguments_and_template_variables_become_forms_and_resources_match() -> None:

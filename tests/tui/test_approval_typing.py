@@ -290,8 +290,16 @@ def test_the_bars_hints_name_every_key_it_takes() -> None:
     from tui.widgets import approval
 
     here = approval.HINT_HERE
-    keys = {b.key for b in ApprovalBar.BINDINGS}  # y, n, exclamation_mark, left, right, enter, escape
-    spelled = {"exclamation_mark": "!", "left": "\u2190", "right": "\u2192", "enter": "Enter", "escape": "Esc"}
+    keys = {b.key for b in ApprovalBar.BINDINGS}  # y, n, !, arrows, enter, escape, e, d
+    spelled = {
+        "exclamation_mark": "!",
+        "left": "\u2190",
+        "right": "\u2192",
+        "up": "\u2191",
+        "down": "\u2193",
+        "enter": "Enter",
+        "escape": "Esc",
+    }
     for key in keys:
         assert spelled.get(key, key) in here, key
     assert "Tab" in here and "Tab" in approval.HINT_AWAY

@@ -103,6 +103,11 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
         screen = tmux.wait_for("done \u00b7 start_call (mcp.bland_call.start_call) via tool.call", timeout=30)
         assert "Waiting for your approval" not in screen  # the bar is gone
         assert "Call queued" in tmux.wait_for("Call queued", timeout=15)
+        # the answer shows a moment before its turn ends (the footer's Stop goes): ctrl+q while a
+        # turn runs asks first, so a person (and this test) quits once it has ended
+        deadline = time.monotonic() + 15
+        while "esc Stop" in tmux.screen() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
         tmux.wait_gone("Esc stops")  # the turn has ended: ctrl+q quits without asking
         tmux.quit()

@@ -80,16 +80,7 @@ class Approvals:
                 if not still_open():
                     return
                 self.queue.append(
-                    ApprovalView(
-                        approval_id=request.approval_id,
-                        tool=request.tool,
-                        side_effect=request.side_effect,
-                        arguments=request.arguments,
-                        via=request.via,
-                        reason=request.reason,
-                        untrusted=request.untrusted,
-                        display=self.host.router.displays.get(request.tool, ""),
-                    )
+                    ApprovalView.of_request(request, display=self.host.router.displays.get(request.tool, ""))
                 )
                 await self.show_next()
 
@@ -117,17 +108,9 @@ class Approvals:
             return
         row = pending[0]
         placement = session.plan.placement_of(row.tool) if session.plan else None
-        self.queue.append(
-            ApprovalView(
-                approval_id=row.id,
-                tool=row.tool,
-                side_effect=row.side_effect or "",
-                arguments=row.arguments,
-                via=row.via,
-                reason=row.reason or "",
-                untrusted=bool(placement and placement.untrusted),
-                display=host.router.displays.get(row.tool, ""),
-                parked=True,
+        self.queue.append(  # with the preview stored with it: what the person was shown then
+            ApprovalView.of_row(
+                row, untrusted=bool(placement and placement.untrusted), display=host.router.displays.get(row.tool, "")
             )
         )
         await self.show_next()
@@ -140,6 +123,9 @@ class Approvals:
             self.signals()
             return
         view = self.queue.pop(0)
+        # While an approval waits the bottom area may take more of the column (tui/app.tcss): set
+        # before the bar mounts, so the bar is laid out once, at its size.
+        self.host.bottom.add_class("-approval")
         await self.host.bottom.mount(ApprovalBar(view, id="approval"), before=self.host.slash_menu)
         self.signals()
         self.host.terminal.notify("deferchat: waiting for your approval", view.display or view.tool)
@@ -157,6 +143,7 @@ class Approvals:
         if bar is not None:
             had_focus = bar.has_focus_within
             await bar.remove()
+            self.host.bottom.remove_class("-approval")
             if had_focus or self.host.focused is None:
                 self.host.composer.focus()
 

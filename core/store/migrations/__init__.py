@@ -19,6 +19,7 @@ from core.store.migrations import (
     m0004_branches_input_history,
     m0005_turn_leases,
     m0006_chat_system_prompt,
+    m0007_approval_preview,
     m0008_grant_history,
     m0010_order_seq,
 )
@@ -30,6 +31,7 @@ MODULES: tuple[ModuleType, ...] = (
     m0004_branches_input_history,
     m0005_turn_leases,
     m0006_chat_system_prompt,
+    m0007_approval_preview,
     m0008_grant_history,
     m0010_order_seq,  # numbered 0010 to leave room for the migrations other branches add; renumber at merge
 )
