@@ -51,7 +51,6 @@ from core.demo.text import (
     parse_json,
     phone,
     times,
-    topic,
     words,
 )
 from core.providers.base import (
@@ -193,7 +192,7 @@ def fill(
     said_times = times(text)
     emails = EMAIL.findall(text)
     lower = text.lower()
-    for pname, required in params:
+    for pname, _required in params:
         p = props.get(pname) or {}
         kind = p.get("type", "string")
         key = pname.lower()
@@ -223,26 +222,42 @@ def fill(
                 (v for v in p["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v)}\b", lower)), None
             )
         elif key in ("task", "subject", "topic", "reason"):
-            value = topic(text)
-        elif key in ("query", "pattern"):
-            value = keywords(text)
-        elif key in ("title", "name"):
+            about = re.search(r"\babout\s+(.+?)(?:[.?!]|$)", text, re.I)
+            value = about.group(1).strip() if about else None  # what it is about, said as such
+        elif key in ("query", "pattern", "title", "name"):
             quoted = re.search(
                 r"[\"\u201c']([^\"\u201d']{2,80})[\"\u201d']"
                 r"|\b(?:called|titled|named)\s+(.+?)(?:[.,!?]|$)",
                 text,
                 re.I,
             )
-            value = (quoted.group(1) or quoted.group(2)).strip() if quoted else (keywords(text) if required else None)
-        elif key in ("body", "message", "fact", "content", "notes", "first_sentence"):
-            value = text.strip() if required or key in ("body", "message", "fact", "content") else None
-        elif kind in ("integer", "number") or key in ("limit", "max_results"):
-            value = None
-        if value is None and required and not (key.endswith("_id") or key == "id"):
-            value = keywords(text) if kind == "string" else ([] if kind == "array" else None)
+            value = (quoted.group(1) or quoted.group(2)).strip() if quoted else None
+        # Never the request's leftover words as an argument: what the words do not say is asked for.
         if value is not None:
             args[pname] = value
     return args
+
+
+REAL_MODEL = "a real model (set ANTHROPIC_API_KEY or OPENAI_API_KEY and start deferchat again)"
+
+
+def cannot_fill(tool: str, params: list[str]) -> str:
+    """What the demo says when a tool fits but the request does not say what its arguments are."""
+    what = ", ".join(f"`{p}`" for p in params)
+    return (
+        f"`{tool}` looks like the tool for this, but I can't tell its {what} from what you wrote, and I won't "
+        f"guess. Say it in so many words (a name, a date, a quoted title), or ask {REAL_MODEL}."
+    )
+
+
+def beyond_me(offered: int) -> str:
+    return (
+        "I'm deferchat's offline demo model: I can only act through the tools this chat offers "
+        f"({offered} of them) on the demo's own data, and none of them answers that. Questions about the "
+        f"world, writing and advice need {REAL_MODEL}; a web search needs a search engine (searxng_url in "
+        "the [tools] table of config.toml). Try asking about your calendar, mail, tasks, contacts, "
+        "schedules, notes, files or calls."
+    )
 
 
 def pick_item_id(result_text: str, message: str) -> str | None:
@@ -373,21 +388,14 @@ class DemoProvider(ProviderBase):
             if "tool.search" in by_name and not searched:
                 query = " ".join(dict.fromkeys(w for w in mwords if w not in STOP))[:80] or text[:80]
                 return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
-            return [
-                {
-                    "type": "text",
-                    "text": (
-                        "I'm deferchat's offline demo model, so I can only act through the tools this chat offers, "
-                        "and none of them fits that. Try asking me to move a schedule, start a call, or search "
-                        "your mail "
-                        f"(this chat offers {len(tools)} tools)."
-                    ),
-                }
-            ]
+            return [{"type": "text", "text": beyond_me(len(tools))}]
 
         # The target needs an id the owner did not give: look it up first with a read from its family.
         known = self._known(turn)
         args = fill(target.params, target.schema, text, known)
+        unfilled = [p for p, req in target.params if req and p not in args and not (p.endswith("_id") or p == "id")]
+        if unfilled:
+            return [{"type": "text", "text": cannot_fill(target.name, unfilled)}]
         missing_id = [p for p, req in target.params if req and (p.endswith("_id") or p == "id") and p not in args]
         if missing_id and "_looked_up" not in known:
             lister = self._lister(target, tools)
@@ -414,7 +422,9 @@ class DemoProvider(ProviderBase):
         if not found and turn.follow_up and answers_question:
             text = f"{turn.follow_up} {text}"
             found = intents.matching(text)
-        ctx = intents.Context(text=text, done=self._done(turn))
+        from core.demo.world import load_world
+
+        ctx = intents.Context(text=text, done=self._done(turn), world=load_world())
         for intent in found:
             action = intent.step(ctx)
             if isinstance(action, intents.Say):

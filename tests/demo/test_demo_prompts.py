@@ -292,7 +292,7 @@ CASES: list[Case] = [
         "remember that my gym locker is number 42",
         "memory.save",
         {"fact": "My gym locker is number 42."},
-        ["remember", "gym locker"],
+        ["Saved to memory", "gym locker"],
     ),
     Case("what's my coffee order", "memory.search", {"query": "coffee order"}, ["oat milk flat white"]),
     Case("search my notes for sourdough", "notes.search", {"query": "sourdough"}, ["Sourdough recipe"]),

@@ -12,11 +12,20 @@ request offers (a definition, the index through ``tool.call``, a native search) 
 active-tools, searches for it first.
 """
 
-from core.demo.intents import agenda, everyday, mail  # noqa: F401  (they register themselves)
+from core.demo.intents import agenda, everyday, mail, targets  # noqa: F401  (they register themselves)
 from core.demo.intents.base import REGISTRY, Action, Call, Context, Done, Intent, Say
 from core.demo.text import normalise
 
 ORDER: tuple[str, ...] = (
+    "time.place",  # "what time is it in Tokyo": before anything that reads "time"
+    "reminder.timed",  # "remind me to call mom at 6pm": a time of day, before the to-do
+    "workspace.write",  # "save a file ...": a file, never a memory or a note
+    "mail.reply",
+    "mail.forward",  # one thread: before a new email and the inbox
+    "schedule.write",  # pause, resume, cancel or move one named schedule
+    "schedule.ask",
+    "calendar.fact",  # how long, when, where is one event
+    "people.detail",  # where Sam works, Lena's phone number
     "calendar.create",
     "calendar.read",  # an event to add before the calendar read
     "people.search",  # "Lena's email address" is a contact, not mail
@@ -34,6 +43,7 @@ ORDER: tuple[str, ...] = (
     "notes.create",
     "notes.search",
     "calls.list",
+    "workspace.read",  # "what files ...", "open the lease document"
 )
 """The order the intents are tried in: the more specific first."""
 INTENTS: tuple[Intent, ...] = tuple(REGISTRY[name] for name in ORDER)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.demo.text import STOP, Span, needs_today, normalise, span, words
+from core.demo.world import World
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ Action = Call | Say
 class Context:
     text: str  # the owner's request, as typed (with the earlier request it answers: model.Step.follow_up)
     done: list[Done] = field(default_factory=list)
+    world: World = field(default_factory=lambda: World([]))  # what the demo's data holds (core.demo.world)
 
     @property
     def said(self) -> str:
@@ -63,6 +65,16 @@ class Context:
 
     def all(self, tool: str) -> list[Done]:
         return [d for d in self.done if d.name == tool or d.name.endswith("." + tool)]
+
+    def now(self) -> dt.datetime | None:
+        """The moment ``time.now`` gave in this turn (naive, the owner's zone), or None."""
+        clock = self.last("time.now")
+        if clock is not None and clock.ok and isinstance(clock.data, dict) and not clock.args.get("timezone"):
+            try:
+                return dt.datetime.fromisoformat(str(clock.data.get("datetime"))).replace(tzinfo=None)
+            except ValueError:
+                return None
+        return None
 
     def today(self) -> dt.date | None:
         clock = self.last("time.now")

@@ -96,9 +96,19 @@ def task_title(text: str) -> str:
     return (t[:1].upper() + t[1:]) if t else "New task"
 
 
-@intent("tasks.list", rf"{_TASK}|\bwhat do i (?:need|have) to do\b|\bwhat'?s due\b")
+@intent(
+    "tasks.list",
+    rf"{_TASK}|\bwhat do i (?:need|have) to do\b|\bwhat'?s due\b"
+    r"|\b(?:what'?s|what is|anything) (?:overdue|late|past due)\b",
+)
 def tasks_list(ctx: Context) -> Action | None:
     listed = ctx.last("tasks.list")
+    if listed is not None and listed.ok and re.search(r"\b(overdue|late|past due|behind)\b", ctx.said):
+        late = [t for t in find_items(listed.data) if t.get("overdue")]
+        if not late:
+            return Say("Nothing is overdue.")
+        lines = [f"- {t['title']} \u00b7 was due {t['due']}" for t in late]
+        return Say("\n".join([f"{len(late)} overdue:", *lines]))
     if listed is not None:
         return Say(
             answers.tasks(listed.data if isinstance(listed.data, dict) else {})
@@ -208,15 +218,21 @@ def remember(ctx: Context) -> Action | None:
         if not saved.ok:
             return Say(answers.failure(saved.name, saved.text))
         return Say(
-            f"Got it, I'll remember: {data.get('fact')}"
+            f"Saved to memory: {data.get('fact')}"
             if data.get("saved", True)
-            else f"I already knew that: {data.get('fact')}"
+            else f"I already had that in memory: {data.get('fact')}"
         )
     fact = re.sub(
         r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget)(?:\s+that)?\s*", "", ctx.text.strip(), flags=re.I
     )
-    fact = re.sub(r"\bI'm\b", "I am", fact)
-    return Call("memory.save", {"fact": sentence(fact)}, "I'll remember that.")
+    fact = sentence(re.sub(r"\bI'm\b", "I am", fact))
+    known = ctx.last("memory.search")
+    if known is None:  # what is remembered already needs no second copy (nor an approval for one)
+        return Call("memory.search", {"query": fact.rstrip(".")}, "First I'll check what I already remember.")
+    same = [f for f in find_items(known.data) if str(f.get("fact", "")).lower().rstrip(".") == fact.lower().rstrip(".")]
+    if same:
+        return Say(f"I already had that in memory: {same[0]['fact']}")
+    return Call("memory.save", {"fact": fact}, "Saving that to memory.")
 
 
 @intent(

@@ -328,7 +328,19 @@ def unsubscribe(ctx: Context) -> Action | None:
     rows = find_items(listed.data)
     if not rows:
         return Say("You are not subscribed to any newsletters.")
-    chosen = best_row(rows, significant(ctx.text, _LIST_NOISE), ("list", "sender"))
+    link = ctx.world.one(ctx.text, ["newsletter"])
+    chosen = next((r for r in rows if link is not None and r.get("list") == link.entity.key), None)
+    if chosen is None and link is None:
+        other = ctx.world.one(ctx.text, ["sender", "thread", "business", "person"])
+        if other is not None:  # a sender the owner named, who sends no newsletter
+            where = (
+                f" (it writes to your {other.entity.data['account']} mail)" if other.entity.data.get("account") else ""
+            )
+            return Say(
+                f"{other.entity.label} isn't one of your newsletters{where}, so there is no list to leave. "
+                + answers.subscriptions(listed.data)
+                + "\n\nIs it one of these?"
+            )
     if chosen is None:
         busiest = rows[0].get("list", "")
         return Say(
@@ -407,6 +419,15 @@ def mail_read(ctx: Context) -> Action | None:
     accounts = [named] if named else ["work", "personal"]
     query = mail_query(ctx.text)
     opening = bool(re.search(r"\b(read|open)\b", said))
+    link = ctx.world.one(ctx.text, ["thread"])
+    if link is not None:  # one thread the owner named: search its mailbox for it, then open it
+        from core.demo.intents.targets import _thread_query
+
+        accounts = [str(link.entity.data.get("account", "work"))]
+        query = _thread_query(link)
+        opening = opening or bool(
+            re.search(r"\b(say|says|said|what'?s in|details|tell me|about|when|how much)\b", said)
+        )
     for account in accounts:
         if not any(account in d.name for d in ctx.all("search_threads")):
             return Call(
@@ -425,7 +446,15 @@ def mail_read(ctx: Context) -> Action | None:
         hits = [(d, t) for d in found for t in find_items(d.data)]
         if thread is None and hits:
             wanted = significant(query, _MAIL_NOISE)
-            best = best_row([t for _, t in hits], wanted, ("subject", "snippet", "from")) or hits[0][1]
+            linked = [t for _, t in hits if link is not None and t.get("thread_id") == link.entity.key]
+            best = linked[0] if linked else best_row([t for _, t in hits], wanted, ("subject", "snippet", "from"))
+            if best is None:
+                if len(hits) > 1:
+                    parts = [
+                        answers.threads(d.data if isinstance(d.data, dict) else {}, mailbox(d.name)) for d in found
+                    ]
+                    return Say("\n\n".join(parts) + "\n\nWhich one should I open?")
+                best = hits[0][1]
             d, t = next(h for h in hits if h[1] is best)
             return Call(
                 "get_thread",

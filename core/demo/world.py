@@ -1,0 +1,222 @@
+"""What the demo model knows of the demo's world: an entity index over the demo's data.
+
+A model reads "the email from Acme Supplies about the overdue invoice" and knows Acme Supplies
+is who wrote it, or "pause the plant watering" and knows there is a schedule for it. The demo
+model gets that from this index: the people, businesses, mail threads, newsletters, schedules,
+events, tasks, notes and files in the demo's database and workspace, each under the names a
+person calls it by, and :meth:`World.link` finds which of them a request names. The index
+routes a request and says which argument a word fills; ids and facts still come from the tools'
+results in the turn (what the index holds may be older than what a tool says now).
+
+It is read from ``demo.sqlite`` (only when it already exists: the model never seeds it) and the
+demo workspace, afresh for each request (a few hundred rows).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.demo.text import STOP, stem
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+# Words too common in names to link on their own ("the weekly planning": "weekly" alone is not it).
+_WEAK = {
+    "weekly",
+    "daily",
+    "new",
+    "your",
+    "with",
+    "team",
+    "notes",
+    "review",
+    "re",
+    "fwd",
+    "mail",
+    "email",
+    "news",
+    "alert",
+    "alerts",
+    "reminder",
+    "lunch",
+    "dinner",
+    "call",
+    "book",
+    "next",
+    "ideas",
+    "is",
+    "for",
+    "on",
+    "up",
+    "days",
+    "day",
+    "send",
+    "buy",
+    "return",
+}
+
+
+def terms(text: str) -> list[str]:
+    """A text's words as the index compares them: lower case, stemmed, stop words out."""
+    return [stem(w.strip("'-")) for w in _WORD.findall(text.lower().replace("\u2019", "'")) if w not in STOP]
+
+
+@dataclass(frozen=True)
+class Entity:
+    kind: str  # person, business, thread, newsletter, schedule, event, task, note, file, folder, sender
+    key: str  # what a tool knows it by (an email, a title, a path, a thread subject)
+    label: str  # how to say it
+    names: tuple[str, ...]  # what a person may call it
+    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Link:
+    entity: Entity
+    score: float  # how much of the request it explains
+    words: frozenset[str]  # the request's terms it used
+
+
+class World:
+    def __init__(self, entities: Iterable[Entity]):
+        self.entities = list(entities)
+
+    def link(self, text: str, kinds: Iterable[str] | None = None) -> list[Link]:
+        """The entities ``text`` names, best first. A name links when every one of its strong
+        words is in the text (a person's first name, a schedule's distinctive word); the score
+        grows with the words it explains."""
+        said = set(terms(text))
+        wanted = set(kinds) if kinds is not None else None
+        best: dict[Entity, Link] = {}
+        for entity in self.entities:
+            if wanted is not None and entity.kind not in wanted:
+                continue
+            for name in entity.names:
+                words = [w for w in terms(name)]
+                strong = [w for w in words if w not in _WEAK and len(w) > 1]
+                if not strong or not set(strong) <= said:
+                    continue
+                used = frozenset(w for w in words if w in said)
+                score = len(used) + 0.5 * len(strong)
+                if entity not in best or best[entity].score < score:
+                    best[entity] = Link(entity, score, used)
+        return sorted(best.values(), key=lambda link: (-link.score, link.entity.kind, link.entity.key))
+
+    def one(self, text: str, kinds: Iterable[str]) -> Link | None:
+        """The single best entity the text names, of the first of ``kinds`` (in order) it names
+        any of; None when it names none, or two tie for best."""
+        for kind in kinds:
+            found = self.link(text, [kind])
+            if found:
+                return None if len(found) > 1 and found[1].score == found[0].score else found[0]
+        return None
+
+    def of(self, kind: str) -> list[Entity]:
+        return [e for e in self.entities if e.kind == kind]
+
+
+def _rows(conn: sqlite3.Connection, sql: str) -> list[sqlite3.Row]:
+    try:
+        return conn.execute(sql).fetchall()
+    except sqlite3.Error:
+        return []  # a table the demo has not made yet (its servers never ran)
+
+
+def _person_names(name: str, relationship: str | None, company: str | None) -> tuple[str, ...]:
+    first = name.split()[0]
+    names = [name, first]
+    rel = (relationship or "").lower()
+    roles = ("mom", "mother", "dad", "father", "sister", "brother", "landlord", "dentist", "manager", "boss")
+    names += [r for r in roles if re.search(rf"\b{r}\b", rel) or (r == "boss" and "manager" in rel)]
+    if role_map := {"mom": "mum", "mother": "mom"}.get(rel.split()[0] if rel else ""):
+        names.append(role_map)
+    if company:
+        names.append(company)
+    return tuple(dict.fromkeys(names))
+
+
+def _display(sender: str) -> tuple[str, str]:
+    m = re.fullmatch(r"\s*(.*?)\s*<([^>]+)>\s*", sender)
+    return (m.group(1), m.group(2).lower()) if m else (sender, sender.lower())
+
+
+def load_world(db_path: str | Path | None = None, workspace: str | Path | None = None) -> World:
+    """The entity index of the demo's data as it is now (empty where there is none yet)."""
+    from core.demo import demo_db_path
+
+    path = Path(db_path) if db_path is not None else demo_db_path()
+    found: list[Entity] = []
+    if path.is_file():
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        conn.row_factory = sqlite3.Row
+        try:
+            found += _from_database(conn)
+        finally:
+            conn.close()
+    root = Path(workspace) if workspace is not None else path.parent / "demo-workspace"
+    if root.is_dir():
+        for file in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+            rel = file.relative_to(root).as_posix()
+            found.append(Entity("file", rel, rel, (file.stem, file.name)))
+        for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            found.append(Entity("folder", folder.name, folder.name, (folder.name, folder.name.rstrip("s"))))
+    return World(found)
+
+
+def _from_database(conn: sqlite3.Connection) -> list[Entity]:
+    found: list[Entity] = []
+    emails: dict[str, str] = {}
+    for p in _rows(conn, "select * from people"):
+        data = dict(p)
+        found.append(
+            Entity("person", p["name"], p["name"], _person_names(p["name"], p["relationship"], p["company"]), data)
+        )
+        if p["email"]:
+            emails[p["email"].lower()] = p["name"]
+        for other in json.loads(p["other_emails"] or "[]"):
+            emails[str(other).lower()] = p["name"]
+        if p["company"]:
+            found.append(Entity("business", p["company"], p["company"], (p["company"],), data))
+    for kind, sql in (
+        ("schedule", "select * from schedules where status != 'cancelled'"),
+        ("event", "select * from calendar_events"),
+        ("task", "select * from tasks"),
+        ("note", "select * from notes"),
+    ):
+        found.extend(Entity(kind, r["title"], r["title"], (r["title"],), dict(r)) for r in _rows(conn, sql))
+    for s in _rows(conn, "select * from email_subscriptions where status = 'subscribed'"):
+        sender = s["sender"].split("@")[1].split(".")[0]
+        found.append(Entity("newsletter", s["list_name"], s["list_name"], (s["list_name"], sender), dict(s)))
+    threads: dict[str, dict[str, Any]] = {}
+    for m in _rows(
+        conn,
+        "select m.*, t.labels from gmail_messages m join gmail_threads t on t.id = m.thread_id order by m.date, m.id",
+    ):
+        thread = threads.setdefault(
+            m["thread_id"],
+            {"subject": m["subject"], "account": m["account"], "senders": [], "labels": json.loads(m["labels"])},
+        )
+        name, address = _display(m["sender"])
+        if not address.startswith("sam.rivera@"):
+            thread["senders"].append((name, address))
+    for tid, t in threads.items():
+        names = [t["subject"]]
+        for name, address in t["senders"]:
+            names += [name, emails.get(address, "")]
+            org = address.split("@")[1].split(".")[0].replace("-", " ")
+            names.append(org)
+        if "TRASH" in t["labels"]:
+            continue
+        found.append(
+            Entity("thread", tid, t["subject"], tuple(n for n in dict.fromkeys(names) if n), {**t, "thread_id": tid})
+        )
+        for name, address in t["senders"]:
+            found.append(Entity("sender", address, name, (name,), {"account": t["account"], "thread_id": tid}))
+    calls = _rows(conn, "select recipient, phone_number from calls")
+    found.extend(Entity("business", c["recipient"], c["recipient"], (c["recipient"],), dict(c)) for c in calls)
+    return found
