@@ -61,9 +61,19 @@ _WEAK = {
 }
 
 
+_TITLED = {"thread", "event", "task", "note", "file"}
+
+
 def terms(text: str) -> list[str]:
     """A text's words as the index compares them: lower case, stemmed, stop words out."""
-    return [stem(w.strip("'-")) for w in _WORD.findall(text.lower().replace("\u2019", "'")) if w not in STOP]
+    out = []
+    for w in _WORD.findall(text.lower().replace("\u2019", "'")):
+        w = w.strip("'-").removesuffix("'s")
+        if w in STOP or not w:
+            continue
+        w = stem(w)
+        out.append(w[: -len("ation")] if w.endswith("ation") and len(w) > 8 else w)  # confirmation ~ confirm
+    return out
 
 
 @dataclass(frozen=True)
@@ -97,12 +107,18 @@ class World:
             if wanted is not None and entity.kind not in wanted:
                 continue
             for name in entity.names:
-                words = [w for w in terms(name)]
+                words = terms(name)
                 strong = [w for w in words if w not in _WEAK and len(w) > 1]
-                if not strong or not set(strong) <= said:
+                hit = [w for w in strong if w in said]
+                # A short name links whole; a title of three strong words or more by most of them
+                # ("the flight confirmation" for "Your flight to Chicago is confirmed").
+                whole = len(hit) == len(strong)
+                if not strong or not (
+                    whole or (entity.kind in _TITLED and len(strong) >= 3 and 2 * len(hit) >= len(strong))
+                ):
                     continue
                 used = frozenset(w for w in words if w in said)
-                score = len(used) + 0.5 * len(strong)
+                score = len(used) + 0.5 * len(hit)
                 if entity not in best or best[entity].score < score:
                     best[entity] = Link(entity, score, used)
         return sorted(best.values(), key=lambda link: (-link.score, link.entity.kind, link.entity.key))
@@ -207,7 +223,7 @@ def _from_database(conn: sqlite3.Connection) -> list[Entity]:
     for tid, t in threads.items():
         names = [t["subject"]]
         for name, address in t["senders"]:
-            names += [name, emails.get(address, "")]
+            names += [name, emails.get(address, ""), name.split()[0] if len(name.split()) == 2 else ""]
             org = address.split("@")[1].split(".")[0].replace("-", " ")
             names.append(org)
         if "TRASH" in t["labels"]:

@@ -17,6 +17,8 @@ from core.demo.intents.base import REGISTRY, Action, Call, Context, Done, Intent
 from core.demo.text import normalise
 
 ORDER: tuple[str, ...] = (
+    "beyond.demo",  # a poem, a joke, advice: said plainly, before anything reads a word of it
+    "web.lookup",  # the weather, the news: web.search, or why not
     "time.place",  # "what time is it in Tokyo": before anything that reads "time"
     "reminder.timed",  # "remind me to call mom at 6pm": a time of day, before the to-do
     "workspace.write",  # "save a file ...": a file, never a memory or a note
@@ -24,8 +26,9 @@ ORDER: tuple[str, ...] = (
     "mail.forward",  # one thread: before a new email and the inbox
     "schedule.write",  # pause, resume, cancel or move one named schedule
     "schedule.ask",
+    "people.detail",  # where Sam works, Lena's phone number, when her birthday is
     "calendar.fact",  # how long, when, where is one event
-    "people.detail",  # where Sam works, Lena's phone number
+    "calls.start",  # call a contact or a business about something
     "calendar.create",
     "calendar.read",  # an event to add before the calendar read
     "people.search",  # "Lena's email address" is a contact, not mail

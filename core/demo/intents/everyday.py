@@ -84,7 +84,7 @@ def task_title(text: str) -> str:
         flags=re.I,
     )
     t = re.sub(r"^add\s+", "", t, flags=re.I)
-    t = re.sub(r"\s*\b(?:to|on)\s+my\s+(?:tasks?|to-?dos?|to-?do list|task list|list)\b", "", t, flags=re.I)
+    t = re.sub(r"\s*\b(?:to|on)\s+my\s+(?:to-?do list|task list|tasks?|to-?dos?|list)\b", "", t, flags=re.I)
     t = re.sub(
         r"\s*\b(?:by|due|before|on)?\s*(?:today|tonight|tomorrow|(?:next\s+)?(?:monday|tuesday|wednesday|"
         r"thursday|friday|saturday|sunday)|\d{4}-\d{2}-\d{2})\b",
@@ -306,7 +306,10 @@ def note_search(ctx: Context) -> Action | None:
         "written",
         "the",
     }
-    kept = [w for w in re.findall(r"[\w-]+", ctx.said) if w not in STOP and w not in noise]
+    link = ctx.world.one(ctx.text, ["note"])
+    if link is not None:  # a note the owner named: its title finds it
+        return Call("notes.search", {"query": link.entity.key})
+    kept = [w for w in re.findall(r"[\w-]+", ctx.said) if w not in STOP and w not in noise and len(w) > 1]
     return Call("notes.search", {"query": " ".join(kept[:3]) or "*"})
 
 

@@ -409,7 +409,7 @@ _MAIL_NOISE = {
 
 @intent(
     "mail.read",
-    r"\b(inbox|e-?mails?|mail|messages|mailbox|gmail)\b",
+    r"\b(inbox|e-?mails?|mail|messages|mailbox|gmail|bills?|invoices?|receipts?|shipped)\b",
     unless=r"\b(send|write|compose|draft|reply|forward)\b|\bunsubscribe\b|\bnewsletters?\b|\bsubscriptions?\b|"
     r"'s e-?mail|\be-?mail address",
 )
@@ -487,6 +487,8 @@ def mail_query(text: str) -> str:
     if m := re.search(r"\b(?:about|for|mentioning|regarding|re|on)\s+(.+?)(?:[.?!]|$)", said):
         kept = [w for w in re.findall(r"[\w-]+", m.group(1)) if w not in STOP and w not in _MAIL_NOISE]
         terms += kept[:3]
+    if not terms and (topic := re.search(r"\b(bill|invoice|receipt|order|flight)s?\b", said)):
+        terms.append(topic.group(1))  # what the mail is, when no sender or subject is named
     if not terms or re.search(r"\binbox\b", said):
         terms.insert(0, "in:inbox")
     return " ".join(dict.fromkeys(terms))

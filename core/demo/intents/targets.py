@@ -142,7 +142,7 @@ def write_file(ctx: Context) -> Action | None:
     return Call("workspace.write_file", {"path": path, "content": body + "\n"}, f"Writing {path} in your workspace.")
 
 
-@intent("workspace.read", rf"{_FILES}|\.(?:txt|md|csv)\b")
+@intent("workspace.read", rf"{_FILES}|\.(?:txt|md|csv)\b|\b(?:open|read|show)\b")
 def files(ctx: Context) -> Action | None:
     listed = ctx.last("workspace.search")
     opened = ctx.last("workspace.read_file")
@@ -151,6 +151,8 @@ def files(ctx: Context) -> Action | None:
             return failed
         return Say(f"**{_data(opened).get('path') or opened.args.get('path')}**:\n\n" + _file_text(opened.text))
     file = ctx.world.one(ctx.text, ["file"])
+    if file is None and not re.search(_FILES, ctx.said):
+        return None
     wants_list = bool(re.search(r"\b(what|which|list|show|any)\b.*\bfiles\b|\bin (?:my|the) \w+ folder\b", ctx.said))
     if file is not None and not wants_list:
         return Call("workspace.read_file", {"path": file.entity.key}, f"Opening {file.entity.key}.")
@@ -195,6 +197,12 @@ _SCHEDULE_ACTS = {
     unless=r"\b(e-?mails?|mail|newsletters?|subscriptions?|task|to-?do|meeting invite|event)\b",
 )
 def schedule_write(ctx: Context) -> Action | None:
+    tool = next((t for t, pattern in _SCHEDULE_ACTS.items() if re.search(pattern, ctx.said)), None)
+    done = ctx.last(tool) if tool is not None else None
+    if done is not None and tool is not None:
+        if failed := _failed(done):
+            return failed
+        return Say(_schedule_done(tool, _data(done)))
     link = ctx.world.one(ctx.text, ["schedule"])
     said_times = [m for m in moments(ctx.text, dt.datetime(2000, 1, 3, 12)) if m.has_time]
     if link is None and not (said_times and re.search(r"\b(standup|routine|schedule|reminder)\b", ctx.said)):
@@ -204,14 +212,8 @@ def schedule_write(ctx: Context) -> Action | None:
                 return Call("schedule.list", {"status": "all"}, "First I'll list your schedules.")
             return Say(answers.schedules(_data(listed)) + "\n\nWhich one do you mean? Name it as it is listed.")
         return None
-    tool = next((t for t, pattern in _SCHEDULE_ACTS.items() if re.search(pattern, ctx.said)), None)
     if tool is None:
         return None
-    done = ctx.last(tool)
-    if done is not None:
-        if failed := _failed(done):
-            return failed
-        return Say(_schedule_done(tool, _data(done)))
     listed = ctx.last("schedule.list")
     if listed is None:
         return Call("schedule.list", {"status": "all"}, "First I'll find the schedule in your list.")
@@ -521,3 +523,83 @@ def _recipient(ctx: Context, link: Link) -> tuple[list[str], Action | None]:
     if not rows:
         return [], Say(f"I have no email address for {person.entity.key}. Tell me the address and I'll forward it.")
     return [addresses(rows[0], "email")[0]], None
+
+
+# -- calls: who to call, and what about --------------------------------------------------------
+
+
+@intent(
+    "calls.start",
+    r"^(?:please )?(?:can you |could you )?(?:call|phone|ring|dial)\b|\b(?:make|place|start) a (?:phone )?call\b",
+    unless=r"\b(calls|call log|history|last call|recent)\b",
+)
+def call(ctx: Context) -> Action | None:
+    started = ctx.last("start_call")
+    if started is not None:
+        if failed := _failed(started):
+            return failed
+        return Say(
+            f"Call queued to {started.args.get('phone_number')} about: {started.args.get('task')} "
+            "(deferchat demo: simulated; no real phone call is placed)."
+        )
+    from core.demo.text import phone
+
+    number = phone(ctx.text)
+    who = None if number else ctx.world.one(ctx.text, ["person", "business"])
+    if number is None and who is None:
+        return None
+    m = re.search(
+        r"\b(?:about|to (?:ask|tell|confirm|check|book|cancel|move|reschedule|say))\s+(.+?)[.?!]?$", ctx.text, re.I
+    )
+    task = m.group(0).strip().rstrip(".?!") if m else ""
+    task = re.sub(r"^about\s+", "", task, flags=re.I)
+    name = who.entity.label if who is not None else number
+    if not task:
+        return Say(f"What should the call to {name} be about? For example: \u201ccall {name} about the invoice\u201d.")
+    if number is None and who is not None:
+        number = who.entity.data.get("phone") or who.entity.data.get("phone_number")
+        if not number:
+            return Say(f"I have no phone number for {name}. Tell me the number and I'll place the call.")
+    return Call(
+        "start_call",
+        {"phone_number": number, "task": task},
+        f"Calling {name}.",
+        search="start a phone call",
+    )
+
+
+# -- what the demo cannot do ---------------------------------------------------------------------
+
+
+@intent(
+    "web.lookup",
+    r"\b(weather|forecast|news|headlines|stock|share price|exchange rate|capital of|who won|score|"
+    r"search the web|look (?:it )?up online|google|on the internet)\b",
+)
+def web_lookup(ctx: Context) -> Action | None:
+    found = ctx.last("web.search")
+    if found is not None:
+        if found.ok:
+            return None  # a search engine is configured: the generic summary reads its results
+        return Say(
+            "I can't look that up: web.search has no search engine here. Set searxng_url in the [tools] "
+            "table of config.toml to a SearXNG instance, and for questions about the world ask "
+            f"{REAL_MODEL}."
+        )
+    query = re.sub(
+        r"^(?:please\s+)?(?:can you\s+)?(?:search the web for|google|look up)\s+", "", ctx.text.strip(), flags=re.I
+    )
+    return Call("web.search", {"query": query.rstrip("?!. ")}, "Searching the web.")
+
+
+@intent(
+    "beyond.demo",
+    r"\b(poem|story|joke|essay|haiku|song|translate|summari[sz]e (?:this|the article)|explain|advice|recipe for|"
+    r"how do i (?:cook|make|fix|learn)|what is the meaning|who are you|are you (?:real|an? ai))\b",
+)
+def beyond(ctx: Context) -> Action | None:
+    return Say(
+        "I'm deferchat's offline demo model: I work only through this chat's tools on the demo's data "
+        "(calendar, mail, tasks, contacts, schedules, notes, files, calls), so I can't write, explain or "
+        f"advise. For that, ask {REAL_MODEL}."
+    )
