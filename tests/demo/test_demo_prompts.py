@@ -1,125 +1,33 @@
-"""The requests someone types in the first minute of the demo, through the real engine with
-the demo model, the production roster and the four demo MCP servers (one chat, one turn per
-prompt, approvals allowed once).
+"""The requests someone types in the first minute of the demo (tests/demo/harness.py runs them:
+one chat through the real engine with the demo model, the production roster and the four demo
+MCP servers, one turn per prompt, approvals allowed once).
 
 Each prompt is checked for the tool the demo reaches, the arguments it reaches it with, and
-the gist of the answer. Dates are checked against the date ``time.now`` gave in that turn, and
-ids against the rows the demo listed first, never against copies of the model's own rules.
+the gist of the answer.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from core.chat.session import ChatSession
-from core.engine import ChatOptions, Engine
-from core.pipeline.approvals import Decision, FixedApprover
-from core.store import Store
-from tests.helpers import DEVELOPER_ENV
-
-in_one_chat = pytest.mark.asyncio(loop_scope="module")
-NOW = "2026-12-02T09:30:00+00:00"
-
-
-@dataclass
-class Seen:
-    """One turn as the test sees it: its events and the answer's text."""
-
-    events: list[Any]
-    text: str
-
-    def requested(self, name: str) -> list[Any]:
-        return [e for e in self.events if e.type == "tool.requested" and e.name == name]
-
-    def result_of(self, name: str) -> Any:
-        done = [e for e in self.events if e.type == "tool.completed" and e.name == name]
-        assert done, f"{name} did not complete; calls: {[e.name for e in self.events if e.type == 'tool.requested']}"
-        result = done[-1].result
-        return json.loads(result) if isinstance(result, str) else result
-
-    def today(self) -> dt.date:
-        clock = [e for e in self.events if e.type == "tool.completed" and e.name == "time.now"]
-        if clock:
-            return dt.date.fromisoformat(self.result_of("time.now")["date"])
-        return dt.datetime.fromisoformat(NOW).date()
-
-
-Expect = Callable[[Seen], Any]  # an expected argument worked out from what the turn saw
-
-
-def day(offset: int) -> Expect:
-    return lambda seen: (seen.today() + dt.timedelta(days=offset)).isoformat()
-
-
-def weekday(number: int, at: str = "") -> Expect:
-    """The next such weekday (today counts), as a date, with ``at`` as its time of day."""
-
-    def value(seen: Seen) -> str:
-        today = seen.today()
-        date = (today + dt.timedelta(days=(number - today.weekday()) % 7)).isoformat()
-        return f"{date}T{at}" if at else date
-
-    return value
-
-
-def day_at(offset: int, at: str) -> Expect:
-    return lambda seen: f"{(seen.today() + dt.timedelta(days=offset)).isoformat()}T{at}"
-
-
-def row_id_of_thread(subject: str) -> Expect:
-    """The id of the thread with ``subject`` that a search in this turn listed."""
-
-    def find(seen: Seen) -> str:
-        for e in seen.events:
-            if e.type == "tool.completed" and e.name.endswith(".search_threads"):
-                data = json.loads(e.result) if isinstance(e.result, str) else e.result
-                for t in data["threads"]:
-                    if t["subject"] == subject:
-                        return str(t["thread_id"])
-        raise AssertionError(f"no search listed {subject!r}")
-
-    return find
-
-
-def end_of_week(seen: Seen) -> str:
-    today = seen.today()
-    return (today + dt.timedelta(days=6 - today.weekday())).isoformat()
-
-
-def row_id(tool: str, key: str, value: str) -> Expect:
-    """The id of the row ``tool`` listed in this turn whose ``key`` is ``value``."""
-
-    def find(seen: Seen) -> str:
-        data = seen.result_of(tool)
-        rows = next(v for v in data.values() if isinstance(v, list))
-        return next(r["id"] for r in rows if r[key] == value)
-
-    return find
-
-
-@dataclass
-class Case:
-    prompt: str
-    tool: str  # the tool the demo reaches in the end
-    args: dict[str, Any]  # what it is called with (values or Expect); checked as a subset ...
-    gist: list[str]  # ... and these words are in the answer (case-insensitive)
-    absent: tuple[str, ...] = ()  # argument names it must not have (a copied cc)
-    via: str | None = None  # "tool.call" for a deferred tool on the wrapper
-    before: list[str] = field(default_factory=list)  # earlier prompts in the same chat
-    also: tuple[str, ...] = ()  # other tools it must have called first
-    never: tuple[str, ...] = ()  # tools it must not call
-
-
-SEND = "mcp.gmail_personal.send_message"
-WORK_SEND = "mcp.gmail_work.send_message"
+from tests.demo.harness import (
+    DECLINE,
+    SEARCH_WORK,
+    SEND,
+    WORK_SEND,
+    Case,
+    check,
+    day,
+    day_at,
+    end_of_week,
+    in_one_chat,
+    row_id,
+    row_id_of_thread,
+    weekday,
+)
 
 CASES: list[Case] = [
     # -- the calendar
@@ -338,9 +246,7 @@ CASES: list[Case] = [
 ]
 
 
-WORK_REPLY = "mcp.gmail_work.send_message"
-SEARCH_WORK = "mcp.gmail_work.search_threads"
-DECLINE = "real model"  # what an answer names when the demo cannot do a thing
+WORK_REPLY = WORK_SEND
 CASES += [
     # -- the issue's examples
     Case("what time is it in Tokyo?", "time.now", {"timezone": "Asia/Tokyo"}, ["18:30", "Tokyo"]),
@@ -500,44 +406,6 @@ CASES += [
 ]
 
 
-@pytest.fixture(scope="module")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The shared ``home`` fixture, for the whole module: one chat serves every case."""
-    home = tmp_path_factory.mktemp("home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DEFERCHAT_HOME", str(home))
-        mp.setenv("TZ", "UTC")
-        mp.setenv("DEFERCHAT_DEMO_NOW", NOW)  # one Wednesday morning, whatever the machine's clock says
-        for var in DEVELOPER_ENV:
-            mp.delenv(var, raising=False)
-        yield home
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def chat(demo_home: Path) -> Any:
-    events: list[Any] = []
-    engine = Engine(Store(demo_home / "deferchat.db"))
-    session = await engine.open_chat(
-        None,
-        ChatOptions(roster="production", provider="demo", start_demo_servers=True),
-        approver=FixedApprover(Decision.ALLOW_ONCE),
-        subscribers=[events.append],
-    )
-    assert {s.server: s.status for s in session.server_status.values()} == dict.fromkeys(
-        ("bland_call", "bland_read", "gmail_personal", "gmail_work"), "ready"
-    )
-    yield session, events
-    await session.close()
-
-
-async def ask(chat: tuple[ChatSession, list[Any]], prompt: str) -> Seen:
-    session, events = chat
-    events.clear()
-    result = await session.send(prompt)
-    assert result.status == "done", (prompt, result)
-    return Seen(list(events), result.text)
-
-
 def test_at_least_eighty_prompts() -> None:
     assert len(CASES) >= 80 and len({c.prompt for c in CASES}) == len(CASES)
 
@@ -545,33 +413,4 @@ def test_at_least_eighty_prompts() -> None:
 @in_one_chat
 @pytest.mark.parametrize("case", CASES, ids=[c.prompt for c in CASES])
 async def test_prompt(chat: tuple[ChatSession, list[Any]], case: Case) -> None:
-    for earlier in case.before:
-        await ask(chat, earlier)
-    seen = await ask(chat, case.prompt)
-    calls = [e.name for e in seen.events if e.type == "tool.requested"]
-    for name in case.never:
-        assert name not in calls, (case.prompt, calls)
-    if not case.tool:  # an ask it declines: no tool at all, and the answer says why
-        assert not calls, (case.prompt, calls)
-        for words in case.gist:
-            assert words.lower() in seen.text.lower(), (case.prompt, words, seen.text)
-        return
-    reached = seen.requested(case.tool)
-    assert reached, f"{case.prompt!r} never reached {case.tool}; it called {calls}"
-    call = reached[-1]
-    for name in case.also:
-        assert name in calls[: calls.index(case.tool)], (case.prompt, calls)
-    for name in case.never:
-        assert name not in calls, (case.prompt, calls)
-    if case.via is not None:
-        assert call.via == case.via, (case.prompt, call.via)
-    args = call.arguments
-    for key, want in case.args.items():
-        expected = want(seen) if callable(want) else want
-        assert args.get(key) == expected, (case.prompt, key, args)
-    for key in case.absent:
-        assert key not in args, (case.prompt, key, args)
-    failed = [e for e in seen.events if e.type in ("tool.failed", "tool.denied") and e.name != "web.search"]
-    assert not failed, (case.prompt, [(e.name, e.code, e.message) for e in failed])
-    for words in case.gist:
-        assert words.lower() in seen.text.lower(), (case.prompt, words, seen.text)
+    await check(chat, case)
