@@ -24,28 +24,32 @@ RELATED_CREDIT = 0.75
 
 GROUPS: tuple[tuple[str, ...], ...] = (
     # things
-    ("email", "mail", "mails", "emails", "inbox", "e-mail"),
+    ("email", "mail", "mails", "emails", "inbox", "e-mail", "gmail", "mailbox"),
     ("file", "document", "documents", "doc", "docs", "folder", "folders", "directory"),
-    ("event", "meeting", "meetings", "appointment", "appointments", "calendar", "agenda"),
-    ("task", "tasks", "todo", "to-do", "todos", "chore", "chores"),
+    ("event", "meeting", "meetings", "appointment", "appointments", "calendar", "agenda", "busy"),
+    ("task", "tasks", "todo", "to-do", "todos", "chore", "chores", "remind", "reminder"),
     ("people", "contact", "contacts", "person", "address book"),
-    ("note", "notes", "notebook", "memo", "memos"),
+    ("note", "notes", "notebook", "memo", "memos", "jot"),
     ("memory", "remember", "remembered", "memorise", "memorize"),
     ("subscription", "subscriptions", "newsletter", "newsletters", "mailing"),
+    ("unsubscribe", "unsub", "optout", "stop"),
     ("web", "internet", "online", "website"),
     ("notification", "notify", "alert", "push"),
     ("due", "overdue", "late"),
+    ("now", "current", "currently", "today", "date"),
     # actions
     ("reply", "respond", "answer"),
-    ("update", "change", "move", "reschedule", "edit", "rename", "modify", "shift"),
+    ("update", "change", "move", "reschedule", "edit", "rename", "modify", "shift", "push"),
     ("cancel", "delete", "remove", "drop"),
-    ("pause", "suspend", "hold"),
-    ("resume", "unpause", "restart", "continue"),
+    ("pause", "suspend", "hold", "stop", "skip"),
+    ("resume", "unpause", "restart", "continue", "reactivate", "back"),
     ("call", "phone", "ring", "dial"),
     ("search", "find", "look", "list", "show"),
     ("read", "open", "view"),
     ("create", "add", "new", "make", "book", "arrange"),
     ("save", "store", "keep"),
+    ("send", "shoot", "forward", "tell", "inform", "write"),
+    ("complete", "done", "finish", "finished", "tick", "mark"),
 )
 
 
