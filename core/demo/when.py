@@ -32,8 +32,9 @@ class Moment:
     when: dt.datetime  # naive, in the owner's zone
     has_date: bool  # it names a day (today, Friday, December 12)
     has_time: bool  # it names a time of day (6pm, 10:30, noon)
-    week: bool = False  # a whole week ("this week", "next week")
+    week: bool = False  # a whole week ("this week", "next week", "this weekend")
     month: bool = False
+    days: int = 1  # how many days from ``when`` on ("the next 3 days": 3)
 
 
 @cache
@@ -44,13 +45,56 @@ def _calendar() -> Any:
     return parsedatetime.Calendar(constants, version=parsedatetime.VERSION_CONTEXT_STYLE)
 
 
+# What parsedatetime does not read as a person means it (it reads "the day after tomorrow" as
+# tomorrow, "the next 3 days" as the third day, and knows no weekend): read around its answer.
+_SPAN_OF_DAYS = re.compile(
+    r"\b(?:next|coming|following)\s+(\d{1,2}|two|three|four|five|six|seven|ten|fourteen)\s+days\b"
+)
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10, "fourteen": 14}
+_WEEKEND = re.compile(r"\b(?:(this|next|the|over the|on the)\s+)?weekend\b")
+
+
+_AT_HOUR = re.compile(r"\b(at|by|from|until|till)\s+(\d{1,2})(?![\d:.]|\s*(?:am|pm|a\.m\.|p\.m\.|h\b|hours?\b|min))")
+
+
 def moments(text: str, now: dt.datetime) -> list[Moment]:
     """Every date and time expression in ``text``, read against ``now`` (naive, the owner's zone)."""
     said = normalise(text)
-    found = _calendar().nlp(said, sourceTime=now) or ()
+    # "at 8" is a time of day as people say it; parsedatetime wants "at 8:00". Each ":00" added is
+    # taken out of the spans again, so they are where the words are in ``said``.
+    added: list[int] = []  # where each ":00" went, in the text parsedatetime reads
+    parts, last = [], 0
+    for m in _AT_HOUR.finditer(said):
+        parts.append(said[last : m.end()])
+        added.append(sum(len(x) for x in parts) + 3 * len(added))
+        parts.append(":00")
+        last = m.end()
+    parsed = "".join(parts) + said[last:]
+
+    def back(i: int) -> int:
+        return i - 3 * sum(1 for a in added if a < i)
+
+    found = [
+        (w, c, back(b), back(e), said[back(b) : back(e)])
+        for w, c, b, e, _ in _calendar().nlp(parsed, sourceTime=now) or ()
+    ]
     out = []
+    for m in _WEEKEND.finditer(said):
+        saturday = now.date() + dt.timedelta(days=(5 - now.weekday()) % 7 + (7 if m.group(1) == "next" else 0))
+        out.append(
+            Moment(m.group(0), m.start(), m.end(), dt.datetime.combine(saturday, dt.time(9)), True, False, week=True)
+        )
     for when, ctx, start, end, words in found:
         phrase = words.strip()
+        if any(o.start <= start < o.end for o in out):
+            continue
+        if phrase == "after tomorrow" and said[:start].rstrip().endswith("day"):
+            phrase, start, when = "the day after tomorrow", said.rfind("day", 0, start), when + dt.timedelta(days=1)
+            start = said.rfind("the", 0, start) if said[:start].rstrip().endswith("the") else start
+        if days := _SPAN_OF_DAYS.search(phrase):
+            n = _NUMBERS.get(days.group(1)) or int(days.group(1))
+            out.append(Moment(phrase, start, end, dt.datetime.combine(now.date(), dt.time(9)), True, False, days=n))
+            continue
         meal = re.match(rf"(?:{'|'.join(_MEALS)})\b\s*", phrase)
         if meal:  # "lunch with Marco at 1pm": the time is 1pm, lunch is what happens
             phrase, start = phrase[meal.end() :], start + meal.end()
@@ -78,11 +122,6 @@ def moments(text: str, now: dt.datetime) -> list[Moment]:
     return out
 
 
-def needs_today(text: str) -> bool:
-    """Whether ``text`` names a day or a time at all (so ``time.now`` must say what today is)."""
-    return bool(moments(text, dt.datetime(2000, 1, 3, 12, 0)))
-
-
 def day_span(found: list[Moment], today: dt.date) -> tuple[dt.date, dt.date, str] | None:
     """The days the expressions name: (first, last, how it was said), or None."""
     dated = [m for m in found if m.has_date or m.week]
@@ -90,13 +129,19 @@ def day_span(found: list[Moment], today: dt.date) -> tuple[dt.date, dt.date, str
         return None
     m = dated[0]
     day = m.when.date()
+    if m.days > 1:  # "the next 3 days"
+        return today, today + dt.timedelta(days=m.days - 1), f"in the next {m.days} days"
     if m.week:
+        if "weekend" in m.text:
+            saturday = day - dt.timedelta(days=day.weekday()) + dt.timedelta(days=5)
+            said = "next weekend" if "next" in m.text else "this weekend"
+            return max(saturday, today), saturday + dt.timedelta(days=1), said
         if "next" in m.text:
             monday = day - dt.timedelta(days=day.weekday())
             return monday, monday + dt.timedelta(days=6), "next week"
-        if "weekend" in m.text:
-            saturday = day - dt.timedelta(days=day.weekday()) + dt.timedelta(days=5)
-            return max(saturday, today), saturday + dt.timedelta(days=1), "this weekend"
+        if "last" in m.text or "past" in m.text:
+            monday = day - dt.timedelta(days=day.weekday())
+            return monday, monday + dt.timedelta(days=6), "last week"
         return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
     said = m.text.removeprefix("on ").strip()
     return day, day, said
@@ -154,6 +199,12 @@ def place_named(text: str) -> Place | None:
             name = " ".join(words[i : i + size])
             if _plain(name) in zones and name[:1].isupper():
                 return Place(name, zones[_plain(name)])
+    for m in re.finditer(r"\b(?:in|for)\s+((?:[a-z][\w'.-]*)(?:\s+[a-z][\w'.-]*){0,2})", text):
+        tail = m.group(1).split()
+        for size in (3, 2, 1):  # typed in lower case: "in tokyo", "in new york"
+            name = " ".join(tail[:size]).rstrip(".?!,")
+            if len(name) >= 4 and _plain(name) in zones:
+                return Place(name.title(), zones[_plain(name)])
     if m := _IN_PLACE.search(text):
         return Place(m.group(1).rstrip(".?!"), None)
     return None

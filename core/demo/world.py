@@ -8,13 +8,15 @@ person calls it by, and :meth:`World.link` finds which of them a request names. 
 routes a request and says which argument a word fills; ids and facts still come from the tools'
 results in the turn (what the index holds may be older than what a tool says now).
 
-It is read from ``demo.sqlite`` (only when it already exists: the model never seeds it) and the
+It is read from ``demo.sqlite`` (seeded first when the demo model asks, as the demo's built-in tools
+would on their first call, so a first question about a contact finds them) and the
 demo workspace, afresh for each request (a few hundred rows).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from collections.abc import Iterable
@@ -58,10 +60,25 @@ _WEAK = {
     "send",
     "buy",
     "return",
+    "session",
+    "meeting",
+    "appointment",
+    "event",
+    "schedule",
+    "list",
+    "every",
+    "each",
+    "week",
+    "weekday",
 }
 
 
-_TITLED = {"thread", "event", "task", "note", "file"}
+_TITLED = {"thread", "event", "task", "note", "file", "fact"}
+
+
+# Words that ask rather than name ("what did Tom write", "when is it"): never part of a name's match.
+_ASKING = {"am", "was", "were", "been", "has", "have", "had", "will", "what", "when", "where", "who", "whom"}
+_ASKING |= {"which", "why", "how", "what's", "when's", "where's", "who's", "how's", "i'm", "there", "here"}
 
 
 def terms(text: str) -> list[str]:
@@ -69,7 +86,7 @@ def terms(text: str) -> list[str]:
     out = []
     for w in _WORD.findall(text.lower().replace("\u2019", "'")):
         w = w.strip("'-").removesuffix("'s")
-        if w in STOP or not w:
+        if w in STOP or w in _ASKING or not w:
             continue
         w = stem(w)
         out.append(w[: -len("ation")] if w.endswith("ation") and len(w) > 8 else w)  # confirmation ~ confirm
@@ -78,7 +95,7 @@ def terms(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Entity:
-    kind: str  # person, business, thread, newsletter, schedule, event, task, note, file, folder, sender
+    kind: str  # person, business, thread, sender, label, newsletter, schedule, event, task, note, fact, file, folder
     key: str  # what a tool knows it by (an email, a title, a path, a thread subject)
     label: str  # how to say it
     names: tuple[str, ...]  # what a person may call it
@@ -90,44 +107,92 @@ class Link:
     entity: Entity
     score: float  # how much of the request it explains
     words: frozenset[str]  # the request's terms it used
+    whole: bool = True  # every strong word of one of its names is in the request
+    coverage: float = 1.0  # the share of that name's distinctive weight the request said
+
+    @property
+    def sure(self) -> bool:
+        """Whether the request names it beyond doubt (what a write may target): a whole name."""
+        return self.whole
+
+
+_ALIAS = 0.8  # what a titled thing's other names (a thread's sender) count for against its title
+_EXTRA = 1.5  # each distinctive word of the request another of its names explains
+_RARE = 3  # a word in at most this many entities' names is distinctive enough to link on alone
 
 
 class World:
     def __init__(self, entities: Iterable[Entity]):
         self.entities = list(entities)
+        self._df: dict[str, int] = {}
+        for entity in self.entities:
+            for term in {t for name in entity.names for t in terms(name)}:
+                self._df[term] = self._df.get(term, 0) + 1
+
+    def _idf(self, term: str) -> float:
+        return math.log(1.0 + len(self.entities) / (1 + self._df.get(term, 0)))
 
     def link(self, text: str, kinds: Iterable[str] | None = None) -> list[Link]:
-        """The entities ``text`` names, best first. A name links when every one of its strong
-        words is in the text (a person's first name, a schedule's distinctive word); the score
-        grows with the words it explains."""
+        """The entities ``text`` names, best first.
+
+        A name links *whole* when every one of its strong words is in the text (a person's first
+        name, "the standup" for "Team standup"), or, for a title of three strong words or more,
+        by most of them ("the flight confirmation" for "Your flight to Chicago is confirmed").
+        It links *in part* when the text has only some of its strong words but each of those is
+        distinctive (at most a few entities' names have it: "my lease" for "Lease renewal for
+        apartment 4B"); such a link scores by the share of the name's weight it explains, so a
+        whole name always ranks above it. The score grows with the words a link explains."""
         said = set(terms(text))
         wanted = set(kinds) if kinds is not None else None
         best: dict[Entity, Link] = {}
         for entity in self.entities:
             if wanted is not None and entity.kind not in wanted:
                 continue
-            for name in entity.names:
+            for i, name in enumerate(entity.names):
                 words = terms(name)
-                strong = [w for w in words if w not in _WEAK and len(w) > 1]
+                strong = [w for w in dict.fromkeys(words) if w not in _WEAK and len(w) > 1]
                 hit = [w for w in strong if w in said]
-                # A short name links whole; a title of three strong words or more by most of them
-                # ("the flight confirmation" for "Your flight to Chicago is confirmed").
-                whole = len(hit) == len(strong)
-                if not strong or not (
-                    whole or (entity.kind in _TITLED and len(strong) >= 3 and 2 * len(hit) >= len(strong))
-                ):
+                if not strong or not hit:
                     continue
+                mass = sum(self._idf(w) for w in strong)
+                coverage = sum(self._idf(w) for w in hit) / mass
+                whole = len(hit) == len(strong) or (
+                    entity.kind in _TITLED and len(strong) >= 3 and 2 * len(hit) >= len(strong)
+                )
+                if not whole and any(self._df.get(w, 0) > _RARE for w in hit):
+                    continue  # a common word alone ("review", "dinner") names nothing in particular
                 used = frozenset(w for w in words if w in said)
-                score = len(used) + 0.5 * len(hit)
-                if entity not in best or best[entity].score < score:
-                    best[entity] = Link(entity, score, used)
+                score = len(used) + 0.5 * len(hit) + (1.0 + coverage + len(used) / len(set(words)) if whole else 0.0)
+                if not whole:
+                    score *= coverage
+                if i and entity.kind in _TITLED | {"newsletter"}:
+                    score *= _ALIAS  # a thread by its sender's name, not by its subject
+                link = Link(entity, round(score, 6), used, whole, round(coverage, 6))
+                if entity not in best or best[entity].score < link.score:
+                    best[entity] = link
+        for entity, link in list(best.items()):
+            # What its other names explain too ("what did Tom Becker write about the lease": the
+            # thread from Tom whose subject is the lease): distinctive words only.
+            extra = {
+                t
+                for name in entity.names
+                for t in terms(name)
+                if t in said and t not in link.words and self._df.get(t, 0) <= _RARE and t not in _WEAK
+            }
+            if extra:
+                # Two distinctive words across its names ("the Acme invoice email") name it as surely as a whole one.
+                sure = link.whole or len({t for t in link.words | extra if self._df.get(t, 0) <= _RARE}) >= 2
+                best[entity] = Link(
+                    entity, round(link.score + _EXTRA * len(extra), 6), link.words | extra, sure, link.coverage
+                )
         return sorted(best.values(), key=lambda link: (-link.score, link.entity.kind, link.entity.key))
 
-    def one(self, text: str, kinds: Iterable[str]) -> Link | None:
+    def one(self, text: str, kinds: Iterable[str], *, sure: bool = False) -> Link | None:
         """The single best entity the text names, of the first of ``kinds`` (in order) it names
-        any of; None when it names none, or two tie for best."""
+        any of; None when it names none, or two tie for best. With ``sure``, only a link that
+        names it beyond doubt (:attr:`Link.sure`) counts: what a write may target."""
         for kind in kinds:
-            found = self.link(text, [kind])
+            found = [link for link in self.link(text, [kind]) if link.sure or not sure]
             if found:
                 return None if len(found) > 1 and found[1].score == found[0].score else found[0]
         return None
@@ -161,11 +226,20 @@ def _display(sender: str) -> tuple[str, str]:
     return (m.group(1), m.group(2).lower()) if m else (sender, sender.lower())
 
 
-def load_world(db_path: str | Path | None = None, workspace: str | Path | None = None) -> World:
-    """The entity index of the demo's data as it is now (empty where there is none yet)."""
+def load_world(
+    db_path: str | Path | None = None, workspace: str | Path | None = None, *, seeded: bool = False
+) -> World:
+    """The entity index of the demo's data as it is now (empty where there is none yet). With
+    ``seeded``, the demo's dataset and workspace are seeded first if they are not yet (what the
+    demo's built-in tools do on their first call), so a first question about a contact finds them."""
     from core.demo import demo_db_path
 
     path = Path(db_path) if db_path is not None else demo_db_path()
+    if seeded and db_path is None and workspace is None:
+        from core.demo.dataset import demo_tool_database, demo_workspace
+
+        demo_tool_database()
+        demo_workspace()
     found: list[Entity] = []
     if path.is_file():
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
@@ -178,7 +252,8 @@ def load_world(db_path: str | Path | None = None, workspace: str | Path | None =
     if root.is_dir():
         for file in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
             rel = file.relative_to(root).as_posix()
-            found.append(Entity("file", rel, rel, (file.stem, file.name)))
+            spoken = re.sub(r"[-_]+", " ", file.stem)  # "onboarding-flow" is said "onboarding flow"
+            found.append(Entity("file", rel, rel, tuple(dict.fromkeys((file.stem, spoken, file.name)))))
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
             found.append(Entity("folder", folder.name, folder.name, (folder.name, folder.name.rstrip("s"))))
     return World(found)
@@ -205,6 +280,9 @@ def _from_database(conn: sqlite3.Connection) -> list[Entity]:
         ("note", "select * from notes"),
     ):
         found.extend(Entity(kind, r["title"], r["title"], (r["title"],), dict(r)) for r in _rows(conn, sql))
+    found.extend(
+        Entity("fact", r["fact"], r["fact"], (r["fact"],), dict(r)) for r in _rows(conn, "select * from memory_facts")
+    )
     for s in _rows(conn, "select * from email_subscriptions where status = 'subscribed'"):
         sender = s["sender"].split("@")[1].split(".")[0]
         found.append(Entity("newsletter", s["list_name"], s["list_name"], (s["list_name"], sender), dict(s)))
@@ -233,6 +311,9 @@ def _from_database(conn: sqlite3.Connection) -> list[Entity]:
         )
         for name, address in t["senders"]:
             found.append(Entity("sender", address, name, (name,), {"account": t["account"], "thread_id": tid}))
+    for lb in _rows(conn, "select * from gmail_labels where type = 'user'"):
+        parts = lb["name"].split("/")  # "Clients/Globex": the client, and clients
+        found.append(Entity("label", lb["name"], lb["name"], tuple(dict.fromkeys([parts[-1], *parts])), dict(lb)))
     calls = _rows(conn, "select recipient, phone_number from calls")
     found.extend(Entity("business", c["recipient"], c["recipient"], (c["recipient"],), dict(c)) for c in calls)
     return found
