@@ -241,14 +241,19 @@ def _link_strength(reading: Reading, kind: str) -> float:
     return share * (max(0.5, top.coverage) if len(top.words) > 1 else top.coverage)
 
 
+def _sender_strength(reading: Reading) -> float:
+    found = [link for link in reading.links if link.entity.kind == "sender" and link.whole]
+    return _THROUGH * found[0].score / reading.links[0].score if found else 0.0
+
+
 def fills(slot: str, reading: Reading) -> float:
     """How well the request fills a parameter of ``slot``: 1 fully, less in part, 0 not."""
     if slot.startswith("id:"):
         strength = _link_strength(reading, slot[3:])
         sure = any(link.sure for link in reading.links if link.entity.kind == slot[3:])
         return strength if sure else 0.5 * strength
-    if slot == "recipient":
-        return 1.0 if reading.emails else _link_strength(reading, "person")
+    if slot == "recipient":  # an address, a contact, or someone who wrote (a reply goes to them)
+        return 1.0 if reading.emails else max(_link_strength(reading, "person"), _sender_strength(reading))
     if slot == "copy":
         return 0.0  # a copy is only ever what the request says in so many words (the mail step reads it)
     if slot == "email":
@@ -278,6 +283,9 @@ def fills(slot: str, reading: Reading) -> float:
     return 0.0
 
 
+# Words for things and whose they are: a description's word that is one of these says what a tool
+# works on, not what it does ("Send an email": "email" asks for no sending).
+_THING_TERMS = {t for words in KIND_WORDS.values() for w in words for t in terms(w)} | {"owner", "label"}
 _THROUGH = 0.8  # a thing named through another (a thread by its sender) against the thing itself
 _SPECIFIC = ("recipient", "callee", "place", "date", "datetime", "time", "days", "path", "folder")
 _OPTIONAL_SPECIFIC = ("place", "days", "path", "folder")  # an optional date is a filter, not what a tool is for
@@ -327,7 +335,8 @@ def _given(p: Profile, reading: Reading) -> bool:
     that must have one, and the text to write ("remind me to call mom at 6pm": an event)."""
     slots = {_param_slot(p, param): required for param, required in p.tool.params}
     moment = any(slots.get(s) for s in ("datetime", "time")) and bool(reading.timed())
-    return moment and "content" in slots and bool(reading.content)
+    file = bool(slots.get("path")) and bool(reading.filename)  # "save it as packing.md: ..."
+    return (moment or file) and "content" in slots and bool(reading.content)
 
 
 def _asked(p: Profile, reading: Reading, search: float, said: set[str]) -> bool:
@@ -337,6 +346,8 @@ def _asked(p: Profile, reading: Reading, search: float, said: set[str]) -> bool:
         return True
     if any(asks_for(reading, param) for param, _ in p.tool.params if slot_of(param).startswith("id:")):
         return True  # "reply to it": the purpose of reply_to_thread_id
+    if search >= 0.3 and said & (set(terms(p.tool.description)) - _THING_TERMS):
+        return True  # "archive the email": a word its description gives for what it does
     content = any(_param_slot(p, param) == "content" for param, _ in p.tool.params)
     return _given(p, reading) or (bool(reading.content) and content and search >= 0.2)
 
@@ -358,13 +369,20 @@ def _lost(p: Profile, reading: Reading) -> float:
         lost += 0.3 if p.writes else 0.1
     if reading.place is not None and reading.place.zone and "place" not in slots:
         lost += 0.3
+    if reading.filename and "path" not in slots:
+        lost += 0.6 if p.writes else 0.2  # "save it as packing.md": a file, not a memory
     return lost
 
 
 def _about(p: Profile, reading: Reading) -> float:
     """How much the tool is about what the request names: the strongest kind it shares with the
-    request's entities, or with the kinds the request names in general words ("an email")."""
+    request's entities, or with the kinds the request names in general words ("an email"); for a
+    read that takes days, the days a question names beside a thing ("anything with Priya this week")."""
     strength = max((w * _link_strength(reading, kind) for kind, w in p.kinds.items()), default=0.0)
+    if not p.writes and reading.question and reading.links and reading.dated():
+        slots = {_param_slot(p, param) for param, _ in p.tool.params}
+        if slots & {"date", "datetime"}:  # the days asked about count as much as who is named
+            strength = max(strength, 1.0)
     general = max((w for kind, w in p.kinds.items() if kind in reading.kinds_said), default=0.0)
     return max(strength, general) + (0.3 if strength and general else 0.0)
 
@@ -431,8 +449,8 @@ def rank(reading: Reading, tools: list[Offered]) -> Choice:
         fit, why = _fit(p, reading)
         score = 2.0 * search + 2.0 * about + fit - _lost(p, reading)
         acts = bool(reading.head) and bool(heads & p.verbs)
-        if acts:
-            score += 0.8  # "pause the standup": the tool that pauses
+        if acts:  # "pause the standup": the tool that pauses; "stop" it: less surely the one that pauses
+            score += 0.8 if set(terms(reading.head)) & p.verbs else 0.4
         elif p.writes and not _asked(p, reading, search, said):
             score -= 2.0  # a write the request's words do not ask for ("check my email": no mail sent)
         if reading.question and p.writes:

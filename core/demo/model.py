@@ -149,6 +149,7 @@ def _call_id(request: ModelRequest, salt: str) -> str:
 
 
 _ANSWERED = 0.25  # a message whose best tool has less tool-search evidence than this names no action of its own
+_CLEAR_LEAD = 0.75  # a write this far ahead of another of its family is what the request asks
 _CONFIDENT_IN_HAND = 0.6  # under active-tools: a tool in hand this well matched needs no search first
 
 
@@ -199,9 +200,10 @@ class DemoProvider(ProviderBase):
         text = turn.text
         choice = rank(read(text, world), tools)
         if turn.follow_up and self._answers(choice):
-            # An answer to the question the last reply asked, read with the request it answers.
+            # An answer to the question the last reply asked, read with the request it answers
+            # (its own verb, when it has one, says what to do: "cancel it").
             combined = f"{turn.follow_up} {text}"
-            answered = rank(read(combined, world), tools)
+            answered = rank(read(combined, world, head=choice.reading.head or None), tools)
             if answered.best is not None:
                 text, choice = combined, answered
         ctx = skills.Context(text=text, done=done, world=world, offered=frozenset(t.name for t in tools))
@@ -227,6 +229,8 @@ class DemoProvider(ProviderBase):
                 return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
         candidates = [s.tool for s in choice.chosen()[:3]]
         pinned = self._written(done, by_name)
+        if pinned is None and not done and (question := self._which_action(choice)):
+            return [{"type": "text", "text": question}]
         if pinned is not None:
             candidates = [pinned, *(t for t in candidates if t.name != pinned.name)]
         for tool in candidates:
@@ -265,17 +269,38 @@ class DemoProvider(ProviderBase):
         r, best = choice.reading, choice.best
         if r.question:
             return False
+        refers = bool(re.search(r"\b(?:him|her|them|it|that one|this one|there)\b", r.said))  # to the earlier request
+        if r.head and not refers:
+            return False  # a command of its own ("save the list as packing.md"), never an answer
         return best is None or not r.head or best.search < _ANSWERED or any("cannot fill" in w for w in best.why)
 
     @staticmethod
     def _search_query(reading: Any) -> str:
         """What to ask ``tool.search`` for: the request's words for what to do, with the kinds of
         the things it names ("pause the standup": "pause schedule")."""
-        kinds = [link.entity.kind for link in reading.links[:2] if link.sure]
-        kinds = [
-            "email" if k in ("thread", "sender") else "contact" if k in ("person", "business") else k for k in kinds
-        ]
+        words = {"thread": "email", "sender": "email", "label": "email", "person": "contact", "business": "contact"}
+        words["fact"] = "memory"
+        kinds = [words.get(x.entity.kind, x.entity.kind) for x in reading.links[:2] if x.sure]
         return " ".join(dict.fromkeys([*reading.query.split(), *kinds]))[:120]
+
+    @staticmethod
+    def _which_action(choice: Any) -> str:
+        """The question to ask when two writes of one family fit the request almost as well as
+        each other ("stop the standup for good": pause it, or cancel it?): a wrong write is the
+        one failure the demo may not make, so it asks rather than picks."""
+        from core.demo.choose import profile, slot_of
+
+        top = choice.chosen()[:2]
+        if len(top) < 2 or top[0].score - top[1].score >= _CLEAR_LEAD:
+            return ""
+        first, second = (profile(s.tool) for s in top)
+        family = first.name.rsplit(".", 1)[0] == second.name.rsplit(".", 1)[0]
+        targets = [{p for p, req in s.tool.params if req and slot_of(p).startswith("id:")} for s in top]
+        if not (first.writes and second.writes and family and targets[0] and targets[0] == targets[1]):
+            return ""  # two ways to act on one thing (pause or cancel a schedule), not two things to make
+        thing = next((x.entity.label for x in choice.reading.links if x.sure), "it")
+        verbs = [s.tool.description.split()[0].lower() if s.tool.description else s.tool.name for s in top]
+        return f"Should I {verbs[0]} \u201c{thing}\u201d or {verbs[1]} it? Say which, and I'll do it."
 
     @staticmethod
     def _written(done: list[skills.Done], by_name: dict[str, Offered]) -> Offered | None:

@@ -53,7 +53,7 @@ _NEGATION = re.compile(
 _STOP_DOING = re.compile(r"\b(stop|quit|cease)\s+(?:\w+ing)\b", re.I)  # "stop sending me X": no more X
 _DETERMINERS = {"the", "a", "an", "my", "this", "that", "these", "those", "our", "your", "his", "her", "their", "its"}
 _DETERMINERS |= {"one", "both", "all", "some", "any", "yes", "no", "ok", "okay", "sure", "first", "second", "last"}
-_LIGHT = {"put", "stick", "pop", "throw", "pencil", "slot", "get", "have", "make", "take"}
+_LIGHT = {"put", "stick", "pop", "throw", "pencil", "slot", "get", "have", "make", "take", "turn", "switch"}
 _INTO = re.compile(r"\b(?:on|in|into|onto|to)\s+(?:my|the|our)\s+[a-z-]+", re.I)
 _NO_MORE = re.compile(r"\b(?:any ?more|no longer|any longer)\b")
 _WANTS = re.compile(r"^\s*(?:want|need|like|wish to (?:get|receive)|care about)\b\s*")
@@ -113,6 +113,7 @@ class Reading:
     repeats: bool  # it asks for something that happens again and again
     compose: bool  # it asks the demo to write or explain something of its own
     head: str = ""  # its first word when it opens with one (an imperative's verb: "pause", "email")
+    asks: str = ""  # the question word of a question ("when", "where", "who")
     kinds_said: frozenset[str] = field(default_factory=frozenset)  # kinds of thing it names in general words
     targets: tuple[Link, ...] = ()  # the links outside the topic it gives ("email Priya *about the draft*")
 
@@ -143,14 +144,14 @@ class Reading:
 
 def _best(links: tuple[Link, ...], kind: str, sure: bool) -> Link | None:
     found = [link for link in links if link.entity.kind == kind]
-    if sure:
-        found = [x for x in found if x.sure or (len(found) == 1 and x.coverage >= 0.5)]
+    if sure:  # named whole; or the one thing of its kind named at all, by half its name or by a rare word
+        found = [x for x in found if x.sure or (len(found) == 1 and (x.coverage >= 0.5 or x.rare))]
     if not found or (len(found) > 1 and found[1].score == found[0].score):
         return None
     return found[0]
 
 
-_TOPIC = re.compile(r"\b(?:about|regarding|concerning|re)\b", re.I)
+_TOPIC = re.compile(r"\b(?:about|regarding|concerning|re|(?:with )?(?:the )?subject(?: line)?)\b", re.I)
 _DESCRIBED = re.compile(r"\b(?:e-?mails?|mails?|messages?|threads?|ones?|notes?|files?|documents?)\s*$", re.I)
 
 
@@ -270,9 +271,10 @@ def plain_words(text: str) -> str:
     return _BARE_WORD.sub(lambda m: _BARE[m.group(1).lower()], text).strip()
 
 
-def read(text: str, world: World, now: dt.datetime | None = None) -> Reading:
+def read(text: str, world: World, now: dt.datetime | None = None, *, head: str | None = None) -> Reading:
     """Read ``text`` against ``world`` (dates against ``now``, the owner's time as ``time.now``
-    gave it, or only to see whether one is said)."""
+    gave it, or only to see whether one is said). ``head``: the verb to read it by, when it is an
+    earlier request with the answer to a question after it ("cancel it")."""
     plain = plain_words(text)
     said = normalise(plain)
     intent, content = split_content(plain)
@@ -287,22 +289,35 @@ def read(text: str, world: World, now: dt.datetime | None = None) -> Reading:
     emails = tuple(EMAIL.findall(plain))
     phones = tuple(p for p in ([phone(plain)] if PHONE.search(plain) else []) if p)
     name = _FILENAME.search(plain)
-    dates = tuple(m.text for m in found if not _PART_OF_DAY.fullmatch(m.text))
+    dated_terms = {t for m in found if not _PART_OF_DAY.fullmatch(m.text) for t in terms(m.text)}
     opening = re.match(r"[a-z][a-z'-]*", body)
+    said_head = head
     head = opening.group(0) if opening else ""
+    verb = head if head and head not in _DETERMINERS and not question else ""
     if head in _DETERMINERS:
         head = ""  # "the cookbook one": a thing named, no verb
+    if said_head:
+        head = said_head
     light = head if head in _LIGHT else ""
-    if light:  # "put X on hold" says its action later; "put X on my list" adds it
-        head = "add" if _INTO.search(body) else ""
+    if light:  # "put X on hold" says its action later, "put X on my list" adds it, "get me off X" stops
+        # it, "turn it back on" resumes it
+        head = (
+            "stop"
+            if re.search(r"\boff\b", body)
+            else "resume"
+            if re.search(r"\bback on\b|\bon again\b|\bon\W*$", body)
+            else "add"
+            if _INTO.search(body)
+            else ""
+        )
     # Neither the dates ("lunch tomorrow?" is not asked by "tomorrow") nor the verb that opens a
     # command ("read the email": "Books to read" is not named) name a thing.
-    linked = _without(intent, emails, dates)
+    linked = _without(intent, emails)
     if head and not question:
         linked = re.sub(rf"^(.*?)\b{re.escape(head)}\b", r"\1 ", linked, count=1, flags=re.I)
-    links = tuple(world.link(linked))
+    links = _undated(world.link(linked), dated_terms)
     outside = outside_topic(linked)
-    targets = links if outside == linked else tuple(world.link(outside))
+    targets = links if outside == linked else _undated(world.link(outside), dated_terms)
     return Reading(
         text=plain,
         intent=intent,
@@ -319,9 +334,16 @@ def read(text: str, world: World, now: dt.datetime | None = None) -> Reading:
         repeats=bool(_REPEATS.search(said)),
         compose=bool(_COMPOSE.search(said)),
         head=head,
-        kinds_said=kinds_in(intent),
+        asks=next((w for w in ("when", "where", "who", "how long", "how much", "what time") if body.startswith(w)), ""),
+        kinds_said=kinds_in(body[len(verb) :] if verb else asked),  # "schedule lunch": a verb, not a schedule
         targets=targets,
     )
+
+
+def _undated(links: list[Link], dated: set[str]) -> tuple[Link, ...]:
+    """The links not made by dates alone ("what's on tomorrow" names no "Lunch tomorrow?"; "the
+    weekend hike email" names "Weekend hike")."""
+    return tuple(link for link in links if not link.words <= dated)
 
 
 def _without(text: str, *values: tuple[str, ...]) -> str:

@@ -73,6 +73,7 @@ _WEAK = {
 }
 
 
+_KIND_LABELS = {"newsletters", "notes", "files", "tasks", "events", "calendar"}
 _TITLED = {"thread", "event", "task", "note", "file", "fact"}
 
 
@@ -109,6 +110,7 @@ class Link:
     words: frozenset[str]  # the request's terms it used
     whole: bool = True  # every strong word of one of its names is in the request
     coverage: float = 1.0  # the share of that name's distinctive weight the request said
+    rare: bool = False  # the words it was named by are in hardly any other thing's names ("the invoice")
 
     @property
     def sure(self) -> bool:
@@ -167,7 +169,8 @@ class World:
                     score *= coverage
                 if i and entity.kind in _TITLED | {"newsletter"}:
                     score *= _ALIAS  # a thread by its sender's name, not by its subject
-                link = Link(entity, round(score, 6), used, whole, round(coverage, 6))
+                rare = all(self._df.get(w, 0) <= 2 for w in hit)
+                link = Link(entity, round(score, 6), used, whole, round(coverage, 6), rare)
                 if entity not in best or best[entity].score < link.score:
                     best[entity] = link
         for entity, link in list(best.items()):
@@ -183,7 +186,12 @@ class World:
                 # Two distinctive words across its names ("the Acme invoice email") name it as surely as a whole one.
                 sure = link.whole or len({t for t in link.words | extra if self._df.get(t, 0) <= _RARE}) >= 2
                 best[entity] = Link(
-                    entity, round(link.score + _EXTRA * len(extra), 6), link.words | extra, sure, link.coverage
+                    entity,
+                    round(link.score + _EXTRA * len(extra), 6),
+                    link.words | extra,
+                    sure,
+                    link.coverage,
+                    link.rare,
                 )
         return sorted(best.values(), key=lambda link: (-link.score, link.entity.kind, link.entity.key))
 
@@ -312,6 +320,8 @@ def _from_database(conn: sqlite3.Connection) -> list[Entity]:
         for name, address in t["senders"]:
             found.append(Entity("sender", address, name, (name,), {"account": t["account"], "thread_id": tid}))
     for lb in _rows(conn, "select * from gmail_labels where type = 'user'"):
+        if lb["name"].lower() in _KIND_LABELS:
+            continue  # "Newsletters": a kind of thing the request names in general words
         parts = lb["name"].split("/")  # "Clients/Globex": the client, and clients
         found.append(Entity("label", lb["name"], lb["name"], tuple(dict.fromkeys([parts[-1], *parts])), dict(lb)))
     calls = _rows(conn, "select recipient, phone_number from calls")

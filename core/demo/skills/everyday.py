@@ -376,7 +376,11 @@ def calls_list(ctx: Context) -> Action | None:
         if bad := failed(found):
             return bad
         return Say(answers.calls(data(found)))
-    return Call("list_calls", {}, search="list recent calls")
+    days, first = days_asked(ctx)
+    if first is not None:
+        return first
+    args = {"since": f"{days.first.isoformat()}T00:00:00"} if days is not None else {}
+    return Call("list_calls", args, search="list recent calls")
 
 
 # -- the web ----------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ the newsletters and leaving one."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.demo import answers
@@ -57,18 +57,34 @@ _FLAG_WORDS = {
 }
 
 
-def _thread_link(ctx: Context) -> Link | None:
-    """The one thread the request names, by its subject or by who sent it; None when it names
-    none, or two as well as each other."""
+def _thread_link(ctx: Context, *, relaxed: bool = False) -> Link | None:
+    """The one thread the request names, by its subject or else by who sent it; None when it
+    names none, or two as well as each other. ``relaxed`` (what a write on a thread may take): also
+    the one thread named at all by its subject, in part, by half of it or by a rare word ("forward
+    the invoice to Priya": the invoice, not Priya's mail)."""
 
     def thread_of(link: Link) -> str:
         return link.entity.key if link.entity.kind == "thread" else str(link.entity.data.get("thread_id"))
 
+    def by_subject(link: Link) -> bool:
+        return link.entity.kind == "thread" and bool(link.words & set(terms(link.entity.label)))
+
     found = [link for link in ctx.reading.links if link.entity.kind in ("thread", "sender")]
+    subjects = [x for x in found if by_subject(x) and (x.sure or relaxed)]
+    if subjects:
+        found = subjects
     if not found or any(x.score == found[0].score and thread_of(x) != thread_of(found[0]) for x in found[1:]):
         return None
     wanted = thread_of(found[0])
-    return next((x for x in found if x.entity.kind == "thread" and x.entity.key == wanted), None)
+    link = next((x for x in found if x.entity.kind == "thread" and x.entity.key == wanted), None)
+    if link is None and found[0].entity.kind == "sender":
+        link = next((x for x in ctx.reading.links if x.entity.kind == "thread" and x.entity.key == wanted), None)
+    if relaxed and link is not None and not link.sure:
+        # Named in part: beyond doubt only as the one thread so named, by half its subject or a rare word.
+        if len(subjects) == 1 and (link.coverage >= 0.5 or link.rare):
+            return replace(link, whole=True)
+        return None
+    return link
 
 
 def thread_query(link: Link) -> str:
@@ -95,8 +111,12 @@ def mail_query(ctx: Context) -> str:
         noise = _MAIL_TERMS | {t for names in _ACCOUNT_WORDS.values() for n in names for t in terms(n)}
         noise |= {t for names in _FLAG_WORDS.values() for n in names for t in terms(n)}
         dated = {t for m in r.moments for t in terms(m.text)}
-        asked = [t for t in terms(r.intent) if t not in noise and t not in dated and _topic_word(t)]
-        parts += list(dict.fromkeys(asked))[:3]
+        asked = [
+            w
+            for w in re.findall(r"[A-Za-z0-9][\w-]*", r.intent)
+            if terms(w) and not set(terms(w)) & (noise | dated) and _topic_word(terms(w)[0])
+        ]
+        parts += list(dict.fromkeys(_singular(w.lower()) for w in asked))[:3]
     if not parts or "inbox" in said:
         parts.insert(0, "in:inbox")
     return " ".join(dict.fromkeys(parts))
@@ -104,7 +124,12 @@ def mail_query(ctx: Context) -> str:
 
 _ASKING_WORDS = {"show", "list", "check", "read", "open", "find", "search", "look", "any", "got", "need", "pay"}
 _ASKING_WORDS |= {"latest", "recent", "last", "today", "tell", "see", "give", "get", "write", "wrote", "say", "said"}
-_ASKING_WORDS |= {"many", "much", "count", "number", "have", "there", "mine"}
+_ASKING_WORDS |= {"many", "much", "count", "number", "have", "there", "mine", "statu", "status", "update", "news"}
+
+
+def _singular(word: str) -> str:
+    """ "bills" is searched as "bill" (the mailbox matches words as written), "status" as it is."""
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3 else word
 
 
 def _topic_word(term: str) -> bool:
@@ -171,7 +196,7 @@ def mail_write(ctx: Context) -> Action | None:
     draft = ctx.goal.endswith("create_draft")
     tool = "create_draft" if draft else "send_message"
     sent = ctx.last(tool)
-    thread = _thread_link(ctx)
+    thread = _thread_link(ctx, relaxed=True)
     if thread is not None and (not thread.sure or thread.entity not in {x.entity for x in ctx.reading.targets}):
         thread = None  # "email Priya about the budget draft": what the new mail is about, not a mail to send on
     if sent is not None:
@@ -487,3 +512,67 @@ def subscriptions(ctx: Context) -> Action | None:
     if bad := failed(listed):
         return bad
     return Say(answers.subscriptions(data(listed)))
+
+
+# -- one thread: archived, marked, starred, trashed -------------------------------------------------
+
+# What the label tool's own description says its labels do ("INBOX to archive, UNREAD to mark read").
+_LABEL_CHANGES: tuple[tuple[str, tuple[list[str], list[str]], str], ...] = (
+    (r"\bunarchive\b|\bback (?:in|to) (?:the |my )?inbox\b", (["INBOX"], []), "moved back to your inbox"),
+    (r"\barchive\b", ([], ["INBOX"]), "archived"),
+    (r"\bmark(?:ed)? (?:it |them |this |that )?(?:as )?unread\b", (["UNREAD"], []), "marked unread"),
+    (r"\bmark(?:ed)? (?:it |them |this |that |.* )?(?:as )?read\b", ([], ["UNREAD"]), "marked read"),
+    (r"\bunstar\b|\bremove the star\b", ([], ["STARRED"]), "unstarred"),
+    (r"\bstar\b|\bflag\b", (["STARRED"], []), "starred"),
+    (r"\bimportant\b", (["IMPORTANT"], []), "marked important"),
+)
+
+
+def _label_change(ctx: Context) -> tuple[dict[str, list[str]], str] | None:
+    said = ctx.reading.said
+    for pattern, (add, remove), done in _LABEL_CHANGES:
+        if re.search(pattern, said):
+            return {k: v for k, v in (("add", add), ("remove", remove)) if v}, done
+    label = next((x for x in ctx.reading.links if x.entity.kind == "label" and x.sure), None)
+    if label is not None:  # "label it Travel", "move it to Invoices"
+        return {"add": [label.entity.key]}, f"labelled {label.entity.key}"
+    return None
+
+
+@serves("modify_labels", "trash_thread")
+def thread_write(ctx: Context) -> Action | None:
+    trash = ctx.goal.endswith("trash_thread")
+    tool = "trash_thread" if trash else "modify_labels"
+    done = ctx.last(tool)
+    if done is not None:
+        if bad := failed(done):
+            return bad
+        what = (
+            "moved to the trash (it is deleted after 30 days)" if trash else (_label_change(ctx) or ({}, "changed"))[1]
+        )
+        subject = ctx.last("get_thread") or ctx.last("search_threads")
+        title = next((str(t.get("subject")) for t in find_items(subject.data)), "") if subject is not None else ""
+        return Say(f"\u201c{title or 'The email'}\u201d is {what}. (The demo mailbox is simulated.)")
+    thread = _thread_link(ctx, relaxed=True)
+    if thread is None or not thread.sure:
+        return Say("Which email do you mean? Tell me who sent it or what it is about.")
+    change = None if trash else _label_change(ctx)
+    if not trash and change is None:
+        return Say(f"What should I do with \u201c{thread.entity.label}\u201d: archive it, mark it read, or star it?")
+    account = str(thread.entity.data.get("account", "work"))
+    searched = [d for d in ctx.all("search_threads") if account in d.name]
+    if not searched:
+        return Call(
+            "search_threads",
+            {"query": thread_query(thread)},
+            f"First I'll find that email in your {account} mail.",
+            prefer=account,
+            search="search email threads",
+        )
+    if bad := failed(searched[-1]):
+        return bad
+    if not [t for t in find_items(searched[-1].data) if t.get("thread_id") == thread.entity.key]:
+        return Say(f"I couldn't find \u201c{thread.entity.label}\u201d in your {account} mail any more.")
+    args: dict[str, Any] = {"thread_id": thread.entity.key, **(change[0] if change else {})}
+    verb = "Moving it to the trash" if trash else "Changing its labels"
+    return Call(tool, args, f"{verb}: \u201c{thread.entity.label}\u201d.", prefer=account, search="email labels")
