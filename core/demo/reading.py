@@ -45,6 +45,11 @@ _QUESTION = re.compile(
     r"how's|why|do|does|did|is|isn't|are|aren't|am|was|were|have|has|had|any|anything|can i|could i|should i|"
     r"shall i|may i)\b"
 )
+# A question after a few words of its own ("honestly, what's ...", "ok so when is ..."): the
+# question words only, never "is" or "do" (which a command may hold: "tell me what is due").
+_LATE_QUESTION = re.compile(
+    r"^((?:[a-z']+[ ,]+){1,3}?)(?=(?:what|whats|what's|when|whens|when's|where|where's|who|who's|which|how)\b)"
+)
 _INFO = re.compile(r"^(?:tell me|show me|give me|let me (?:know|see)|remind me (?:what|when|where|who|how))\b")
 _NEGATION = re.compile(
     r"\b(?:don'?t|do not|dont|never|no need to|without|not)\b(?P<rest>[^,.;!?]*?)"
@@ -89,6 +94,10 @@ _CONTENT_AFTER = re.compile(  # a "that" which opens content only after a word t
     r"mention|write|confirm|explain|him|her|them|me|us|sure|noted|jot down)\s*$"
 )
 _PART_OF_DAY = re.compile(r"(?:this |in the |the )?(?:morning|afternoon|evening|night|noon|midday)")
+_COLON_AFTER = re.compile(
+    r"^\W*(?:\S+\s+){0,3}\S+\s*$|\b(?:note|down|text|says?|saying|message|body|content|list|this|that|it|following|"
+    r"with|reminder|task|to-?do|file|reads?)\s*$"
+)
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{1,500})[\"\u201d]")
 _FILENAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:txt|md|csv|json|pdf|docx?|xlsx?|ya?ml|log))\b")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019-]*")
@@ -203,8 +212,8 @@ def split_content(text: str) -> tuple[str, str]:
         before = text[:cut]
         if lead == "that" and not _CONTENT_AFTER.search(before.lower().rstrip()):
             continue  # "mark that task": a determiner
-        if lead.startswith(":") and not before.strip():
-            continue
+        if lead.startswith(":") and (not before.strip() or not _COLON_AFTER.search(before.lower())):
+            continue  # "Interview feedback: Jordan Ellis" is a name; "take a note: ..." gives the note
         if lead.split()[0] in ("me", "him", "her", "them", "us") and not re.search(
             r"\b(?:remind|tell|ask|let|want|told|asked)\s*$", before.lower().rstrip()
         ):
@@ -285,6 +294,8 @@ def read(text: str, world: World, now: dt.datetime | None = None, *, head: str |
     question = bool(_QUESTION.match(body) or _INFO.match(body)) or (
         plain.endswith("?") and body == asked  # "can you pause it?" is a request, "standup at 9?" a question
     )
+    if not question and (m := _LATE_QUESTION.match(body)):  # "honestly, what's Priya's number"
+        body, question = body[m.end(1) :].lstrip(" ,"), True
     found = tuple(moments(plain, now or _reference()))
     emails = tuple(EMAIL.findall(plain))
     phones = tuple(p for p in ([phone(plain)] if PHONE.search(plain) else []) if p)
@@ -316,6 +327,9 @@ def read(text: str, world: World, now: dt.datetime | None = None, *, head: str |
     if head and not question:
         linked = re.sub(rf"^(.*?)\b{re.escape(head)}\b", r"\1 ", linked, count=1, flags=re.I)
     links = _undated(world.link(linked), dated_terms)
+    # A date inside a thing's name ("Electricity bill for November") is part of the name, not a date asked.
+    named_terms = {w for link in links if link.sure for w in link.words}
+    found = tuple(m for m in found if not (set(terms(m.text)) and set(terms(m.text)) <= named_terms))
     outside = outside_topic(linked)
     targets = links if outside == linked else _undated(world.link(outside), dated_terms)
     return Reading(

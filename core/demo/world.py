@@ -229,6 +229,12 @@ def _person_names(name: str, relationship: str | None, company: str | None) -> t
     return tuple(dict.fromkeys(names))
 
 
+def _linkable(names: Iterable[str]) -> tuple[str, ...]:
+    """The names a request can name a thing by: not empty, and with a word of their own (a mail
+    host's "mail" from an address names nothing)."""
+    return tuple(n for n in dict.fromkeys(names) if n and any(w not in _WEAK and len(w) > 1 for w in terms(n)))
+
+
 def _display(sender: str) -> tuple[str, str]:
     m = re.fullmatch(r"\s*(.*?)\s*<([^>]+)>\s*", sender)
     return (m.group(1), m.group(2).lower()) if m else (sender, sender.lower())
@@ -314,9 +320,7 @@ def _from_database(conn: sqlite3.Connection) -> list[Entity]:
             names.append(org)
         if "TRASH" in t["labels"]:
             continue
-        found.append(
-            Entity("thread", tid, t["subject"], tuple(n for n in dict.fromkeys(names) if n), {**t, "thread_id": tid})
-        )
+        found.append(Entity("thread", tid, t["subject"], _linkable(names), {**t, "thread_id": tid}))
         for name, address in t["senders"]:
             found.append(Entity("sender", address, name, (name,), {"account": t["account"], "thread_id": tid}))
     for lb in _rows(conn, "select * from gmail_labels where type = 'user'"):
