@@ -54,6 +54,14 @@ class Tmux:
     def alive(self) -> bool:
         return self("has-session", "-t", "smoke", check=False).returncode == 0
 
+    def quit(self, timeout: float = 20.0) -> bool:
+        """ctrl+q, then whether the app exited within ``timeout``."""
+        self("send-keys", "-t", "smoke", "C-q")
+        deadline = time.monotonic() + timeout
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return not self.alive()
+
 
 def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"

@@ -20,8 +20,8 @@ from core.demo.skills.base import (
     failed,
     named_rows,
     serves,
+    title_of,
 )
-from core.demo.text import normalise, sentence
 from core.demo.when import day_span, moments, time_of_day
 
 # The everyday words for an event's fields ("how long" asks its length).
@@ -125,7 +125,7 @@ def calendar_create(ctx: Context) -> Action | None:
     on = span[0] if span else now.date()
     if span is None and dt.datetime.combine(on, dt.time.fromisoformat(at)) < now:
         on = on + dt.timedelta(days=1)  # "at 6pm" when it is later than that: tomorrow's
-    title = _title(ctx, found)
+    title = title_of(ctx, "event")
     if not title:
         return Say("What should the event be called? For example: \u201clunch with Marco on Friday at 1pm\u201d.")
     args: dict[str, Any] = {"title": title, "start": f"{on.isoformat()}T{at}"}
@@ -140,27 +140,6 @@ def calendar_create(ctx: Context) -> Action | None:
 
 def _reminder(ctx: Context) -> bool:
     return bool(re.search(r"\bremind(?:er)?\b", ctx.reading.intent, re.I))
-
-
-def _title(ctx: Context, found: list[Any]) -> str:
-    """The event's title: what the request says happens, without the dates, the times, the
-    duration and the words that asked for it ("put ... in my calendar")."""
-    said = normalise(ctx.reading.content if _reminder(ctx) and ctx.reading.content else ctx.text)
-    for m in sorted(moments(said, ctx.now() or dt.datetime(2000, 1, 3, 12)), key=lambda m: -m.start):
-        said = said[: m.start] + " " + said[m.end :]
-    said = re.sub(r"^(?:please\s+|can you\s+|could you\s+)*", "", said.strip())
-    said = re.sub(
-        r"^(?:remind me (?:to|about|of)|(?:add|put|create|book|schedule|set up|arrange|plan|make|pencil in|block)"
-        r"(?:\s+(?:in|out))?)\s+(?:a|an|the|my)?\s*",
-        "",
-        said,
-    )
-    said = re.sub(r"\s*\b(?:to|on|in|into|onto)\s+(?:my|the)\s+(?:calendar|agenda|diary|schedule)\b", "", said)
-    said = re.sub(r"\s*\b(?:for|lasting)\s+(?:an?|one|half an|\d+)\s*(?:hours?|minutes?|mins?|h)\b", "", said)
-    said = re.sub(r"\s+\b(?:at|on|by|for|from)\s*$", "", " ".join(said.split()).strip(" .,!?"))
-    said = re.sub(r"\s+\b(?:at|on|by|for|from)\s+(?=\b(?:at|on|by|for|from)\b)", " ", said)
-    said = re.sub(r"\bwith\s+(\w)", lambda m: "with " + m.group(1).upper(), said)
-    return sentence(said).rstrip(".") if said else ""
 
 
 def _duration(said: str) -> int | None:

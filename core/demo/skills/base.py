@@ -15,13 +15,14 @@ identify beyond doubt asks which one; nothing falls back to a first row.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.demo import answers
 from core.demo.reading import Reading, read
-from core.demo.text import Span, find_items, words
+from core.demo.text import Span, find_items, normalise, sentence, words
 from core.demo.when import day_span, moments
 from core.demo.world import World, terms
 
@@ -139,6 +140,15 @@ def failed(done: Done | None) -> Say | None:
     return Say(answers.failure(done.name, done.text)) if done is not None and not done.ok else None
 
 
+def answered(ctx: Context, tool: str, say: Callable[[dict[str, Any]], str]) -> Action | None:
+    """The end of the turn once ``tool`` answered in it: its failure, or ``say`` of what it
+    returned; None while it has not been called."""
+    done = ctx.last(tool)
+    if done is None:
+        return None
+    return failed(done) or Say(say(data(done)))
+
+
 def days_asked(ctx: Context, default_days: int = 0) -> tuple[Span | None, Action | None]:
     """The days the owner asked about, or the ``time.now`` call that must come first. With
     no day named: today and the ``default_days`` after it (None when ``default_days`` is 0)."""
@@ -154,6 +164,53 @@ def days_asked(ctx: Context, default_days: int = 0) -> tuple[Span | None, Action
         today = now.date()
         return Span(today, today + dt.timedelta(days=default_days - 1), f"in the next {default_days} days"), None
     return None, None
+
+
+def undated(text: str, now: dt.datetime | None = None) -> str:
+    """``text`` (normalised) with its date and time expressions cut out: what a title is made of."""
+    said = normalise(text)
+    for m in sorted(moments(said, now or dt.datetime(2000, 1, 3, 12)), key=lambda m: -m.start):
+        said = said[: m.start] + " " + said[m.end :]
+    return said
+
+
+_POLITE = r"^(?:(?:please|pls|can you|could you|would you|will you|kindly)\s+)*"
+_PLACES = ("list", "calendar", "agenda", "diary", "schedule", "notebook", "tasks", "to-do list", "todo list")
+_REPEATS = (
+    r"\b(?:every|each|on)\s+(?:day|weekday|weekdays|morning|evening|night|week|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b|\b(?:daily|weekly|monthly|on weekdays)\b"
+)
+
+
+def title_of(ctx: Context, kind: str) -> str:
+    """The title of a thing the request asks to make: the content it gives ("remind me to *buy
+    milk*"), else its words without the verb that asked and the kind it named ("add a task to"),
+    where it goes ("on my list", "in my calendar"), its dates and how often (a title says what,
+    never when)."""
+    from core.demo.reading import KIND_WORDS
+
+    r = ctx.reading
+    said = undated(r.content or r.text, ctx.now())
+    said = re.sub(_REPEATS, " ", said)
+    said = re.sub(_POLITE, "", " ".join(said.split()))
+    kinds = "|".join(
+        re.escape(w) for w in sorted({*KIND_WORDS.get(kind, ()), "reminder", "item"}, key=len, reverse=True)
+    )
+    if not r.content:  # the verb that asked, and what it asked for: "add a task to", "put", "set up a reminder to"
+        said = re.sub(
+            rf"^[a-z'-]+(?:\s+(?:up|down|in|out|on))?\s+(?:(?:a|an|the|my|new|recurring|one-off)\s+)*"
+            rf"(?:(?:{kinds})\b\s*(?:(?:to|for|called|named)\b)?\s*:?\s*)?",
+            "",
+            said,
+        )
+    places = "|".join(re.escape(w) for w in sorted({*_PLACES, *KIND_WORDS.get(kind, ())}, key=len, reverse=True))
+    said = re.sub(rf"\s*\b(?:to|on|in|into|onto)\s+(?:my|the)\s+(?:{places})(?:\s+list)?\b", "", said)
+    said = re.sub(r"\s*\b(?:for|lasting)\s+(?:an?|one|half an|\d+)\s*(?:hours?|minutes?|mins?|h)\b", "", said)
+    said = re.sub(r"^(?:to|for|about)\s+", "", said.strip(" .,!?:"))
+    while (cut := re.sub(r"\s+\b(?:at|on|by|for|from|due|before|and|to)\s*$", "", said)) != said:
+        said = cut
+    said = re.sub(r"\bwith\s+(\w)", lambda m: "with " + m.group(1).upper(), said.strip(" .,!?:"))
+    return sentence(said).rstrip(".") if said else ""
 
 
 def significant(text: str, noise: set[str]) -> set[str]:

@@ -12,6 +12,7 @@ from core.demo.skills.base import (
     Call,
     Context,
     Say,
+    answered,
     asked_fields,
     data,
     days_asked,
@@ -19,10 +20,10 @@ from core.demo.skills.base import (
     named_rows,
     rows_of,
     serves,
+    title_of,
 )
 from core.demo.skills.mail import addresses
-from core.demo.text import find_items, normalise, sentence
-from core.demo.when import moments
+from core.demo.text import find_items, sentence
 from core.demo.world import terms
 
 REAL_MODEL = "a real model (set ANTHROPIC_API_KEY or OPENAI_API_KEY and start deferchat again)"
@@ -62,17 +63,12 @@ def tasks_list(ctx: Context) -> Action | None:
 
 @serves("tasks.create")
 def tasks_create(ctx: Context) -> Action | None:
-    made = ctx.last("tasks.create")
-    if made is not None:
-        if bad := failed(made):
-            return bad
-        d = data(made)
-        due = f", due {d['due']}" if d.get("due") else ""
-        return Say(f"Added \u201c{d.get('title')}\u201d to your tasks{due}.")
+    if end := answered(ctx, "tasks.create", _task_added):
+        return end
     days, first = days_asked(ctx)
     if first is not None:
         return first
-    title = task_title(ctx)
+    title = title_of(ctx, "task")
     if not title:
         return Say("What should the task say? For example: \u201cadd a task to renew my passport\u201d.")
     args: dict[str, Any] = {"title": title}
@@ -81,33 +77,15 @@ def tasks_create(ctx: Context) -> Action | None:
     return Call("tasks.create", args, f"Adding \u201c{title}\u201d to your tasks.")
 
 
-def task_title(ctx: Context) -> str:
-    """What needs doing: the request's content ("remind me to *buy milk*"), or its words without
-    the ones that asked for a task, its dates and where it goes ("on my list")."""
-    text = ctx.reading.content or ctx.text
-    said = normalise(text)
-    for m in sorted(moments(said, dt.datetime(2000, 1, 3, 12)), key=lambda m: -m.start):
-        said = said[: m.start] + " " + said[m.end :]
-    said = re.sub(r"^(?:please\s+|can you\s+|could you\s+)*", "", said.strip())
-    said = re.sub(
-        r"^(?:remind me (?:to|about)|(?:add|create|make|put|new|jot down|write down|note)\s+"
-        r"(?:a\s+|an\s+|new\s+)*(?:task|to-?do)?(?:\s+item)?(?:\s+(?:to|for))?\s*:?|(?:add\s+)?to-?do\s*:)\s*",
-        "",
-        said,
-    )
-    said = re.sub(r"\s*\b(?:to|on|in|onto)\s+(?:my|the)\s+(?:to-?do list|task list|tasks?|to-?dos?|list)\b", "", said)
-    said = re.sub(r"\s+\b(?:by|due|before|on|for|at)\s*$", "", " ".join(said.split()).strip(" .,!?:"))
-    said = said.strip(" .,!?:")
-    return (said[:1].upper() + said[1:]) if said else ""
+def _task_added(d: dict[str, Any]) -> str:
+    due = f", due {d['due']}" if d.get("due") else ""
+    return f"Added \u201c{d.get('title')}\u201d to your tasks{due}."
 
 
 @serves("tasks.complete")
 def tasks_complete(ctx: Context) -> Action | None:
-    done = ctx.last("tasks.complete")
-    if done is not None:
-        if bad := failed(done):
-            return bad
-        return Say(f"Marked \u201c{data(done).get('title')}\u201d as done.")
+    if end := answered(ctx, "tasks.complete", lambda d: f"Marked \u201c{d.get('title')}\u201d as done."):
+        return end
     listed = ctx.last("tasks.list")
     if listed is None:
         return Call("tasks.list", {"status": "open"}, "First I'll find the task in your list.")
@@ -220,16 +198,8 @@ def person(ctx: Context) -> Action | None:
 
 @serves("memory.save")
 def remember(ctx: Context) -> Action | None:
-    saved = ctx.last("memory.save")
-    if saved is not None:
-        if bad := failed(saved):
-            return bad
-        d = data(saved)
-        return Say(
-            f"Saved to memory: {d.get('fact')}"
-            if d.get("saved", True)
-            else f"I already had that in memory: {d.get('fact')}"
-        )
+    if end := answered(ctx, "memory.save", _saved):
+        return end
     fact = _fact(ctx)
     if not fact:
         return Say("What should I remember? For example: \u201cremember that my gym locker is number 42\u201d.")
@@ -240,6 +210,14 @@ def remember(ctx: Context) -> Action | None:
     if same:
         return Say(f"I already had that in memory: {same[0]['fact']}")
     return Call("memory.save", {"fact": fact}, "Saving that to memory.")
+
+
+def _saved(d: dict[str, Any]) -> str:
+    return (
+        f"Saved to memory: {d.get('fact')}"
+        if d.get("saved", True)
+        else f"I already had that in memory: {d.get('fact')}"
+    )
 
 
 def _fact(ctx: Context) -> str:
@@ -255,11 +233,8 @@ def _fact(ctx: Context) -> str:
 
 @serves("memory.search")
 def recall(ctx: Context) -> Action | None:
-    found = ctx.last("memory.search")
-    if found is not None:
-        if bad := failed(found):
-            return bad
-        return Say(answers.facts(data(found)))
+    if end := answered(ctx, "memory.search", answers.facts):
+        return end
     fact = ctx.reading.best("fact")
     query = _asked_words(ctx, fact.words if fact is not None else frozenset())
     return Call("memory.search", {"query": query or ctx.reading.query or ctx.text})
@@ -313,11 +288,8 @@ def _example_word(title: str) -> str:
 
 @serves("notes.create")
 def note_create(ctx: Context) -> Action | None:
-    made = ctx.last("notes.create")
-    if made is not None:
-        if bad := failed(made):
-            return bad
-        return Say(f"Saved the note \u201c{data(made).get('title')}\u201d.")
+    if end := answered(ctx, "notes.create", lambda d: f"Saved the note \u201c{d.get('title')}\u201d."):
+        return end
     body = ctx.reading.content or re.sub(
         r"^.*?\bnote\b\s*(?:that|saying|about|:)?\s*", "", ctx.text.strip(), count=1, flags=re.I
     )
@@ -371,11 +343,8 @@ def _call_task(ctx: Context) -> str:
 
 @serves("list_calls", "get_call")
 def calls_list(ctx: Context) -> Action | None:
-    found = ctx.last("list_calls")
-    if found is not None:
-        if bad := failed(found):
-            return bad
-        return Say(answers.calls(data(found)))
+    if end := answered(ctx, "list_calls", answers.calls):
+        return end
     days, first = days_asked(ctx)
     if first is not None:
         return first

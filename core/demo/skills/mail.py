@@ -17,6 +17,7 @@ from core.demo.skills.base import (
     Context,
     Done,
     Say,
+    answered,
     data,
     failed,
     rows_of,
@@ -242,12 +243,13 @@ def _is_sender(person: Link, thread: Link | None) -> bool:
     return bool(mine & {str(a).lower() for _, a in thread.entity.data.get("senders") or []})
 
 
-def _opened(ctx: Context, thread: Link) -> tuple[dict[str, Any] | None, Action | None]:
-    """The thread as ``get_thread`` returned it, or the search and the open that come first."""
+def _found(ctx: Context, thread: Link) -> Action | None:
+    """The search of its mailbox that must find the thread first (its id comes from the search's
+    rows, never from the index alone), or its failure; None once it found it."""
     account = str(thread.entity.data.get("account", "work"))
     searched = [d for d in ctx.all("search_threads") if account in d.name]
     if not searched:
-        return None, Call(
+        return Call(
             "search_threads",
             {"query": thread_query(thread)},
             f"First I'll find that email in your {account} mail.",
@@ -255,9 +257,17 @@ def _opened(ctx: Context, thread: Link) -> tuple[dict[str, Any] | None, Action |
             search="search email threads",
         )
     if bad := failed(searched[-1]):
-        return None, bad
+        return bad
     if not [t for t in find_items(searched[-1].data) if t.get("thread_id") == thread.entity.key]:
-        return None, Say(f"I couldn't find \u201c{thread.entity.label}\u201d in your {account} mail any more.")
+        return Say(f"I couldn't find \u201c{thread.entity.label}\u201d in your {account} mail any more.")
+    return None
+
+
+def _opened(ctx: Context, thread: Link) -> tuple[dict[str, Any] | None, Action | None]:
+    """The thread as ``get_thread`` returned it, or the search and the open that come first."""
+    account = str(thread.entity.data.get("account", "work"))
+    if step := _found(ctx, thread):
+        return None, step
     opened = ctx.last("get_thread")
     if opened is None:
         return None, Call(
@@ -268,16 +278,20 @@ def _opened(ctx: Context, thread: Link) -> tuple[dict[str, Any] | None, Action |
     return data(opened), None
 
 
+def _last_theirs(opened: dict[str, Any], thread: Link) -> tuple[dict[str, Any], str]:
+    """A thread's last message from someone other than the owner (the one to answer or pass on), and its subject."""
+    messages = opened.get("messages") or []
+    theirs = [m for m in messages if "sam.rivera@" not in str(m.get("from", ""))]
+    return ((theirs or messages)[-1] if messages else {}), str(opened.get("subject") or thread.entity.label)
+
+
 def _reply(ctx: Context, thread: Link, letter: Letter, tool: str) -> Action:
     account = str(thread.entity.data.get("account", "work"))
     opened, step = _opened(ctx, thread)
     if step is not None:
         return step
     assert opened is not None
-    messages = opened.get("messages") or []
-    theirs = [m for m in messages if "sam.rivera@" not in str(m.get("from", ""))]
-    last = (theirs or messages)[-1] if messages else {}
-    subject = str(opened.get("subject") or thread.entity.label)
+    last, subject = _last_theirs(opened, thread)
     if not letter.body:
         return Say(
             f"What should the reply to \u201c{subject}\u201d say? For example: \u201creply that we paid it\u201d."
@@ -304,10 +318,7 @@ def _forward(ctx: Context, thread: Link, letter: Letter, tool: str) -> Action:
     if step is not None:
         return step
     assert opened is not None
-    messages = opened.get("messages") or []
-    theirs = [m for m in messages if "sam.rivera@" not in str(m.get("from", ""))]
-    last = (theirs or messages)[-1] if messages else {}
-    subject = str(opened.get("subject") or thread.entity.label)
+    last, subject = _last_theirs(opened, thread)
     quoted = "\n".join(f"> {line}" for line in str(last.get("body", "")).splitlines())
     note = letter.body
     body = (f"{sentence(note)}\n\n" if note else "") + (
@@ -505,13 +516,10 @@ def unsubscribe(ctx: Context) -> Action | None:
 
 @serves("email.subscriptions")
 def subscriptions(ctx: Context) -> Action | None:
-    listed = ctx.last("email.subscriptions")
-    if listed is None:
-        account = account_named(ctx)
-        return Call("email.subscriptions", {"account": account} if account else {}, search="newsletter subscriptions")
-    if bad := failed(listed):
-        return bad
-    return Say(answers.subscriptions(data(listed)))
+    if end := answered(ctx, "email.subscriptions", answers.subscriptions):
+        return end
+    account = account_named(ctx)
+    return Call("email.subscriptions", {"account": account} if account else {}, search="newsletter subscriptions")
 
 
 # -- one thread: archived, marked, starred, trashed -------------------------------------------------
@@ -560,19 +568,8 @@ def thread_write(ctx: Context) -> Action | None:
     if not trash and change is None:
         return Say(f"What should I do with \u201c{thread.entity.label}\u201d: archive it, mark it read, or star it?")
     account = str(thread.entity.data.get("account", "work"))
-    searched = [d for d in ctx.all("search_threads") if account in d.name]
-    if not searched:
-        return Call(
-            "search_threads",
-            {"query": thread_query(thread)},
-            f"First I'll find that email in your {account} mail.",
-            prefer=account,
-            search="search email threads",
-        )
-    if bad := failed(searched[-1]):
-        return bad
-    if not [t for t in find_items(searched[-1].data) if t.get("thread_id") == thread.entity.key]:
-        return Say(f"I couldn't find \u201c{thread.entity.label}\u201d in your {account} mail any more.")
+    if step := _found(ctx, thread):
+        return step
     args: dict[str, Any] = {"thread_id": thread.entity.key, **(change[0] if change else {})}
     verb = "Moving it to the trash" if trash else "Changing its labels"
     return Call(tool, args, f"{verb}: \u201c{thread.entity.label}\u201d.", prefer=account, search="email labels")

@@ -9,7 +9,6 @@ row is the one the request names; otherwise the demo asks which one.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
@@ -20,13 +19,15 @@ from core.demo.skills.base import (
     Call,
     Context,
     Say,
+    answered,
     data,
     failed,
     named_rows,
     rows_of,
     serves,
+    title_of,
 )
-from core.demo.text import WEEKDAYS, normalise, sentence
+from core.demo.text import WEEKDAYS
 from core.demo.when import day_span, moments
 from core.demo.world import Link
 
@@ -147,17 +148,12 @@ def schedule_read(ctx: Context) -> Action | None:
 
 @serves("schedule.create")
 def schedule_create(ctx: Context) -> Action | None:
-    made = ctx.last("schedule.create")
-    if made is not None:
-        if bad := failed(made):
-            return bad
-        s = data(made).get("schedule") or data(made)
-        days = s.get("days_text") or "every day"
-        return Say(f"Created the schedule \u201c{s.get('title')}\u201d at {s.get('time')}, {days}.")
+    if end := answered(ctx, "schedule.create", _schedule_made):
+        return end
     times = [m.when.strftime("%H:%M") for m in ctx.reading.timed()]
     if not times:
         return Say("At what time of day should it run? For example: \u201cevery weekday at 8am\u201d.")
-    title = _schedule_title(ctx)
+    title = title_of(ctx, "schedule")
     if not title:
         return Say("What is the schedule for? For example: \u201cremind me to stretch every weekday at 8am\u201d.")
     args: dict[str, Any] = {"title": title, "time": times[0]}
@@ -166,24 +162,9 @@ def schedule_create(ctx: Context) -> Action | None:
     return Call("schedule.create", args, f"Creating the schedule \u201c{title}\u201d at {times[0]}.")
 
 
-def _schedule_title(ctx: Context) -> str:
-    said = normalise(ctx.reading.content or ctx.text)
-    for m in sorted(moments(said, dt.datetime(2000, 1, 3, 12)), key=lambda m: -m.start):
-        said = said[: m.start] + " " + said[m.end :]
-    said = re.sub(
-        r"\b(?:every|each|on)\s+(?:day|weekday|weekdays|morning|evening|night|week|"
-        r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b|\b(?:daily|weekly|on weekdays)\b",
-        " ",
-        said,
-    )
-    said = re.sub(
-        r"^(?:please\s+)?(?:remind me (?:to|about)|(?:set up|create|add|make|schedule|start)\s+(?:a\s+)?"
-        r"(?:recurring\s+)?(?:schedule|reminder|routine)?\s*(?:to|for|called)?)\s*",
-        "",
-        said.strip(),
-    )
-    said = re.sub(r"\s+\b(?:at|on|by|for|and)\s*$", "", " ".join(said.split()).strip(" .,!?:"))
-    return sentence(said).rstrip(".") if said else ""
+def _schedule_made(d: dict[str, Any]) -> str:
+    s = d.get("schedule") or d
+    return f"Created the schedule \u201c{s.get('title')}\u201d at {s.get('time')}, {s.get('days_text') or 'every day'}."
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -191,12 +172,8 @@ def _schedule_title(ctx: Context) -> str:
 
 @serves("workspace.write_file")
 def write_file(ctx: Context) -> Action | None:
-    written = ctx.last("workspace.write_file")
-    if written is not None:
-        if bad := failed(written):
-            return bad
-        d = data(written)
-        return Say(f"Saved {d.get('bytes')} bytes to **{d.get('path')}** in your workspace.")
+    if end := answered(ctx, "workspace.write_file", _file_saved):
+        return end
     r = ctx.reading
     called = re.search(
         r"\b(?:called|named|titled)\s+[\"\u201c']?([^\"\u201d',.:]+?)[\"\u201d']?(?:\s+(?:with|containing|saying)\b|[,.:]|$)",
@@ -251,6 +228,10 @@ def files(ctx: Context) -> Action | None:
     return Call(
         "workspace.search", args, "Listing the files in " + (args.get("glob", "")[:-2] or "your workspace") + "."
     )
+
+
+def _file_saved(d: dict[str, Any]) -> str:
+    return f"Saved {d.get('bytes')} bytes to **{d.get('path')}** in your workspace."
 
 
 def _file_text(text: str) -> str:
