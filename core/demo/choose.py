@@ -419,7 +419,7 @@ def _without_accounts(query: str, tools: list[Offered]) -> str:
     return " ".join(w for w in query.split() if w.lower() not in accounts)
 
 
-def _head_words(head: str) -> frozenset[str]:
+def head_words(head: str) -> frozenset[str]:
     """The stems of a request's first word and of its everyday synonyms (search_vocab)."""
     if not head:
         return frozenset()
@@ -433,7 +433,7 @@ def rank(reading: Reading, tools: list[Offered]) -> Choice:
     ends, and are left out)."""
     candidates = [t for t in tools if not t.name.startswith("tool.")]
     shares = search_shares(candidates, _without_accounts(reading.query, candidates))
-    heads = _head_words(reading.head)
+    heads = head_words(reading.head)
     profiles = [profile(t) for t in candidates]
     # An imperative that opens with what a tool that writes does ("cancel", "send", "call").
     commanded = bool(heads) and any(heads & p.verbs for p in profiles if p.writes)

@@ -221,8 +221,7 @@ class DemoProvider(ProviderBase):
             if isinstance(action, skills.Call) and (blocks := self._reach(request, ctx, action, tools)):
                 return blocks
         searched = any(d.name == "tool.search" for d in done)
-        best = choice.best
-        if "tool.search" in by_name and not searched and (best is None or best.search < _CONFIDENT_IN_HAND):
+        if "tool.search" in by_name and not searched and self._needs_search(choice, tools):
             # None of the tools in hand clearly does it: look for one among the deferred tools first.
             query = self._search_query(reading)
             if query:
@@ -273,6 +272,20 @@ class DemoProvider(ProviderBase):
         if r.head and not refers:
             return False  # a command of its own ("save the list as packing.md"), never an answer
         return best is None or not r.head or best.search < _ANSWERED or any("cannot fill" in w for w in best.why)
+
+    @staticmethod
+    def _needs_search(choice: Any, tools: list[Offered]) -> bool:
+        """Whether the tools in hand leave what the request asks undone: none matches its words
+        well, or it says what to do ("pause the standup") and no tool in hand does that."""
+        from core.demo.choose import head_words, profile
+
+        best, r = choice.best, choice.reading
+        heads = head_words(r.head) if not r.question else frozenset()
+        if heads and best is not None and profile(best.tool).writes and heads & profile(best.tool).verbs:
+            return False  # the best tool in hand does what the request says ("move" and schedule.update)
+        if best is None or best.search < _CONFIDENT_IN_HAND:
+            return True
+        return bool(heads) and not any(heads & profile(t).verbs for t in tools if not t.name.startswith("tool."))
 
     @staticmethod
     def _search_query(reading: Any) -> str:

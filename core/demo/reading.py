@@ -300,6 +300,7 @@ def read(text: str, world: World, now: dt.datetime | None = None, *, head: str |
     emails = tuple(EMAIL.findall(plain))
     phones = tuple(p for p in ([phone(plain)] if PHONE.search(plain) else []) if p)
     name = _FILENAME.search(plain)
+    place = place_named(plain)
     dated_terms = {t for m in found if not _PART_OF_DAY.fullmatch(m.text) for t in terms(m.text)}
     opening = re.match(r"[a-z][a-z'-]*", body)
     said_head = head
@@ -338,11 +339,19 @@ def read(text: str, world: World, now: dt.datetime | None = None, *, head: str |
         content=content,
         links=links,
         moments=found,
-        place=place_named(plain),
+        place=place,
         emails=emails,
         phones=phones,
         filename=name.group(1) if name else "",
-        query=_query(intent, links, found, emails, phones, head if head in _SENDS else "", light),
+        query=_query(
+            _without(intent, (place.name,) if place is not None and place.zone else ()),  # "New York" fills a zone
+            links,
+            found,
+            emails,
+            phones,
+            head if head in _SENDS else "",
+            light,
+        ),
         question=question,
         negated=negated,
         repeats=bool(_REPEATS.search(said)),
