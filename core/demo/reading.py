@@ -96,7 +96,7 @@ _CONTENT_AFTER = re.compile(  # a "that" which opens content only after a word t
 _PART_OF_DAY = re.compile(r"(?:this |in the |the )?(?:morning|afternoon|evening|night|noon|midday)")
 _COLON_AFTER = re.compile(
     r"^\W*(?:\S+\s+){0,3}\S+\s*$|\b(?:note|down|text|says?|saying|message|body|content|list|this|that|it|following|"
-    r"with|reminder|task|to-?do|file|reads?)\s*$"
+    r"with|reminder|task|to-?do|file|reads?|\.[a-z0-9]{1,5})\s*$"
 )
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{1,500})[\"\u201d]")
 _FILENAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:txt|md|csv|json|pdf|docx?|xlsx?|ya?ml|log))\b")

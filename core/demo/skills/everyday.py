@@ -220,13 +220,16 @@ def _saved(d: dict[str, Any]) -> str:
     )
 
 
+_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|memori[sz]e|keep in mind|don't forget|note|store|save)(?:\s+that)?\s+", re.I
+)
+
+
 def _fact(ctx: Context) -> str:
-    text = ctx.reading.content or re.sub(
-        r"^(?:please\s+)?(?:remember|memori[sz]e|keep in mind|don't forget|note|store)(?:\s+that)?\s*",
-        "",
-        ctx.text.strip(),
-        flags=re.I,
-    )
+    """What to remember: the content the request gives, or what follows the word that asks to
+    remember it ("remember *my locker is 42*"); nothing else of the request (it would be leftover)."""
+    said = _REMEMBER.match(ctx.text.strip())
+    text = ctx.reading.content or (ctx.text.strip()[said.end() :] if said else "")
     text = re.sub(r"^(?:that\s+)", "", text.strip(), flags=re.I)
     return sentence(re.sub(r"\bI'm\b", "I am", text)) if text.strip() else ""
 
