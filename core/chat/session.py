@@ -101,7 +101,7 @@ class ChatSession:
         )
         search = DeferredSearch(self.plan, self.specs, self.strategy, events.emit)
         controls = ControlContext(chat_id=self.chat_id, specs=self.specs, search=search, store=store, emit=events.emit)
-        from core.demo.dataset import tool_database
+        from core.demo.dataset import tool_database, tool_settings, tool_workspace
 
         provider_name = opened.provider_name  # the one it opened on: a switch keeps its tools' database
         router = ToolRouter(
@@ -111,9 +111,9 @@ class ChatSession:
             controls=controls,
             servers=servers,
             builtin_db=lambda: tool_database(provider_name, store.db),
-            workspace=settings.workspace_path(),
+            workspace=tool_workspace(provider_name, settings.workspace_path()),
             timezone=settings.owner_timezone(),
-            tool_settings=settings.tools.model_dump(),
+            tool_settings=tool_settings(provider_name, settings.tools.model_dump()),
         )
         self.estimator = estimator
         self.turns = TurnLoop(

@@ -3,10 +3,13 @@
 One engine serves the ``tool.search`` control tool, the ``active-tools`` strategy and
 ``deferchat search``. It is lexical and offline: no embeddings, no network.
 
-How a tool is indexed (one FTS5 row, four weighted columns, ``porter unicode61`` tokenizer):
+How a tool is indexed (one FTS5 row, five weighted columns, ``porter unicode61`` tokenizer):
 
 - ``name``: the name split on ``.``, ``_``, ``-``, camelCase and letter/digit boundaries
   (``mcp.gmail_work.sendMessage`` -> ``mcp gmail work send Message``);
+- ``lead``: the description's opening clause (:func:`lead`, its first sentence, at most twelve
+  words), where a tool says what it does ("Send an email from ..."), so a word there counts
+  again over the same word deeper in the text ("The list stops sending");
 - ``description``: the description, identifiers in it split the same way;
 - ``param_names``: every parameter name, split, nested object/array properties included;
 - ``param_text``: parameter descriptions and ``enum`` values (the vocabulary a tool accepts).
@@ -16,14 +19,23 @@ How a query is answered:
 1. The query is split into words exactly like the indexed text; English stop words,
    conversational filler ("please", "help", "want"...) and bare numbers (argument values,
    not intent) are dropped. What is left is ORed, each word a quoted FTS5 string, so no
-   user text is ever parsed as FTS5 syntax.
-2. FTS5 ``bm25()`` with column weights ranks every matching tool.
+   user text is ever parsed as FTS5 syntax. A hyphenated word made of stop words is one word
+   (``to-do``), on both sides.
+2. FTS5 ``bm25()`` with column weights ranks every matching tool. Each query word also brings
+   its related words from a small everyday vocabulary (:mod:`core.deferral.search_vocab`:
+   "mail" for "email", "reschedule" for "update"); tools that have only a related word join
+   the pool without BM25 credit.
 3. The best ``pool`` tools are re-ranked by
-   ``bm25 / best bm25 + coverage_weight * coverage + name_weight * name_coverage``, where
-   ``coverage`` is the IDF-weighted share of query words the tool mentions anywhere (BM25
-   alone lets one rare word dominate an OR query) and ``name_coverage`` is the IDF-weighted
-   share of the tool's own name words that the query mentions (a name the query explains
-   is the tool asked for). Tools beyond the pool keep BM25 order.
+   ``bm25 / best bm25 + coverage_weight * coverage + name_weight * name_coverage
+   + action_weight * action``, where ``coverage`` is the IDF-weighted share of query words the
+   tool mentions anywhere (BM25 alone lets one rare word dominate an OR query; a related word
+   covers at :data:`~core.deferral.search_vocab.RELATED_CREDIT`), ``name_coverage`` is the
+   IDF-weighted share of the tool's own name words that the query mentions (a name the query
+   explains is the tool asked for; the last dotted part counts fully, the server or domain
+   before it half, ``mcp`` not at all: ``email.unsubscribe`` is about unsubscribing, not about
+   email in general), and ``action`` whether the query's first word is the tool's verb (the
+   first word of its own name or of its description: "send email" asks for the tool that
+   sends). Tools beyond the pool keep BM25 order.
 4. Before all of that, tools the query *names* come first (:meth:`ToolSearchIndex.exact`):
    the internal name, the wire name, the server plus tool or the bare tool name, in any case
    and with any separator, as the whole query, a ``select:`` list, a quoted string or an
@@ -60,6 +72,7 @@ from core.deferral.search_names import (
     spelling_rank,
     within,
 )
+from core.deferral.search_vocab import RELATED_CREDIT, related
 
 __all__ = [
     "SearchDoc",
@@ -107,11 +120,13 @@ class SearchTuning:
     """Weights of the ranking. The defaults are what the benchmark and the tools use."""
 
     name: float = 2.0
+    lead: float = 2.0  # the description's opening clause, where a tool says what it does
     description: float = 2.0
     param_names: float = 1.0
     param_text: float = 1.0
     coverage_weight: float = 1.5
-    name_weight: float = 0.75
+    name_weight: float = 0.6
+    action_weight: float = 0.15  # the query's first word is the tool's verb (its name's or description's first)
     pool: int = 40  # how many BM25 leaders are re-ranked
     max_query_words: int = 64  # longer queries keep their first 64 distinct words
 
@@ -169,14 +184,38 @@ def identifier_words(text: str) -> list[str]:
     return out
 
 
+_LEAD_END = re.compile(r"(?<=[.!?;:])\s|\n")
+_LEAD_WORDS = 12
+
+
+def lead(description: str) -> str:
+    """A description's opening clause: its first sentence, at most twelve words. Tools say
+    what they do there ("Send an email from ..."); what follows qualifies it ("The list stops
+    sending ..."), so a query word in the lead says more than the same word further on."""
+    first = _LEAD_END.split(description.strip(), maxsplit=1)[0]
+    return " ".join(first.split()[:_LEAD_WORDS])
+
+
+_COMPOUND = re.compile(r"\b([^\W\d_]+)-([^\W\d_]+)\b")
+
+
+def _join_compounds(text: str) -> str:
+    """A hyphenated word made only of stop words is one word: ``to-do`` is ``todo`` (split, both
+    halves would be dropped as stop words); ``e-mail`` and ``car-rental`` stay as they are."""
+    return _COMPOUND.sub(
+        lambda m: m.group(1) + m.group(2) if {m.group(1).lower(), m.group(2).lower()} <= _STOP_WORDS else m.group(0),
+        text,
+    )
+
+
 def _split_text(text: str) -> str:
-    return " ".join(identifier_words(text))
+    return " ".join(identifier_words(_join_compounds(text)))
 
 
 def query_words(query: str, max_words: int = DEFAULT_TUNING.max_query_words) -> list[str]:
     """The distinct lower-cased words of a query that carry intent, in order."""
     seen: dict[str, None] = {}
-    for word in identifier_words(query):
+    for word in identifier_words(_join_compounds(query)):
         w = word.lower()
         if w in seen or _is_filler(w):
             continue
@@ -236,7 +275,7 @@ def _as_doc(obj: Any) -> SearchDoc:
 # -- the index -----------------------------------------------------------------------------
 
 _TOKENIZE = "porter unicode61 remove_diacritics 2"
-_COLUMNS = ("name_words", "description", "param_names", "param_text")
+_COLUMNS = ("name_words", "lead", "description", "param_names", "param_text")
 
 
 class ToolSearchIndex:
@@ -257,14 +296,15 @@ class ToolSearchIndex:
         # The same tokenizer on a scratch table: how we learn the stems of any text.
         self._db.execute(f"CREATE VIRTUAL TABLE probe USING fts5(text, tokenize='{_TOKENIZE}')")
         self._db.execute("CREATE VIRTUAL TABLE probe_terms USING fts5vocab(probe, instance)")
-        self._weights = (tuning.name, tuning.description, tuning.param_names, tuning.param_text)
+        self._weights = (tuning.name, tuning.lead, tuning.description, tuning.param_names, tuning.param_text)
         self._stem_cache: dict[str, tuple[str, ...]] = {}
         self._names: dict[int, str] = {}  # FTS rowid -> tool name
         self._terms: dict[str, frozenset[str]] = {}  # tool -> every stem it contains
-        self._name_terms: dict[str, frozenset[str]] = {}  # tool -> stems of its own name words
+        self._name_terms: dict[str, dict[str, float]] = {}  # tool -> stems of its name words, weighted
         self._df: Counter[str] = Counter()
         self._idf_cache: dict[str, float] = {}
         self._name_mass: dict[str, float] = {}  # tool -> sum of the IDF of its name stems
+        self._verbs: dict[str, frozenset[str]] = {}  # tool -> stems of the words that say its action
         # name_key of a name form -> {tool: [(tier, form), ...]}
         self._exact: dict[str, dict[str, list[tuple[int, str]]]] = {}
         self._vocab: dict[tuple[str, int], list[str]] = {}  # (first letter, length) -> stems
@@ -284,22 +324,29 @@ class ToolSearchIndex:
                 {
                     "name": doc.name,
                     "name_words": _split_text(doc.name),
+                    "lead": _split_text(lead(doc.description)),
                     "description": _split_text(doc.description),
                     "param_names": param_names,
                     "param_text": param_text,
                 }
             )
-        name_words = [" ".join(w for w in identifier_words(r["name"]) if not _is_filler(w)) for r in rows]
+        own, context = zip(*(_name_parts(r["name"]) for r in rows), strict=True)
         all_text = [" ".join(r[c] for c in _COLUMNS) for r in rows]
+        n = len(rows)
         with self._lock:
             self._table.insert_all(rows, pk="name", replace=True)  # triggers keep tools_fts in step
             self._names = dict(self._db.execute("SELECT rowid, name FROM tools").fetchall())
-            stems = self._analyze(name_words + all_text)
+            # A tool's verb: the first word of its own name (send_message) and of its description.
+            verbs = [" ".join([*o.split()[:1], *r["lead"].split()[:1]]) for o, r in zip(own, rows, strict=True)]
+            stems = self._analyze([*own, *context, *all_text, *verbs])
             for i, row in enumerate(rows):
                 name = row["name"]
                 self._df.subtract(self._terms.get(name, ()))
-                self._terms[name] = frozenset(stems[len(rows) + i])
-                self._name_terms[name] = frozenset(stems[i])
+                self._terms[name] = frozenset(stems[2 * n + i])
+                weights = dict.fromkeys(stems[n + i], _CONTEXT_NAME_WEIGHT)
+                weights.update(dict.fromkeys(stems[i], 1.0))
+                self._name_terms[name] = weights
+                self._verbs[name] = frozenset(stems[3 * n + i])
                 self._df.update(self._terms[name])
                 for tier, form in name_forms(name):
                     key = name_key(form)
@@ -412,25 +459,42 @@ class ToolSearchIndex:
         """BM25 plus re-rank, then the fallback tier; ``skip`` (the exact hits) left out."""
         pool = self.tuning.pool
         with self._lock:
-            stems = self._stems(words)
+            alternatives = {w: [r for r in related(w) if r not in words] for w in words}
+            stems = self._stems([*words, *(r for rs in alternatives.values() for r in rs)])
             words = [w for w in words if stems[w]]  # a word the tokenizer drops cannot match
+            concepts = self._concepts(words, alternatives, stems)
             rows: list[Any] = []
             want = max(limit, pool)
             if words:
                 match = " OR ".join(f'"{w}"' for w in words)  # bare words: never FTS5 syntax
                 rows = self._db.conn.execute(_RANK_SQL, (*self._weights, match, want)).fetchall()
+                related_words = dict.fromkeys(r for w in words for r in alternatives[w] if stems[r])
+                if related_words:  # tools that use only a related word join the pool, without BM25 credit
+                    match = " OR ".join(f'"{w}"' for w in related_words)
+                    seen = {rowid for rowid, _ in rows}
+                    more = self._db.conn.execute(_RANK_SQL, (*self._weights, match, pool)).fetchall()
+                    rows += [(rowid, 0.0) for rowid, _ in more if rowid not in seen]
             head: list[tuple[str, float]] = []
             tail: list[tuple[str, float]] = []
             if rows:
-                query_idf = {stem: self._idf(stem) for w in words for stem in stems[w]}
-                total = sum(query_idf.values()) or 1.0
+                total = sum(weight for weight, _, _ in concepts) or 1.0
+                credit: dict[str, float] = {}  # query stem -> how much it counts toward a name
+                for _, own, alt in concepts:
+                    credit.update(dict.fromkeys((t for t in alt if t not in credit), RELATED_CREDIT))
+                    credit.update(dict.fromkeys(own, 1.0))
                 best = -rows[0][1] or 1.0
                 for rowid, bm25 in rows[:pool]:
                     name = self._names[rowid]
                     terms = self._terms[name]
-                    coverage = sum(v for t, v in query_idf.items() if t in terms) / total
-                    name_cov = self._name_coverage(name, query_idf)
-                    score = -bm25 / best + self.tuning.coverage_weight * coverage + self.tuning.name_weight * name_cov
+                    coverage = sum(weight * _covers(terms, own, alt) for weight, own, alt in concepts) / total
+                    name_cov = self._name_coverage(name, credit)
+                    acts = self.tuning.action_weight * _covers(self._verbs[name], *concepts[0][1:]) if concepts else 0.0
+                    score = (
+                        -bm25 / best
+                        + self.tuning.coverage_weight * coverage
+                        + self.tuning.name_weight * name_cov
+                        + acts
+                    )
                     head.append((name, score))
                 tail = [(self._names[rowid], -bm25 / best) for rowid, bm25 in rows[pool:want]]
             head.sort(key=lambda ns: (-ns[1], ns[0]))
@@ -491,23 +555,65 @@ class ToolSearchIndex:
             found += [t for t in self._vocab.get((stem[0], length), ()) if within(stem, t, budget)]
         return sorted(found)[:8]
 
-    def _name_coverage(self, name: str, query_idf: Mapping[str, float]) -> float:
-        """IDF-weighted share of the tool's name stems that the query contains."""
+    def _concepts(
+        self,
+        words: Sequence[str],
+        alternatives: Mapping[str, Sequence[str]],
+        stems: Mapping[str, tuple[str, ...]],
+    ) -> list[tuple[float, frozenset[str], frozenset[str]]]:
+        """Per query word: its weight (the IDF of its own stems, or of its related words' when no
+        tool uses its own), its stems, and the stems of its related words that some tool has.
+        Caller holds the lock."""
+        out = []
+        for w in words:
+            own = frozenset(stems[w])
+            alt = frozenset(t for r in alternatives.get(w, ()) for t in stems[r] if self._df.get(t) and t not in own)
+            known = [self._idf(t) for t in own if self._df.get(t)]
+            weight = max(known) if known else max((self._idf(t) for t in alt), default=0.0)
+            out.append((weight or max(self._idf(t) for t in own), own, alt))
+        return out
+
+    def _name_coverage(self, name: str, credit: Mapping[str, float]) -> float:
+        """IDF-weighted share of the tool's name stems that the query contains (a related word
+        at its lower credit), the tool's own name (its last dotted part) counting fully and its
+        namespace (server, domain) half."""
         name_terms = self._name_terms[name]
         mass = self._name_mass.get(name)
         if mass is None:
-            mass = self._name_mass[name] = sum(self._idf(t) for t in name_terms)
+            mass = self._name_mass[name] = sum(self._idf(t) * w for t, w in name_terms.items())
         if not mass:
             return 0.0
-        return sum(self._idf(t) for t in name_terms if t in query_idf) / mass
+        return sum(self._idf(t) * w * credit.get(t, 0.0) for t, w in name_terms.items()) / mass
 
 
 _MAX_QUERY_CHARS = 20_000
 _MAX_FUZZY_WORDS = 8  # unknown words the fallback looks up near spellings for
 _RANK_SQL = (
-    "SELECT rowid, bm25(tools_fts, ?, ?, ?, ?) AS score FROM tools_fts "
+    "SELECT rowid, bm25(tools_fts, ?, ?, ?, ?, ?) AS score FROM tools_fts "
     "WHERE tools_fts MATCH ? ORDER BY score, rowid LIMIT ?"
 )
+
+
+_CONTEXT_NAME_WEIGHT = 0.5
+_NAMESPACE_WORDS = frozenset({"mcp"})  # the prefix every MCP tool's internal name carries
+
+
+def _name_parts(name: str) -> tuple[str, str]:
+    """A tool name's own words (its last dotted part: ``send_message``) and its context (the
+    dotted parts before it: server, domain), fillers and the ``mcp`` prefix left out."""
+    head, _, own = name.rpartition(".")
+
+    def kept(text: str) -> str:
+        return " ".join(w for w in identifier_words(text) if not _is_filler(w) and w.lower() not in _NAMESPACE_WORDS)
+
+    return kept(own), kept(head)
+
+
+def _covers(terms: frozenset[str], own: frozenset[str], alt: frozenset[str]) -> float:
+    """How fully a tool with ``terms`` covers one query word: 1 by its own stems, less by a related word's."""
+    if own & terms:
+        return 1.0
+    return RELATED_CREDIT if alt & terms else 0.0
 
 
 def _is_filler(word: str) -> bool:

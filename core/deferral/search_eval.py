@@ -12,7 +12,7 @@ from typing import Any
 
 from core.deferral.search import SearchDoc, SearchQuery, ToolSearchIndex
 
-__all__ = ["evaluate", "load_queries", "load_tools", "search_batch"]
+__all__ = ["evaluate", "load_queries", "load_tools", "roster_tools", "search_batch"]
 
 
 # -- files ---------------------------------------------------------------------------------
@@ -48,6 +48,15 @@ def load_tools(path: str | Path) -> list[SearchDoc]:
 def load_queries(path: str | Path) -> list[SearchQuery]:
     """``queries.jsonl``: one ``{"id", "query", "relevant": [names], "category", ...}`` a line."""
     return _read_jsonl(path, SearchQuery)
+
+
+def roster_tools(name: str = "production") -> list[Any]:
+    """Every tool a roster offers (its configured tools and its servers' static lists), as
+    ``ToolSpec``: the catalog ``queries_everyday.jsonl`` is labelled against."""
+    from core.roster.loader import load_roster  # the roster models: not paid by a plain import
+
+    roster = load_roster(name)
+    return [*roster.configured, *roster.discovered]
 
 
 # -- evaluation ----------------------------------------------------------------------------

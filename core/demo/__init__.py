@@ -11,8 +11,13 @@
   contacts, calendar, tasks, notes, newsletters), and :func:`~core.demo.dataset.tool_database`,
   which gives a chat on the demo model that data and every other chat the user's own.
 - :mod:`core.demo.db`: the one SQLite file all of it lives in, ``demo.sqlite`` in deferchat's
-  data directory (:func:`demo_db_path`), seeded on first use. Deleting it removes every trace
-  of the demo; the next use seeds it again. The user's real database never holds demo rows.
+  data directory (:func:`demo_db_path`), seeded on first use, and seeded again when the file was
+  made by an older version of the data (:data:`core.demo.db.DATASET_VERSION`). Deleting it
+  removes the demo's data; the next use seeds it again. The user's real database never holds
+  demo rows. Beside it, ``demo-workspace/``: the documents the demo model's workspace tools see
+  (:func:`core.demo.dataset.tool_workspace`; the owner's own workspace never gets a demo file).
+- :func:`demo_time`: the demo's clock (the real one, or ``$DEFERCHAT_DEMO_NOW`` pinned), which
+  places the data, dates the mail and answers ``time.now`` in a demo chat.
 
 The servers are real MCP servers (the SDK's ``MCPServer``). A chat runs them in its own process
 and speaks MCP to them over the SDK's in-memory transport (:func:`core.demo.servers.in_process`);
@@ -34,13 +39,41 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 DEMO_SERVERS: tuple[str, ...] = ("bland_call", "bland_read", "gmail_personal", "gmail_work")
 DB_ENV = "DEFERCHAT_DEMO_DB"
+NOW_ENV = "DEFERCHAT_DEMO_NOW"
 DEFAULT_CALL_SECONDS = 3.0  # wall-clock seconds a simulated call stays in progress
+_STARTED = time.monotonic()
+
+
+def demo_time(environ: Mapping[str, str] | None = None) -> float:
+    """The demo's clock, as epoch seconds: the real time, or, with ``$DEFERCHAT_DEMO_NOW`` set
+    (an ISO 8601 moment, e.g. ``2026-12-02T09:30:00+00:00``), that moment plus the time this
+    process has run. Tests and screenshots pin it, so the dataset (placed around the day it was
+    seeded), ``time.now`` and the mail's dates agree on one day whatever the machine's clock
+    says, and a simulated call still ends after its seconds."""
+    env = os.environ if environ is None else environ
+    pinned = env.get(NOW_ENV)
+    if not pinned:
+        return time.time()
+    from datetime import UTC, datetime
+
+    moment = datetime.fromisoformat(pinned.strip().replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp() + (time.monotonic() - _STARTED)
+
+
+def demo_clock() -> Any:
+    """:func:`demo_time` as an aware ``datetime`` (UTC): the ``now`` the built-in tools read."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(demo_time(), UTC)
 
 
 def demo_db_path(environ: Mapping[str, str] | None = None) -> Path:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import time
 import uuid
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from core.demo import demo_time
 from core.demo.db import dumps, iso, loads, parse_time
 from core.pipeline.canonical import CanonicalError, canonical_phone
 
@@ -42,26 +42,26 @@ _SEED_CALLS: list[tuple[str, str, str, float, int, str, str, list[tuple[str, str
         {"delivery_day": "Thursday", "window": "09:00-11:00"},
     ),
     (
-        "+15550199",
-        "Bright Smiles Dental",
-        "Move Sam's cleaning from Monday to any afternoon next week.",
+        "+12025550190",
+        "Smile Dental",
+        "Move Sam's check-up with Dr. Chen to an afternoon this week.",
         121.0,
         132,
         "completed",
-        "Cleaning moved to next Wednesday at 3:30 pm; the old Monday slot is cancelled.",
+        "Check-up moved to {day+2} at 3:00 pm; the old slot is cancelled.",
         [
-            ("agent", "Hello, I'm calling for Sam Rivera to reschedule a cleaning."),
-            ("user", "Bright Smiles, this is Ana. Sure, what works?"),
-            ("agent", "Any afternoon next week instead of Monday."),
-            ("user", "Wednesday at three thirty is open."),
-            ("agent", "Great, please book that and cancel Monday."),
-            ("user", "Done. See you Wednesday."),
+            ("agent", "Hello, I'm calling for Sam Rivera to move a check-up with Dr. Chen."),
+            ("user", "Smile Dental, this is Ana. Sure, what works?"),
+            ("agent", "Any afternoon this week."),
+            ("user", "{day+2} at three o'clock is open."),
+            ("agent", "Great, please book that and cancel the old slot."),
+            ("user", "Done. See you then."),
         ],
-        {"new_slot": "Wednesday 15:30"},
+        {"new_slot": "{day+2} 15:00"},
     ),
     (
         "+15550123",
-        "Harbor Hall events",
+        "Riverside Hall events",
         "Ask whether the venue is free on December 12 for 40 people.",
         26.0,
         31,
@@ -73,9 +73,19 @@ _SEED_CALLS: list[tuple[str, str, str, float, int, str, str, list[tuple[str, str
 ]
 
 
+def reset(conn: sqlite3.Connection) -> None:
+    """Remove the call log (an older dataset's, before it is seeded again)."""
+    conn.execute("DELETE FROM calls")
+
+
 def seed(conn: sqlite3.Connection, now: float) -> None:
+    from core.demo.gmail import dated
+
     for i, (phone, recipient, task, hours, secs, status, summary, transcript, variables) in enumerate(_SEED_CALLS):
         started = now - hours * 3600
+        summary = dated(summary, now)
+        transcript = [(who, dated(line, now)) for who, line in transcript]
+        variables = {k: dated(v, now) for k, v in variables.items()}
         conn.execute(
             "INSERT INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -144,7 +154,7 @@ class Calls:
         return self.conn.execute("SELECT * FROM calls ORDER BY started_at DESC, id").fetchall()
 
     def list_calls(self, limit: int = 20, status: str | None = None, since: str | None = None) -> dict[str, Any]:
-        now = time.time()
+        now = demo_time()
         after = parse_time(since) if since else None
         calls = [_summary(r, now) for r in self._rows() if after is None or r["started_at"] > after]
         if status:
@@ -155,7 +165,7 @@ class Calls:
         row = self.conn.execute("SELECT * FROM calls WHERE id = ?", (call_id,)).fetchone()
         if row is None:
             raise LookupError(f"no call with id {call_id!r}; list_calls shows the ids")
-        now = time.time()
+        now = demo_time()
         out = _summary(row, now)
         done = out["status"] in ("completed", "no-answer", "failed")
         out.update(
@@ -186,7 +196,7 @@ class Calls:
             raise ValueError(f"phone_number {phone_number!r} is not in E.164 form, e.g. +15550100") from None
         if not task.strip():
             raise ValueError("task must say what the call is for")
-        now = time.time()
+        now = demo_time()
         call_id = f"call_{uuid.uuid4().hex[:12]}"
         seconds = min(max_duration_minutes * 60, 45 + len(task) // 3)
         summary = (

@@ -23,12 +23,12 @@ import datetime as dt
 import json
 import os
 import sqlite3
-import time
 from pathlib import Path
 
 from sqlite_utils import Database
 
-from core.builtins.data import BUILTIN_SCHEMA, WEEKDAYS
+from core.builtins.data import BUILTIN_SCHEMA, DEMO_TABLES, WEEKDAYS
+from core.demo import demo_time
 from core.demo.db import connect, seed_once
 
 DEMO_PROVIDER = "demo"  # the chats whose built-ins work on the demo database
@@ -43,6 +43,61 @@ _KEEP = 8  # paths kept open (tests open one per temporary home); a dropped one 
 def tool_database(provider: str, real: Database) -> Database:
     """The database a chat's built-in tools run on: the demo's for the demo model, else ``real``."""
     return demo_tool_database() if provider == DEMO_PROVIDER else real
+
+
+def tool_workspace(provider: str, real: Path) -> Path:
+    """The folder a chat's workspace tools work in: the demo's own (seeded with a few documents)
+    for the demo model, else the owner's ``real`` workspace, which never receives a demo file."""
+    return demo_workspace() if provider == DEMO_PROVIDER else real
+
+
+def tool_settings(provider: str, settings: dict[str, object]) -> dict[str, object]:
+    """The built-ins' settings for a chat: the demo model's tools read the demo's clock
+    (:func:`core.demo.demo_clock`) when ``$DEFERCHAT_DEMO_NOW`` pins it, as its data does."""
+    from core.demo import NOW_ENV, demo_clock
+
+    if provider == DEMO_PROVIDER and os.environ.get(NOW_ENV) and "now" not in settings:
+        return {**settings, "now": demo_clock}
+    return settings
+
+
+WORKSPACE_FILES: dict[str, str] = {
+    "Documents/Q3 budget draft.csv": "item,amount_usd\nCloud hosting,41200\nContractors,18500\nTravel (Lisbon offsite),"
+    "6000\nSoftware licences,9300\n",
+    "Documents/Lisbon offsite agenda.md": "# Lisbon offsite\n\n- Day 1: roadmap review, hiring plan\n- Day 2: "
+    "customer panel, team dinner in Alfama\n- Budget: 400 EUR per person\n",
+    "Documents/Passport renewal checklist.md": "# Passport renewal\n\n- [ ] Two photos (in the desk drawer)\n"
+    "- [ ] Old passport\n- [ ] Form DS-82, signed\n- [ ] Fee: 130 USD\n",
+    "Documents/Lease apartment 4B.txt": "Lease for apartment 4B, Harbor Property (landlord: Tom Becker).\n"
+    "Term ends January 31. Rent 2,050 USD per month; renewal offered at 2,150 USD.\n",
+    "Downloads/Flight confirmation ZX81QK.txt": "FlyRight confirmation ZX81QK\nSam Rivera, seat 14C\n"
+    "Departs Tuesday 07:05 to Chicago.\n",
+    "Projects/onboarding-flow.md": "# Onboarding flow\n\nOpen question from the design review: one signup "
+    "screen or three?\n",
+}
+"""The demo's workspace: a few documents the workspace tools find ("what's in my Documents folder?")."""
+_WORKSPACE_MARK = ".deferchat-demo"
+
+
+def demo_workspace(path: str | Path | None = None) -> Path:
+    """The demo's workspace folder (``demo-workspace`` beside ``demo.sqlite`` unless ``path``),
+    its documents written when it is new or was seeded by an older dataset version."""
+    from core.demo import demo_db_path
+    from core.demo.db import DATASET_VERSION
+
+    root = Path(path) if path is not None else demo_db_path().parent / "demo-workspace"
+    mark = root / _WORKSPACE_MARK
+    try:
+        if mark.read_text(encoding="utf-8").strip() == str(DATASET_VERSION):
+            return root
+    except OSError:
+        pass
+    for rel, text in WORKSPACE_FILES.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    mark.write_text(f"{DATASET_VERSION}\n", encoding="utf-8")
+    return root
 
 
 def demo_tool_database(path: str | Path | None = None) -> Database:
@@ -83,7 +138,11 @@ def open_demo_dataset(path: str | Path) -> Database:
     def seed(_conn: sqlite3.Connection, now: float) -> None:
         seed_demo_data(db, dt.date.fromtimestamp(now))
 
-    seed_once(conn, SEED_KEY, seed, prepare=lambda: BUILTIN_SCHEMA.apply(db))
+    def reset(_conn: sqlite3.Connection) -> None:  # an older dataset: every row of the demo's tables goes
+        for table in ("schedule_history", *DEMO_TABLES, "notifications"):
+            db.execute(f"delete from [{table}]")
+
+    seed_once(conn, SEED_KEY, seed, prepare=lambda: BUILTIN_SCHEMA.apply(db), reset=reset)
     return db
 
 
@@ -95,7 +154,7 @@ def _with(defaults: dict[str, object], rows: list[dict[str, object]]) -> list[di
 def seed_demo_data(db: Database, today: dt.date) -> None:
     """The demo's dataset, with dates placed around ``today``, into ``db`` (which has the
     built-ins' tables). Only ever called on a demo database."""
-    stamp = round(time.time(), 6)
+    stamp = round(demo_time(), 6)
 
     def day(offset: int) -> dt.date:
         return today + dt.timedelta(days=offset)
@@ -181,11 +240,28 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
                 },
                 {
                     "name": "Tom Becker",
-                    "company": "Becker Property",
-                    "email": "tom@beckerproperty.example",
+                    "company": "Harbor Property",
+                    "email": "tom.becker@harborproperty.example",
                     "phone": "+12025550155",
                     "relationship": "Landlord",
                     "notes": "Call for repairs, not email.",
+                },
+                {
+                    "name": "Alex Rivera",
+                    "company": None,
+                    "email": "alex.rivera@mail.example",
+                    "phone": "+12025550166",
+                    "relationship": "Brother",
+                    "notes": "Organising Mom's birthday dinner.",
+                },
+                {
+                    "name": "Maria Rivera",
+                    "company": None,
+                    "email": "maria.rivera@mail.example",
+                    "phone": "+12025550177",
+                    "birthday": "1958-12-12",
+                    "relationship": "Mom",
+                    "notes": "Likes chocolate cake.",
                 },
             ],
         )
@@ -196,7 +272,7 @@ def seed_demo_data(db: Database, today: dt.date) -> None:
             {"timezone": None, "created_at": stamp, "demo": 1, "location": None},
             [
                 {
-                    "title": "Interview: backend candidate",
+                    "title": "Interview: Jordan Ellis",
                     "start_local": at(-1, "16:00"),
                     "duration_minutes": 45,
                     "location": "Video call",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,32 +47,50 @@ def connect(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
+DATASET_VERSION = 2
+"""The version of the demo's data (mail, calls, the built-ins' dataset). Raise it whenever any of
+it changes: a demo file seeded with an older version has that part wiped and seeded again the
+next time it is opened (``2``: one name per person and business across every table)."""
+
+
 def seed_once(
     conn: sqlite3.Connection,
     key: str,
     seed: Callable[[sqlite3.Connection, float], None],
     *,
     prepare: Callable[[], None] | None = None,
+    reset: Callable[[sqlite3.Connection], None] | None = None,
 ) -> bool:
-    """Create the schema and run ``seed(conn, now)`` unless ``key`` was seeded. True if it ran.
+    """Create the schema and run ``seed(conn, now)`` unless ``key`` was seeded with this
+    :data:`DATASET_VERSION`. True if it ran. Seeded with an older version (or before versions
+    were kept), ``reset(conn)`` first removes that part of the demo's rows.
 
     ``prepare()`` runs first, every time, in the same transaction (the built-in tools' own
     migrations, for :mod:`core.demo.dataset`)."""
+    from core.demo import demo_time
+
+    mark = f"seeded:{key}"
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in filter(str.strip, SCHEMA.split(";")):  # executescript would COMMIT
             conn.execute(statement)
         if prepare is not None:
             prepare()
-        done = conn.execute("SELECT 1 FROM meta WHERE key = ?", (f"seeded:{key}",)).fetchone()
-        if not done:
-            seed(conn, time.time())
-            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (f"seeded:{key}", iso(time.time())))
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (mark,)).fetchone()
+        current = row is not None and str(row[0]).startswith(f"v{DATASET_VERSION} ")
+        if not current:
+            if row is not None and reset is not None:
+                reset(conn)
+            now = demo_time()
+            seed(conn, now)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (mark, f"v{DATASET_VERSION} {iso(now)}")
+            )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return not done
+    return not current
 
 
 def iso(ts: float) -> str:

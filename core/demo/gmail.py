@@ -18,12 +18,12 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
-import time
 import uuid
 from typing import Annotated, Any
 
 from pydantic import Field
 
+from core.demo import demo_time
 from core.demo.db import dumps, iso, loads, parse_time
 
 SYSTEM_LABELS = ("INBOX", "SENT", "DRAFT", "UNREAD", "STARRED", "IMPORTANT", "TRASH", "SPAM")
@@ -55,10 +55,10 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
                 ["INBOX", "UNREAD", "IMPORTANT", "Invoices"],
             ),
             (
-                "Q4 planning offsite: agenda draft",
+                "Lisbon offsite: agenda draft",
                 [
                     (
-                        "Priya Natarajan <priya@northwind.example>",
+                        "Priya Raman <priya.raman@northwind.example>",
                         ["team@northwind.example"],
                         30,
                         "Team, attached is the first cut of the offsite agenda: roadmap review Tuesday morning, "
@@ -118,18 +118,6 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
                 ["INBOX", "UNREAD"],
             ),
             (
-                "Lunch Thursday?",
-                [
-                    (
-                        "Marco Bellini <marco@northwind.example>",
-                        ["sam.rivera@northwind.example"],
-                        50,
-                        "Want to grab lunch Thursday at the Thai place? 12:30?",
-                    )
-                ],
-                ["INBOX"],
-            ),
-            (
                 "Design review notes",
                 [
                     (
@@ -175,7 +163,7 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
                 "This week in SaaS pricing",
                 [
                     (
-                        "Pricing Weekly <news@pricingweekly.example>",
+                        "SaaS Pricing Insider <hello@pricinginsider.example>",
                         ["sam.rivera@northwind.example"],
                         200,
                         "Five pricing page experiments that worked in Q3.",
@@ -189,22 +177,35 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
         ["Receipts", "Bills", "Family", "Newsletters"],
         [
             (
-                "Reminder: dental cleaning next Wednesday",
+                "Reminder: your dental check-up on {day+2}",
                 [
                     (
-                        "Bright Smiles Dental <hello@brightsmiles.example>",
+                        "Smile Dental <frontdesk@smiledental.example>",
                         ["sam.rivera@mail.example"],
                         10,
-                        "Your cleaning is booked for Wednesday at 3:30 pm. Reply C to confirm or call +1 555 0199.",
+                        "Your check-up with Dr. Alice Chen is booked for {day+2} at 3:00 pm at 12 Elm Street. "
+                        "Reply C to confirm or call +1 202 555 0190.",
                     )
                 ],
                 ["INBOX", "UNREAD"],
             ),
             (
+                "Lunch tomorrow?",
+                [
+                    (
+                        "Marco Bianchi <marco@bianchi.example>",
+                        ["sam.rivera@mail.example"],
+                        50,
+                        "Still on for lunch at Café Lindt on {day+1}, 12:30? I'll bring the book I owe you.",
+                    )
+                ],
+                ["INBOX"],
+            ),
+            (
                 "Your order has shipped",
                 [
                     (
-                        "ShopMart <orders@shopmart.example>",
+                        "ShopRight <orders@shopright.example>",
                         ["sam.rivera@mail.example"],
                         30,
                         "Order #88-1203 (hiking boots, size 10) has shipped. Arrives Friday.",
@@ -258,7 +259,7 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
                 "Flight deals to Lisbon from $389",
                 [
                     (
-                        "Fare Alerts <deals@farealerts.example>",
+                        "FlyCheap fare alerts <alerts@flycheap.example>",
                         ["sam.rivera@mail.example"],
                         100,
                         "Round trips to Lisbon from $389 in January. Book by Sunday.",
@@ -270,11 +271,11 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
                 "Lease renewal for apartment 4B",
                 [
                     (
-                        "Harbor Property <leasing@harborproperty.example>",
+                        "Tom Becker <tom.becker@harborproperty.example>",
                         ["sam.rivera@mail.example"],
                         22,
-                        "Your lease ends January 31. Please tell us by December 20 whether you will renew; the "
-                        "new rent would be $2,150 per month.",
+                        "Hi Sam, your lease ends January 31. Please tell me by December 20 whether you will renew; "
+                        "the new rent would be $2,150 per month.\n\nTom Becker, Harbor Property",
                     )
                 ],
                 ["INBOX", "UNREAD", "IMPORTANT"],
@@ -302,8 +303,31 @@ _SEED: dict[str, tuple[list[str], list[_Thread]]] = {
 }
 
 
+_DAY = re.compile(r"\{day([+-]\d+)\}")
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def dated(text: str, now: float) -> str:
+    """``{day+2}`` in seeded text as the weekday two days after the seed day (local time, as the
+    built-ins' dataset places its events), so the mail agrees with the calendar it mentions."""
+    import datetime as dt
+
+    today = dt.date.fromtimestamp(now)
+    return _DAY.sub(lambda m: _WEEKDAYS[(today + dt.timedelta(days=int(m.group(1)))).weekday()], text)
+
+
 def _id(*parts: str) -> str:
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:16]
+
+
+def reset(account: str) -> Any:
+    """The reset for one account (for :func:`core.demo.db.seed_once`): its mail, labels and drafts go."""
+
+    def run(conn: sqlite3.Connection) -> None:
+        for table in ("gmail_drafts", "gmail_messages", "gmail_threads", "gmail_labels"):
+            conn.execute(f"DELETE FROM {table} WHERE account = ?", (account,))
+
+    return run
 
 
 def seed(account: str) -> Any:
@@ -319,7 +343,8 @@ def seed(account: str) -> Any:
             tid = _id(account, "thread", str(t))
             conn.execute("INSERT INTO gmail_threads VALUES (?,?,?)", (tid, account, dumps(labels)))
             for m, (sender, to, hours, body) in enumerate(messages):
-                subj = subject if m == 0 else f"Re: {subject}"
+                subj = dated(subject if m == 0 else f"Re: {subject}", now)
+                body = dated(body, now)
                 conn.execute(
                     "INSERT INTO gmail_messages VALUES (?,?,?,?,?,?,?,?,?)",
                     (
@@ -412,7 +437,7 @@ class Mailbox:
         }
 
     def search_threads(self, query: str, max_results: int = 10) -> dict[str, Any]:
-        now = time.time()
+        now = demo_time()
         tests: list[tuple[bool, Any]] = []
         include_hidden = False
         for m in _TERM.finditer(query):
@@ -521,7 +546,7 @@ class Mailbox:
         mid = uuid.uuid4().hex[:16]
         self.conn.execute(
             "INSERT INTO gmail_messages VALUES (?,?,?,?,?,?,?,?,?)",
-            (mid, thread_id, self.account, self.owner, dumps(to), dumps(cc), subject, body, time.time()),
+            (mid, thread_id, self.account, self.owner, dumps(to), dumps(cc), subject, body, demo_time()),
         )
         return mid
 
@@ -603,7 +628,7 @@ class Mailbox:
             thread, _ = self._thread(row["thread_id"])
             labels = [x for x in loads(thread["labels"]) if x != "DRAFT"] + ["SENT"]
             self._set_labels(row["thread_id"], labels)
-            self.conn.execute("UPDATE gmail_messages SET date = ? WHERE id = ?", (time.time(), row["message_id"]))
+            self.conn.execute("UPDATE gmail_messages SET date = ? WHERE id = ?", (demo_time(), row["message_id"]))
             self.conn.execute("DELETE FROM gmail_drafts WHERE id = ?", (draft_id,))
             self.conn.execute("COMMIT")
         except BaseException:

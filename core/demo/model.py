@@ -1,24 +1,24 @@
 """The demo model (provider ``demo``): an offline, deterministic model that behaves like a small agent.
 
 It sees exactly what a real model would see (the system prompt with any deferred tool index,
-the tools array, the history) and nothing else. For the owner's latest message it:
+the tools array, the history) and nothing else, and for the owner's latest message it works as
+a model does:
 
-1. tries the everyday requests it knows by their shape (:mod:`core.demo.intents`: the
-   calendar, the inbox, an email, newsletters, tasks, contacts, memory, notes, calls), which
-   name the tool they need, read its arguments from the request and take the steps a careful
-   agent takes (``time.now`` before "tomorrow", ``people.search`` before writing to a name,
-   a list before picking from it); a reply to a question it asked counts with the request it
-   answers;
-2. otherwise scores every tool the request offers: definitions directly, index entries
-   (reached through ``tool.call``), tools declared with ``defer_loading`` (reached through a
-   native search it performs the way a provider's server would), and ``tool.search`` when
-   the active-tools strategy offers it; when the best tool needs an id the message does not
-   give (``schedule_id``), it first calls a list or search tool from the same family and
-   picks the matching item; it fills the arguments it can read from the message (times,
-   dates, weekdays, phone numbers, email addresses, enum values, topics), and when a call
-   comes back ``tool.arguments_invalid`` with the tool's schema it fills again from the schema;
-3. sums up the result (:mod:`core.demo.answers`): a list as a list, anything else in a
-   sentence and a few fields.
+1. it reads the request (:mod:`core.demo.reading`): what it names in the demo's data (people,
+   threads, schedules, events, tasks, notes, files: :mod:`core.demo.world`), the dates, times,
+   places, addresses and the text it gives to be written;
+2. it chooses a tool (:mod:`core.demo.choose`) among those the request offers (definitions,
+   the deferred index reached through ``tool.call``, tools declared with ``defer_loading``
+   reached through a native search it performs the way a provider's server would, and, under
+   active-tools, those a ``tool.search`` finds: it searches first when none of the tools in
+   hand does what the request says), by the chat's own tool search and the fit of each tool's
+   parameters with what the request names; a reply to a question it asked counts with the
+   request it answers;
+3. it takes the steps that tool needs (:mod:`core.demo.skills`): ``time.now`` before
+   "tomorrow", a list before an id, a contact's record before their address, the thread before
+   a reply; a write whose target the request and the data do not identify beyond doubt asks
+   which one; an argument it cannot fill from the request and the data, it asks for;
+4. it sums up the result (:mod:`core.demo.answers`) and says plainly what it cannot do.
 
 Either way a tool is reached the way the request offers it, so the same request shows each
 strategy's route. Same request, same response: no randomness, no clock (today is what
@@ -35,25 +35,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.demo import intents
+from core.deferral.search import query_words
+from core.demo import skills
 from core.demo.answers import failure, summarize
-from core.demo.text import (
-    ACTIONS,
-    DAY_WORDS,
-    EMAIL,
-    ISO_DATE,
-    PHONE,
-    STOP,
-    WEEKDAYS,
-    find_items,
-    keywords,
-    owner_words,
-    parse_json,
-    phone,
-    times,
-    topic,
-    words,
-)
+from core.demo.skills.generic import REAL_MODEL
+from core.demo.text import parse_json
 from core.providers.base import (
     ModelRequest,
     ProviderBase,
@@ -156,131 +142,23 @@ def offered_tools(request: ModelRequest) -> list[Offered]:
     return tools
 
 
-def _features(text: str) -> dict[str, bool]:
-    return {"time": bool(times(text)), "phone": bool(PHONE.search(text)), "email": bool(EMAIL.search(text))}
-
-
-def score(tool: Offered, message_words: list[str], feats: dict[str, bool]) -> float:
-    name_words = set(words(tool.name.replace("mcp.", "")))
-    desc_words = set(words(tool.description))
-    param_words = {w for p, _ in tool.params for w in words(p)}
-    s = 0.0
-    for w in set(message_words):
-        if w in name_words:
-            s += 3.0
-        elif w in desc_words:
-            s += 1.0
-        if w in param_words:
-            s += 0.5
-    pnames = " ".join(p for p, _ in tool.params).lower()
-    if feats["time"] and re.search(r"\btime\b|start", pnames):
-        s += 2.0
-    if feats["phone"] and "phone" in pnames:
-        s += 3.0
-    if feats["email"] and re.search(r"\bto\b|email", pnames):
-        s += 2.0
-    if tool.name.startswith("tool."):
-        s -= 100  # control tools are means, not ends
-    return s
-
-
-def fill(
-    params: list[tuple[str, bool]], schema: dict[str, Any] | None, text: str, known: dict[str, Any]
-) -> dict[str, Any]:
-    """Arguments the owner's words (and what earlier steps found) can give."""
-    props = (schema or {}).get("properties") or {}
-    args: dict[str, Any] = {}
-    said_times = times(text)
-    emails = EMAIL.findall(text)
-    lower = text.lower()
-    for pname, required in params:
-        p = props.get(pname) or {}
-        kind = p.get("type", "string")
-        key = pname.lower()
-        value: Any = None
-        if key in known:
-            value = known[key]
-        elif key.endswith("_id") or key == "id":
-            value = known.get("_id")
-        elif "phone" in key or (key == "to" and phone(text) and not emails):
-            value = phone(text)
-        elif key == "cc":
-            value = None  # never a copy of the recipients: the mail intent reads an explicit cc
-        elif key in ("to", "email", "recipients", "attendees") and emails:
-            value = emails if kind == "array" or (key in ("to", "attendees") and not schema) else emails[0]
-        elif key == "time" and said_times:
-            value = said_times[-1]
-        elif key in ("start", "due", "until", "date") and (date := ISO_DATE.search(text)):
-            value = date.group(1)
-        elif key == "days":
-            if "weekday" in lower:
-                value = WEEKDAYS[:5]
-            else:
-                days = [d for word, d in DAY_WORDS.items() if word in lower]
-                value = days or None
-        elif "enum" in p:
-            value = next(
-                (v for v in p["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v)}\b", lower)), None
-            )
-        elif key in ("task", "subject", "topic", "reason"):
-            value = topic(text)
-        elif key in ("query", "pattern"):
-            value = keywords(text)
-        elif key in ("title", "name"):
-            quoted = re.search(
-                r"[\"\u201c']([^\"\u201d']{2,80})[\"\u201d']"
-                r"|\b(?:called|titled|named)\s+(.+?)(?:[.,!?]|$)",
-                text,
-                re.I,
-            )
-            value = (quoted.group(1) or quoted.group(2)).strip() if quoted else (keywords(text) if required else None)
-        elif key in ("body", "message", "fact", "content", "notes", "first_sentence"):
-            value = text.strip() if required or key in ("body", "message", "fact", "content") else None
-        elif kind in ("integer", "number") or key in ("limit", "max_results"):
-            value = None
-        if value is None and required and not (key.endswith("_id") or key == "id"):
-            value = keywords(text) if kind == "string" else ([] if kind == "array" else None)
-        if value is not None:
-            args[pname] = value
-    return args
-
-
-def pick_item_id(result_text: str, message: str) -> str | None:
-    items = find_items(parse_json(result_text))
-    if not items:
-        return None
-    mwords = set(owner_words(message)) | set(words(message))
-    said_times = set(times(message))
-
-    def item_score(item: dict[str, Any]) -> float:
-        s = 0.0
-        for v in item.values():
-            if isinstance(v, str):
-                s += len(mwords & set(words(v)))
-                if v in said_times:
-                    s += 2
-        return s
-
-    best = max(items, key=item_score)  # the first among equals
-    for k, v in best.items():
-        if (k == "id" or k.endswith("_id")) and isinstance(v, (str, int)):
-            return str(v)
-    return None
-
-
 def _call_id(request: ModelRequest, salt: str) -> str:
     first = _block_text(request.messages[0].get("content")) if request.messages else ""
     h = hashlib.sha256(f"{len(request.messages)}|{salt}|{first}".encode()).hexdigest()[:12]
     return f"toolu_demo_{len(request.messages):03d}_{h}"
 
 
+_ANSWERED = 0.25  # a message whose best tool has less tool-search evidence than this names no action of its own
+_CLEAR_LEAD = 0.75  # a write this far ahead of another of its family is what the request asks
+_CONFIDENT_IN_HAND = 0.6  # under active-tools: a tool in hand this well matched needs no search first
+
+
 class DemoProvider(ProviderBase):
     name = "demo"
 
-    def __init__(self, model: str = "demo-1", *, delay: float = 0.0, min_score: float = 3.0):
+    def __init__(self, model: str = "demo-1", *, delay: float = 0.0):
         self.model = model
         self.delay = delay
-        self.min_score = min_score
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         blocks = self.respond(request)
@@ -311,119 +189,159 @@ class DemoProvider(ProviderBase):
 
     # -- the policy of a small, honest agent -------------------------------------------------------
     def respond(self, request: ModelRequest) -> list[dict[str, Any]]:
+        from core.demo.choose import rank
+        from core.demo.reading import read
+        from core.demo.world import load_world
+
         turn = read_turn(request.messages)
-        text = turn.text
         tools = offered_tools(request)
-        by_name = {t.name: t for t in tools}
-        mwords = owner_words(text)
-        feats = _features(text)
-        for t in tools:
-            t.score = score(t, mwords, feats)
-        ranked = sorted((t for t in tools if t.score >= self.min_score), key=lambda t: (-t.score, t.name))
-        # A message that names something to do on its own is a new request, not an answer.
-        known_request = self._by_intent(request, turn, tools, answers_question=not ranked)
-        if known_request is not None:
-            return known_request
-
-        last = turn.calls[-1] if turn.calls else None
-        last_result = turn.results.get(last["id"]) if last else None
-        last_name = self._called_name(last) if last else None
-
-        # After the target tool answered: sum up.
-        target = self._target(ranked)
-        if last is not None and last_result is not None and target is not None and last_name == target.name:
-            body = _result_text(last_result)
-            if (
-                last_result.get("is_error")
-                and "tool.arguments_invalid" in body
-                and len(turn.calls) < 4
-                and sum(1 for c in turn.calls if self._called_name(c) == target.name) == 1
-            ):
-                schema = parse_json(body.split("Its input schema:", 1)[-1])
-                if isinstance(schema, dict):
-                    args = fill(
-                        [(p, p in (schema.get("required") or [])) for p in schema.get("properties", {})],
-                        schema,
-                        text,
-                        self._known(turn),
-                    )
-                    return self._call(request, target, args, "The tool told me its schema; trying again with it.")
-            return [{"type": "text", "text": summarize(target.name, body, bool(last_result.get("is_error")))}]
-        if last is not None and last_result is not None and target is None:
-            return [
-                {
-                    "type": "text",
-                    "text": summarize(
-                        last_name or "the tool", _result_text(last_result), bool(last_result.get("is_error"))
-                    ),
-                }
-            ]
-
-        searched = any(self._called_name(c) == "tool.search" for c in turn.calls)
-        wanted = {w for w in mwords if w in ACTIONS}
-        if (
-            target is not None
-            and "tool.search" in by_name
-            and not searched
-            and not turn.calls
-            and wanted - set(words(target.name))
-        ):
-            target = None  # the best loaded tool cannot do what was asked: search the deferred ones first
-        if target is None:
-            if "tool.search" in by_name and not searched:
-                query = " ".join(dict.fromkeys(w for w in mwords if w not in STOP))[:80] or text[:80]
-                return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
-            return [
-                {
-                    "type": "text",
-                    "text": (
-                        "I'm deferchat's offline demo model, so I can only act through the tools this chat offers, "
-                        "and none of them fits that. Try asking me to move a schedule, start a call, or search "
-                        "your mail "
-                        f"(this chat offers {len(tools)} tools)."
-                    ),
-                }
-            ]
-
-        # The target needs an id the owner did not give: look it up first with a read from its family.
-        known = self._known(turn)
-        args = fill(target.params, target.schema, text, known)
-        missing_id = [p for p, req in target.params if req and (p.endswith("_id") or p == "id") and p not in args]
-        if missing_id and "_looked_up" not in known:
-            lister = self._lister(target, tools)
-            if lister is not None:
-                # Only what the lister requires: an optional filter could hide the item we need.
-                largs = fill([(p, r) for p, r in lister.params if r], lister.schema, text, {})
-                return self._call(
-                    request,
-                    lister,
-                    largs,
-                    f"First I'll look up the {missing_id[0].replace('_id', '')} with `{lister.name}`.",
-                )
-        return self._call(request, target, args, self._preface(target))
-
-    # -- the everyday requests (core.demo.intents) --------------------------------------------------
-    def _by_intent(
-        self, request: ModelRequest, turn: Step, tools: list[Offered], *, answers_question: bool
-    ) -> list[dict[str, Any]] | None:
-        """The next step of the first intent that serves the request, or None (the generic policy).
-        With ``answers_question``, a message no intent matches is read as the answer to the
-        question the last reply asked, together with the request that led to it."""
+        world = load_world(seeded=True)
+        done = self._done(turn)
         text = turn.text
-        found = intents.matching(text)
-        if not found and turn.follow_up and answers_question:
-            text = f"{turn.follow_up} {text}"
-            found = intents.matching(text)
-        ctx = intents.Context(text=text, done=self._done(turn))
-        for intent in found:
-            action = intent.step(ctx)
-            if isinstance(action, intents.Say):
+        choice = rank(read(text, world), tools)
+        if turn.follow_up and self._answers(choice):
+            # An answer to the question the last reply asked, read with the request it answers
+            # (its own verb, when it has one, says what to do: "cancel it").
+            combined = f"{turn.follow_up} {text}"
+            answered = rank(read(combined, world, head=choice.reading.head or None), tools)
+            if answered.best is not None:
+                text, choice = combined, answered
+        ctx = skills.Context(text=text, done=done, world=world, offered=frozenset(t.name for t in tools))
+        reading = ctx.reading
+        if reading.compose:
+            return [{"type": "text", "text": skills.beyond(len(tools))}]
+        by_name = {t.name: t for t in tools}
+        asked_for = max((c.search for c in choice.ranked), default=0.0)  # the best a tool's words match
+        if reading.question and choice.unknown and not reading.links and asked_for < 0.3 and "web.search" in by_name:
+            # A question about what no tool of this chat knows (the weather): a model looks it up.
+            ctx.goal = "web.search"
+            action = skills.skill_for("web.search")(ctx)  # type: ignore[misc]
+            if isinstance(action, skills.Say):
                 return [{"type": "text", "text": action.text}]
-            if action is not None and (blocks := self._reach(request, ctx, action, tools)) is not None:
+            if isinstance(action, skills.Call) and (blocks := self._reach(request, ctx, action, tools)):
                 return blocks
+        searched = any(d.name == "tool.search" for d in done)
+        if "tool.search" in by_name and not searched and self._needs_search(choice, tools):
+            # None of the tools in hand clearly does it: look for one among the deferred tools first.
+            query = self._search_query(reading)
+            if query:
+                return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
+        candidates = [s.tool for s in choice.chosen()[:3]]
+        pinned = self._written(done, by_name)
+        if pinned is None and not done and (question := self._which_action(choice)):
+            return [{"type": "text", "text": question}]
+        if pinned is not None:
+            candidates = [pinned, *(t for t in candidates if t.name != pinned.name)]
+        for tool in candidates:
+            ctx.goal = tool.name
+            skill = skills.skill_for(tool.name)
+            action = skill(ctx) if skill is not None else skills.generic(ctx, tool, tools)
+            if action is None:
+                continue
+            if isinstance(action, skills.Say):
+                return [{"type": "text", "text": action.text}]
+            blocks = self._reach(request, ctx, action, tools)
+            if blocks is not None:
+                return blocks
+        last = next((d for d in reversed(done) if d.name != "tool.search"), None)
+        if last is not None:  # the tool called last (chosen by an earlier step) sums up its own result
+            ctx.goal = last.name
+            skill = skills.skill_for(last.name)
+            action = skill(ctx) if skill is not None else None
+            if isinstance(action, skills.Say):
+                return [{"type": "text", "text": action.text}]
+            return [{"type": "text", "text": summarize(last.name, last.text, not last.ok)}]
+        if reading.question and "web.search" in by_name and not reading.links:
+            # A question about the world the demo's data does not hold: what a model would look up.
+            ctx.goal = "web.search"
+            action = skills.skill_for("web.search")(ctx)  # type: ignore[misc]
+            if isinstance(action, skills.Call) and (blocks := self._reach(request, ctx, action, tools)):
+                return blocks
+        return [{"type": "text", "text": self._cannot(choice, len(tools))}]
+
+    @staticmethod
+    def _answers(choice: Any) -> bool:
+        """Whether a message reads as the answer to a question rather than a request of its own:
+        not a question itself, and it names no action ("the cookbook one"), or no tool it could
+        be is well matched, or the best one lacks what the message leaves to the earlier request
+        ("tell her dinner is at 7": who "her" is)."""
+        r, best = choice.reading, choice.best
+        if r.question:
+            return False
+        refers = bool(re.search(r"\b(?:him|her|them|it|that one|this one|there)\b", r.said))  # to the earlier request
+        if r.head and not refers:
+            return False  # a command of its own ("save the list as packing.md"), never an answer
+        return best is None or not r.head or best.search < _ANSWERED or any("cannot fill" in w for w in best.why)
+
+    @staticmethod
+    def _needs_search(choice: Any, tools: list[Offered]) -> bool:
+        """Whether the tools in hand leave what the request asks undone: none matches its words
+        well, or it says what to do ("pause the standup") and no tool in hand does that."""
+        from core.demo.choose import head_words, profile
+
+        best, r = choice.best, choice.reading
+        heads = head_words(r.head) if not r.question else frozenset()
+        if heads and best is not None and profile(best.tool).writes and heads & profile(best.tool).verbs:
+            return False  # the best tool in hand does what the request says ("move" and schedule.update)
+        if best is None or best.search < _CONFIDENT_IN_HAND:
+            return True
+        return bool(heads) and not any(heads & profile(t).verbs for t in tools if not t.name.startswith("tool."))
+
+    @staticmethod
+    def _search_query(reading: Any) -> str:
+        """What to ask ``tool.search`` for: the request's words for what to do, with the kinds of
+        the things it names ("pause the standup": "pause schedule")."""
+        words = {"thread": "email", "sender": "email", "label": "email", "person": "contact", "business": "contact"}
+        words["fact"] = "memory"
+        kinds = [words.get(x.entity.kind, x.entity.kind) for x in reading.links[:2] if x.sure]
+        return " ".join(dict.fromkeys([*reading.query.split(), *kinds]))[:120]
+
+    @staticmethod
+    def _which_action(choice: Any) -> str:
+        """The question to ask when two writes of one family fit the request almost as well as
+        each other ("stop the standup for good": pause it, or cancel it?): a wrong write is the
+        one failure the demo may not make, so it asks rather than picks."""
+        from core.demo.choose import profile, slot_of
+
+        top = choice.chosen()[:2]
+        if len(top) < 2 or top[0].score - top[1].score >= _CLEAR_LEAD:
+            return ""
+        first, second = (profile(s.tool) for s in top)
+        family = first.name.rsplit(".", 1)[0] == second.name.rsplit(".", 1)[0]
+        targets = [{p for p, req in s.tool.params if req and slot_of(p).startswith("id:")} for s in top]
+        if not (first.writes and second.writes and family and targets[0] and targets[0] == targets[1]):
+            return ""  # two ways to act on one thing (pause or cancel a schedule), not two things to make
+        thing = next((x.entity.label for x in choice.reading.links if x.sure), "it")
+        verbs = [s.tool.description.split()[0].lower() if s.tool.description else s.tool.name for s in top]
+        return f"Should I {verbs[0]} \u201c{thing}\u201d or {verbs[1]} it? Say which, and I'll do it."
+
+    @staticmethod
+    def _written(done: list[skills.Done], by_name: dict[str, Offered]) -> Offered | None:
+        """The tool a write in this turn already went to: the turn stays on it (what it wrote
+        may have changed what the request names, a cancelled schedule no longer listed)."""
+        from core.demo.choose import profile
+
+        for d in reversed(done):
+            tool = by_name.get(d.name)
+            if tool is not None and d.ok and profile(tool).writes:
+                return tool
         return None
 
-    def _done(self, turn: Step) -> list[intents.Done]:
+    @staticmethod
+    def _cannot(choice: Any, offered: int) -> str:
+        """What the demo says when no tool of this chat fits the request well enough."""
+        r = choice.reading
+        near = choice.ranked[0] if choice.ranked else None
+        if near is not None and r.links and near.score > 0:
+            thing = r.links[0].entity.label
+            return (
+                f"I found “{thing}” in your data, but I can't tell what you want done with it. "
+                f"Say it with a verb (for example “show”, “open”, “pause”, "
+                f"“reply to”), or ask {REAL_MODEL}."
+            )
+        return skills.beyond(offered)
+
+    def _done(self, turn: Step) -> list[skills.Done]:
         done = []
         for call in turn.calls:
             result = turn.results.get(call["id"])
@@ -433,7 +351,7 @@ class DemoProvider(ProviderBase):
             args = given.get("arguments") if call.get("name") == "tool.call" else given
             text = _result_text(result)
             done.append(
-                intents.Done(
+                skills.Done(
                     self._called_name(call) or "",
                     args if isinstance(args, dict) else {},
                     not result.get("is_error"),
@@ -444,7 +362,7 @@ class DemoProvider(ProviderBase):
         return done
 
     def _reach(
-        self, request: ModelRequest, ctx: intents.Context, action: intents.Call, tools: list[Offered]
+        self, request: ModelRequest, ctx: skills.Context, action: skills.Call, tools: list[Offered]
     ) -> list[dict[str, Any]] | None:
         """The blocks that make ``action``'s call by the route the request offers, a
         ``tool.search`` for it first, or None when this chat cannot reach it."""
@@ -453,7 +371,7 @@ class DemoProvider(ProviderBase):
             return [{"type": "text", "text": failure(last.name, last.text)}]
         target = self._resolve(action, tools)
         if target is None:
-            query = action.search or " ".join(words(action.tool))
+            query = action.search or " ".join(re.split(r"[._]", action.tool.rsplit(".", 1)[-1]))
             asked = {str(d.args.get("query")) for d in ctx.done if d.name == "tool.search"}
             if any(t.name == "tool.search" for t in tools) and query not in asked:
                 return self._use(request, "tool.search", {"query": query}, "Let me look for a tool that can do that.")
@@ -466,7 +384,7 @@ class DemoProvider(ProviderBase):
         return self._call(request, target, action.args, preface)
 
     @staticmethod
-    def _resolve(action: intents.Call, tools: list[Offered]) -> Offered | None:
+    def _resolve(action: skills.Call, tools: list[Offered]) -> Offered | None:
         found = [t for t in tools if t.name == action.tool or t.name.endswith("." + action.tool)]
         preferred = [t for t in found if action.prefer and action.prefer in t.name]
         return min(preferred or found, key=lambda t: t.name, default=None)
@@ -479,36 +397,6 @@ class DemoProvider(ProviderBase):
         if block.get("name") == "tool.call" and isinstance(block.get("input"), dict):
             return block["input"].get("name")
         return block.get("name")
-
-    def _target(self, ranked: list[Offered]) -> Offered | None:
-        return ranked[0] if ranked else None
-
-    def _known(self, turn: Step) -> dict[str, Any]:
-        known: dict[str, Any] = {}
-        for call in turn.calls:
-            result = turn.results.get(call["id"])
-            name = self._called_name(call) or ""
-            if result is None or result.get("is_error") or name.startswith("tool."):
-                continue
-            if re.search(r"\.(list|search)", name):
-                known["_looked_up"] = True
-                item = pick_item_id(_result_text(result), turn.text)
-                if item:
-                    known["_id"] = item
-        return known
-
-    @staticmethod
-    def _lister(target: Offered, tools: list[Offered]) -> Offered | None:
-        family = target.name.rsplit(".", 1)[0]
-        candidates = [
-            t
-            for t in tools
-            if t.name.rsplit(".", 1)[0] == family
-            and t.name != target.name
-            and re.search(r"\.(list|search)", t.name)
-            and t.route == "direct"
-        ]
-        return sorted(candidates, key=lambda t: (".list" not in t.name, t.name))[0] if candidates else None
 
     @staticmethod
     def _preface(target: Offered) -> str:
@@ -523,7 +411,7 @@ class DemoProvider(ProviderBase):
             return self._use(request, "tool.call", {"name": tool.name, "arguments": args}, preface)
         if tool.route == "native":
             sid = "srvtoolu_demo_" + _call_id(request, "search")[-12:]
-            query = keywords(tool.description or tool.name, 4)
+            query = " ".join(query_words(tool.description or tool.name)[:4]) or tool.name
             return [
                 {"type": "text", "text": preface},
                 {"type": "server_tool_use", "id": sid, "name": "tool_search_tool_bm25", "input": {"query": query}},

@@ -40,12 +40,12 @@ def implementations(server: str, conn: Any, *, call_seconds: float) -> dict[str,
     from core.demo.db import seed_once
 
     if server in ("bland_read", "bland_call"):
-        seed_once(conn, "bland", bland.seed)
+        seed_once(conn, "bland", bland.seed, reset=bland.reset)
         return bland.tool_functions(bland.Calls(conn, call_seconds), server)
     if server.startswith("gmail_"):
         account = server.removeprefix("gmail_")
         box = gmail.Mailbox(conn, account)
-        seed_once(conn, f"gmail:{account}", gmail.seed(account))
+        seed_once(conn, f"gmail:{account}", gmail.seed(account), reset=gmail.reset(account))
         return gmail.tool_functions(box)
     raise KeyError(f"no demo server {server!r}")
 

@@ -93,11 +93,15 @@ async def run(strategy: str, home: Path) -> dict:
 
 
 async def main() -> None:
-    with tempfile.TemporaryDirectory() as d:
-        import os
+    import os
 
-        os.environ["DEFERCHAT_HOME"] = d
-        out = {s: await run(s, Path(d)) for s in ("wrapper", "anthropic", "openai", "active-tools")}
+    out = {}
+    with tempfile.TemporaryDirectory() as d:
+        for strategy in ("wrapper", "anthropic", "openai", "active-tools"):
+            home = Path(d) / strategy  # each its own demo data: a schedule the first paused is not paused for the next
+            home.mkdir()
+            os.environ["DEFERCHAT_HOME"] = str(home)
+            out[strategy] = await run(strategy, home)
     print(json.dumps(out, indent=2))
 
 

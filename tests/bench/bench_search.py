@@ -1,4 +1,4 @@
-"""Tool-search benchmark on the bundled BFCL development half. Prints one JSON object.
+"""Tool-search benchmark on the bundled BFCL development half and the everyday set. Prints one JSON object.
 
     python tests/bench/bench_search.py [--k 10] [--builds 3]
 
@@ -8,7 +8,9 @@ for the ``live_*`` queries and for the synthetic rest; ms per query (mean, p50, 
 in-process, one index built once, ``search(query, k)``); index build time. For context it
 also prints the same metrics with the re-rank switched off (FTS5 BM25 alone, same
 tokenization) and the default method on two halves of the queries split by a hash of their
-relevant tools, to show how much the figure moves between query sets.
+relevant tools, to show how much the figure moves between query sets. ``everyday``: the same
+metrics for ``queries_everyday.jsonl`` (what people type to an assistant: "send email", "reply to
+a mail", "list my files") over every tool of the production roster.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from core.deferral.search import DEFAULT_TUNING, ToolSearchIndex  # noqa: E402
-from core.deferral.search_eval import evaluate, load_queries, load_tools  # noqa: E402
+from core.deferral.search_eval import evaluate, load_queries, load_tools, roster_tools  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "toolsearch"
 
@@ -81,6 +83,9 @@ def main() -> None:
         for subset in [[q for q in queries if _fold(q.relevant) == f]]
     }
 
+    everyday_index = ToolSearchIndex(roster_tools("production"))
+    everyday = evaluate(everyday_index, load_queries(DATA / "queries_everyday.jsonl"), ks=(1, 3, 5))["overall"]
+
     print(
         json.dumps(
             {
@@ -105,6 +110,7 @@ def main() -> None:
                 "tuning": DEFAULT_TUNING.__dict__,
                 "bm25_only": _short(evaluate(bm25_only, queries, ks=(1, 5, 10))),
                 "folds": folds,
+                "everyday": {"tools": len(everyday_index), **everyday},
             },
             indent=2,
         )

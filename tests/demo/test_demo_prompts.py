@@ -1,105 +1,33 @@
-"""The requests someone types in the first minute of the demo, through the real engine with
-the demo model, the production roster and the four demo MCP servers (one chat, one turn per
-prompt, approvals allowed once).
+"""The requests someone types in the first minute of the demo (tests/demo/harness.py runs them:
+one chat through the real engine with the demo model, the production roster and the four demo
+MCP servers, one turn per prompt, approvals allowed once).
 
 Each prompt is checked for the tool the demo reaches, the arguments it reaches it with, and
-the gist of the answer. Dates are checked against the date ``time.now`` gave in that turn, and
-ids against the rows the demo listed first, never against copies of the model's own rules.
+the gist of the answer.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from core.chat.session import ChatSession
-from core.engine import ChatOptions, Engine
-from core.pipeline.approvals import Decision, FixedApprover
-from core.store import Store
-from tests.helpers import DEVELOPER_ENV
-
-in_one_chat = pytest.mark.asyncio(loop_scope="module")
-
-
-@dataclass
-class Seen:
-    """One turn as the test sees it: its events and the answer's text."""
-
-    events: list[Any]
-    text: str
-
-    def requested(self, name: str) -> list[Any]:
-        return [e for e in self.events if e.type == "tool.requested" and e.name == name]
-
-    def result_of(self, name: str) -> Any:
-        done = [e for e in self.events if e.type == "tool.completed" and e.name == name]
-        assert done, f"{name} did not complete; calls: {[e.name for e in self.events if e.type == 'tool.requested']}"
-        result = done[-1].result
-        return json.loads(result) if isinstance(result, str) else result
-
-    def today(self) -> dt.date:
-        clock = [e for e in self.events if e.type == "tool.completed" and e.name == "time.now"]
-        if clock:
-            return dt.date.fromisoformat(self.result_of("time.now")["date"])
-        return dt.datetime.now(dt.UTC).date()
-
-
-Expect = Callable[[Seen], Any]  # an expected argument worked out from what the turn saw
-
-
-def day(offset: int) -> Expect:
-    return lambda seen: (seen.today() + dt.timedelta(days=offset)).isoformat()
-
-
-def weekday(number: int, at: str = "") -> Expect:
-    """The next such weekday (today counts), as a date, with ``at`` as its time of day."""
-
-    def value(seen: Seen) -> str:
-        today = seen.today()
-        date = (today + dt.timedelta(days=(number - today.weekday()) % 7)).isoformat()
-        return f"{date}T{at}" if at else date
-
-    return value
-
-
-def end_of_week(seen: Seen) -> str:
-    today = seen.today()
-    return (today + dt.timedelta(days=6 - today.weekday())).isoformat()
-
-
-def row_id(tool: str, key: str, value: str) -> Expect:
-    """The id of the row ``tool`` listed in this turn whose ``key`` is ``value``."""
-
-    def find(seen: Seen) -> str:
-        data = seen.result_of(tool)
-        rows = next(v for v in data.values() if isinstance(v, list))
-        return next(r["id"] for r in rows if r[key] == value)
-
-    return find
-
-
-@dataclass
-class Case:
-    prompt: str
-    tool: str  # the tool the demo reaches in the end
-    args: dict[str, Any]  # what it is called with (values or Expect); checked as a subset ...
-    gist: list[str]  # ... and these words are in the answer (case-insensitive)
-    absent: tuple[str, ...] = ()  # argument names it must not have (a copied cc)
-    via: str | None = None  # "tool.call" for a deferred tool on the wrapper
-    before: list[str] = field(default_factory=list)  # earlier prompts in the same chat
-    also: tuple[str, ...] = ()  # other tools it must have called first
-    never: tuple[str, ...] = ()  # tools it must not call
-
-
-SEND = "mcp.gmail_personal.send_message"
-WORK_SEND = "mcp.gmail_work.send_message"
+from tests.demo.harness import (
+    DECLINE,
+    SEARCH_WORK,
+    SEND,
+    WORK_SEND,
+    Case,
+    check,
+    day,
+    day_at,
+    end_of_week,
+    in_one_chat,
+    row_id,
+    row_id_of_thread,
+    weekday,
+)
 
 CASES: list[Case] = [
     # -- the calendar
@@ -286,13 +214,13 @@ CASES: list[Case] = [
     ),
     # -- contacts, the time, memory, notes, calls, schedules
     Case("what time is it", "time.now", {}, ["It is"]),
-    Case("what's Priya's phone number?", "people.search", {"query": "priya"}, ["+12025550143"]),
-    Case("what's Lena's email address", "people.search", {"query": "lena"}, ["lena.fischer@mail.example"]),
+    Case("what's Priya's phone number?", "people.search", {"query": "Priya Raman"}, ["+12025550143"]),
+    Case("what's Lena's email address", "people.search", {"query": "Lena Fischer"}, ["lena.fischer@mail.example"]),
     Case(
         "remember that my gym locker is number 42",
         "memory.save",
         {"fact": "My gym locker is number 42."},
-        ["remember", "gym locker"],
+        ["Saved to memory", "gym locker"],
     ),
     Case("what's my coffee order", "memory.search", {"query": "coffee order"}, ["oat milk flat white"]),
     Case("search my notes for sourdough", "notes.search", {"query": "sourdough"}, ["Sourdough recipe"]),
@@ -318,70 +246,171 @@ CASES: list[Case] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The shared ``home`` fixture, for the whole module: one chat serves every case."""
-    home = tmp_path_factory.mktemp("home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DEFERCHAT_HOME", str(home))
-        mp.setenv("TZ", "UTC")
-        for var in DEVELOPER_ENV:
-            mp.delenv(var, raising=False)
-        yield home
+WORK_REPLY = WORK_SEND
+CASES += [
+    # -- the issue's examples
+    Case("what time is it in Tokyo?", "time.now", {"timezone": "Asia/Tokyo"}, ["It is 18:", "Tokyo"]),
+    Case(
+        "what files are in my Documents folder?",
+        "workspace.search",
+        {"glob": "Documents/*"},
+        ["Passport renewal checklist.md", "Q3 budget draft.csv"],
+        never=("calendar.list_events",),
+    ),
+    Case(
+        "find the email from Acme Supplies about the overdue invoice and reply that we paid it yesterday",
+        WORK_REPLY,
+        {
+            "to": ["billing@acme-supplies.example"],
+            "subject": "Re: Invoice INV-2291 is 10 days overdue",
+            "body": "Hello,\n\nWe paid it yesterday.\n\nBest regards",
+        },
+        ["Replied", "billing@acme-supplies.example", "work mail"],
+        via="tool.call",
+        also=(SEARCH_WORK, "mcp.gmail_work.get_thread"),
+        never=(SEND,),
+    ),
+    Case(
+        "what does the interview feedback email about Jordan Ellis say?",
+        "mcp.gmail_work.get_thread",
+        {},
+        ["Please submit your feedback for Jordan Ellis"],
+        also=(SEARCH_WORK,),
+    ),
+    Case(
+        "remember that I prefer aisle seats on flights",
+        "memory.search",
+        {},
+        ["already had that", "aisle seats"],
+        never=("memory.save",),
+    ),
+    Case(
+        "remind me to call mom at 6pm today",
+        "calendar.create_event",
+        {"title": "Call mom", "start": day_at(0, "18:00")},
+        ["Call mom", "18:00"],
+        never=("tasks.create",),
+    ),
+    Case(
+        "unsubscribe me from the newsletter from Metrics Bot",
+        "email.subscriptions",
+        {},
+        ["Metrics Bot isn't one of your newsletters"],
+        never=("email.unsubscribe",),
+    ),
+    # -- the time elsewhere, and places it does not know
+    Case("what's the time in London", "time.now", {"timezone": "Europe/London"}, ["It is 09:", "London"]),
+    Case("what time is it in New York right now?", "time.now", {"timezone": "America/New_York"}, ["It is 04:"]),
+    Case("what time is it in Europe/Berlin?", "time.now", {"timezone": "Europe/Berlin"}, ["It is 10:"]),
+    Case("what's today's date", "time.now", {}, ["2026-12-02", "Wednesday"]),
+    # -- files
+    Case("show me the files in my Downloads folder", "workspace.search", {"glob": "Downloads/*"}, ["ZX81QK"]),
+    Case(
+        "open the passport renewal checklist",
+        "workspace.read_file",
+        {"path": "Documents/Passport renewal checklist.md"},
+        ["Two photos"],
+    ),
+    Case(
+        "save a file called groceries.txt with eggs, milk and bread",
+        "workspace.write_file",
+        {"path": "groceries.txt", "content": "eggs, milk and bread\n"},
+        ["Saved", "groceries.txt"],
+        never=("memory.save", "notes.create"),
+    ),
+    Case("read groceries.txt", "workspace.read_file", {"path": "groceries.txt"}, ["eggs, milk and bread"]),
+    # -- contacts: the detail asked for
+    Case("where does Sam work?", "people.search", {"query": "Sam Okafor"}, ["Northwind Labs"]),
+    Case("who is Tom Becker?", "people.get", {}, ["Landlord", "Harbor Property"]),
+    Case("what's my mom's phone number", "people.search", {}, ["Maria Rivera", "+12025550177"]),
+    Case("when is Lena's birthday?", "people.get", {}, ["1992-11-02"]),
+    Case("how do I reach my landlord by email", "people.search", {}, ["tom.becker@harborproperty.example"]),
+    # -- the calendar: one event's facts
+    Case("how long is the quarterly planning meeting?", "calendar.list_events", {}, ["2 hours"]),
+    Case("where is the dentist check-up?", "calendar.list_events", {}, ["Smile Dental, 12 Elm Street"]),
+    Case("when is dinner with Lena?", "calendar.list_events", {}, ["Tuesday 2026-12-08", "19:00"]),
+    Case("what do I have tomorrow?", "calendar.list_events", {"start": day(1)}, ["Lunch with Marco"]),
+    Case(
+        "book a dentist appointment for Friday at 3pm",
+        "calendar.create_event",
+        {"start": weekday(4, "15:00")},
+        ["Added", "15:00"],
+    ),
+    # -- schedules: one named schedule, or a question
+    Case("when is my 1:1 with Priya?", "schedule.list", {}, ["14:00", "thu"]),
+    Case("pause the gym session schedule", "schedule.list", {}, ["already paused"], never=("schedule.pause",)),
+    Case(
+        "cancel my schedule", "schedule.list", {}, ["Which one do you mean", "Team standup"], never=("schedule.cancel",)
+    ),
+    Case(
+        "resume gym session",
+        "schedule.resume",
+        {"schedule_id": row_id("schedule.list", "title", "Gym session")},
+        ["Resumed", "Gym session"],
+        via="tool.call",
+    ),
+    Case(
+        "cancel the plant watering schedule",
+        "schedule.cancel",
+        {"schedule_id": row_id("schedule.list", "title", "Water the plants")},
+        ["Cancelled", "Water the plants"],
+        via="tool.call",
+    ),
+    # -- tasks
+    Case("what's overdue?", "tasks.list", {}, ["Nothing is overdue"]),  # the library books are done by now
+    Case("add buy stamps to my to-do list", "tasks.create", {"title": "Buy stamps"}, ["Buy stamps"]),
+    # -- mail: threads the words name, bills, forwarding
+    Case("any emails from Smile Dental?", "mcp.gmail_personal.search_threads", {}, ["dental check-up"]),
+    Case(
+        "what bills do I have to pay?",
+        "mcp.gmail_personal.search_threads",
+        {"query": "bill"},
+        ["Electricity bill for November", "Invoice INV-2291"],
+        also=(SEARCH_WORK,),
+    ),
+    Case(
+        "forward the flight confirmation to Lena",
+        WORK_REPLY,
+        {"to": ["lena.fischer@mail.example"], "subject": "Fwd: Your flight to Chicago is confirmed"},
+        ["Forwarded", "lena.fischer@mail.example"],
+        also=("mcp.gmail_work.get_thread", "people.search"),
+    ),
+    Case(
+        "reply to Dana saying the renewal terms are attached",
+        WORK_REPLY,
+        {"to": ["dana@globex.example"], "reply_to_thread_id": row_id_of_thread("Contract renewal: Globex")},
+        ["Replied", "dana@globex.example"],
+    ),
+    Case("reply to it", "", {}, ["Which email"], never=(WORK_REPLY, SEND)),
+    Case(
+        "unsubscribe me from Cookbook Corner",
+        "email.unsubscribe",
+        {"subscription_id": row_id("email.subscriptions", "list", "Cookbook Corner")},
+        ["unsubscribed", "Cookbook Corner"],
+    ),
+    # -- notes and calls
+    Case("what's in my sourdough recipe note?", "notes.search", {"query": "Sourdough recipe"}, ["Sourdough recipe"]),
+    Case("call the dentist", "", {}, ["What should the call"], never=("mcp.bland_call.start_call",)),
+    Case(
+        "call the dentist about moving my check-up",
+        "mcp.bland_call.start_call",
+        {"phone_number": "+12025550190"},
+        ["Call queued"],
+        before=[],
+    ),
+    # -- asks it must decline
+    Case("what's the weather in Paris?", "web.search", {}, ["searxng_url", DECLINE]),
+    Case("write me a poem about autumn", "", {}, [DECLINE], never=(SEND, WORK_SEND, "notes.create")),
+    Case("tell me a joke", "", {}, [DECLINE]),
+    Case("what time is it in San Francisco?", "", {}, ["America/Los_Angeles", DECLINE], never=("time.now",)),
+]
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def chat(demo_home: Path) -> Any:
-    events: list[Any] = []
-    engine = Engine(Store(demo_home / "deferchat.db"))
-    session = await engine.open_chat(
-        None,
-        ChatOptions(roster="production", provider="demo", start_demo_servers=True),
-        approver=FixedApprover(Decision.ALLOW_ONCE),
-        subscribers=[events.append],
-    )
-    assert {s.server: s.status for s in session.server_status.values()} == dict.fromkeys(
-        ("bland_call", "bland_read", "gmail_personal", "gmail_work"), "ready"
-    )
-    yield session, events
-    await session.close()
-
-
-async def ask(chat: tuple[ChatSession, list[Any]], prompt: str) -> Seen:
-    session, events = chat
-    events.clear()
-    result = await session.send(prompt)
-    assert result.status == "done", (prompt, result)
-    return Seen(list(events), result.text)
-
-
-def test_at_least_thirty_prompts() -> None:
-    assert len(CASES) >= 30 and len({c.prompt for c in CASES}) == len(CASES)
+def test_at_least_eighty_prompts() -> None:
+    assert len(CASES) >= 80 and len({c.prompt for c in CASES}) == len(CASES)
 
 
 @in_one_chat
 @pytest.mark.parametrize("case", CASES, ids=[c.prompt for c in CASES])
 async def test_prompt(chat: tuple[ChatSession, list[Any]], case: Case) -> None:
-    for earlier in case.before:
-        await ask(chat, earlier)
-    seen = await ask(chat, case.prompt)
-    calls = [e.name for e in seen.events if e.type == "tool.requested"]
-    reached = seen.requested(case.tool)
-    assert reached, f"{case.prompt!r} never reached {case.tool}; it called {calls}"
-    call = reached[-1]
-    for name in case.also:
-        assert name in calls[: calls.index(case.tool)], (case.prompt, calls)
-    for name in case.never:
-        assert name not in calls, (case.prompt, calls)
-    if case.via is not None:
-        assert call.via == case.via, (case.prompt, call.via)
-    args = call.arguments
-    for key, want in case.args.items():
-        expected = want(seen) if callable(want) else want
-        assert args.get(key) == expected, (case.prompt, key, args)
-    for key in case.absent:
-        assert key not in args, (case.prompt, key, args)
-    failed = [e for e in seen.events if e.type in ("tool.failed", "tool.denied")]
-    assert not failed, (case.prompt, [(e.name, e.code, e.message) for e in failed])
-    for words in case.gist:
-        assert words.lower() in seen.text.lower(), (case.prompt, words, seen.text)
+    await check(chat, case)

@@ -114,7 +114,7 @@ async def test_all_ready_and_listed_exactly_over_stdio(demo):
         ("seeded:gmail:personal",),
         ("seeded:gmail:work",),
     ]
-    assert _rows(db, "SELECT account, count(*) FROM gmail_threads GROUP BY account") == [("personal", 8), ("work", 10)]
+    assert _rows(db, "SELECT account, count(*) FROM gmail_threads GROUP BY account") == [("personal", 9), ("work", 9)]
 
 
 @pytestmark_wire
@@ -271,6 +271,6 @@ def test_search_syntax(tmp_path):
     assert subjects("older_than:5d in:anywhere") == ["Design review notes", "This week in SaaS pricing"]
     assert subjects("pricing") == [] and subjects("in:trash") == ["This week in SaaS pricing"]
     assert subjects("has:attachment") == []
-    assert len(subjects("")) == 9 and len(subjects("", 3)) == 3
+    assert len(subjects("")) == 8 and len(subjects("", 3)) == 3
     with pytest.raises(ValueError, match="newer_than:7d"):
         box.search_threads("newer_than:soon")

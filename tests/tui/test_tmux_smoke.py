@@ -64,9 +64,9 @@ class Tmux:
     def alive(self) -> bool:
         return self("has-session", "-t", "smoke", check=False).returncode == 0
 
-    def quit(self, timeout: float = 20.0) -> None:
+    def quit(self, timeout: float = 20.0) -> bool:
         """ctrl+q, and wait (up to ``timeout``) for the app to end; while a turn still runs the app
-        asks first, and this answers *Quit and stop* (y)."""
+        asks first, and this answers *Quit and stop* (y). Whether the app exited in time."""
         self("send-keys", "-t", "smoke", "C-q")
         deadline = time.monotonic() + timeout
         answered = False
@@ -75,6 +75,7 @@ class Tmux:
                 self("send-keys", "-t", "smoke", "y")
                 answered = True
             time.sleep(0.2)
+        return not self.alive()
 
 
 def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
