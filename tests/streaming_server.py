@@ -1335,6 +1335,7 @@ class StreamingServer:
         self.port = port
         self.timeout = timeout
         self.requests: list[dict[str, Any]] = []
+        self.raw_bodies: list[bytes] = []  # each request's body as it came, byte for byte (in-process only)
         self.timed_out = False
         self._log_path = log
         self._log: IO[str] | None = None
@@ -1531,6 +1532,11 @@ class StreamingServer:
         self._write_log({"kind": "request", **record})
         return record
 
+    def _keep_raw(self, request: _Request) -> None:
+        """The body as the client sent it, for tests that compare two clients' bytes."""
+        with self._lock:
+            self.raw_bodies.append(request.body)
+
     def _finish(self, record: dict[str, Any], outcome: str, **extra: Any) -> None:
         record.update(extra, finished=time.time())
         record["outcome"] = outcome  # last: wait_for(outcome=True) sees the rest already set
@@ -1568,6 +1574,7 @@ class StreamingServer:
         except ValueError:
             body = request.body.decode("utf-8", "replace")
         record = self._record(request, wire, body)
+        self._keep_raw(request)
         if request.method != "POST" or wire is None:
             await self._send_json(
                 writer,
