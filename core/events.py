@@ -172,6 +172,7 @@ class UsageEvent(_Event):
     model: str = ""
     cost_usd: float | None = None
     prefix: str = ""  # a digest of the request's cacheable prefix (tools and system), see the meter
+    purpose: Literal["turn", "summary"] = "turn"  # summary: a request that summarised the history
 
 
 class PrefixBreak(_Event):
@@ -247,6 +248,28 @@ class ProviderSwitched(_Event):
     reason: str = ""
 
 
+class HistoryCompacted(_Event):
+    """The chat's oldest turns were summarised into one summary that takes their place in
+    requests (the store keeps them): ``turns`` and ``messages`` it now covers, the history's
+    tokens before and after (cl100k, as the budget counts them), how it was made (``model``: the
+    chat's own model wrote it; ``extractive``: made from the turns themselves, the model having
+    failed (``error``) or the chat being offline; ``dropped``: the turns are left out, which the
+    summary says), ``reason`` (``auto``: the chat neared its model's window; ``owner``: asked for),
+    and ``message``, the line a person reads."""
+
+    type: Literal["history.compacted"] = "history.compacted"
+    summary_id: str = ""
+    turns: int
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    window: int = 0
+    method: Literal["model", "extractive", "dropped"] = "model"
+    reason: Literal["auto", "owner"] = "auto"
+    error: str = ""
+    message: str = ""
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     code: str
@@ -289,6 +312,7 @@ Event = Annotated[
     | ChatTitled
     | ProviderRetrying
     | ProviderSwitched
+    | HistoryCompacted
     | ErrorEvent
     | TurnCompleted,
     Field(discriminator="type"),

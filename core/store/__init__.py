@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from core.store.ids import new_id, now
     from core.store.migrations import SCHEMA, SCHEMA_VERSION
     from core.store.paths import data_dir, default_db_path
-    from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, TurnRow
+    from core.store.rows import ApprovalRow, ChatRow, InvocationRow, MessageRow, SummaryRow, TurnRow
     from core.store.store import Store
     from core.store.token_cache import TokenCache, open_token_cache
 
@@ -48,6 +48,7 @@ _WHERE = {
     "ChatRow": "core.store.rows",
     "InvocationRow": "core.store.rows",
     "MessageRow": "core.store.rows",
+    "SummaryRow": "core.store.rows",
     "TurnRow": "core.store.rows",
     "Store": "core.store.store",
     "TokenCache": "core.store.token_cache",
@@ -62,6 +63,7 @@ __all__ = [
     "InvocationRow",
     "MessageRow",
     "Store",
+    "SummaryRow",
     "TokenCache",
     "TurnRow",
     "data_dir",

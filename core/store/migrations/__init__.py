@@ -19,6 +19,7 @@ from core.store.migrations import (
     m0004_branches_input_history,
     m0005_turn_leases,
     m0006_chat_system_prompt,
+    m0009_history_summaries,
 )
 
 MODULES: tuple[ModuleType, ...] = (
@@ -28,6 +29,7 @@ MODULES: tuple[ModuleType, ...] = (
     m0004_branches_input_history,
     m0005_turn_leases,
     m0006_chat_system_prompt,
+    m0009_history_summaries,
 )
 
 SCHEMA = Migrations("deferchat")
