@@ -108,7 +108,7 @@ class McpManager:
         }
         self._secrets = [pair for s in self._servers.values() for pair in s.config.secrets]
         REDACTOR.add(self._secrets)
-        self._started = False
+        self._launched: set[str] = set()  # the servers start() was asked for
         self._closed = False
         self._sdk: asyncio.Future[dict[str, Any]] | None = None
 
@@ -139,24 +139,34 @@ class McpManager:
         except Exception:
             log.exception("MCP event subscriber failed on %s", event.type)
 
-    async def start(self) -> list[ServerReport]:
-        """Connect to every server in parallel; return when each is ready or has failed.
+    async def start(self, only: Iterable[str] | None = None) -> list[ServerReport]:
+        """Connect to every server in parallel (``only``: to those named, the others left
+        unstarted until a later call names them); return when each is ready or has failed.
 
         Each server is bounded by its own ``timeout``, so this returns within the largest one.
+        A server already started is not started again; one still starting is waited for.
         """
-        if self._started:
-            return self.servers()
-        self._started = True
-        # Import the SDK off the event loop (a Textual UI keeps drawing), and build the in-process
-        # servers there too; connections wait for it.
-        ahead = {s.name: s.local for s in self._servers.values() if s.local and not s.config.needs_approval}
-        self._sdk = asyncio.ensure_future(asyncio.to_thread(load_sdk, ahead))
-        for held in (s for s in self._servers.values() if s.config.needs_approval):
+        wanted = [s for s in self._servers.values() if only is None or s.name in set(only)]
+        todo = [s for s in wanted if s.name not in self._launched]
+        self._launched.update(s.name for s in todo)
+        if todo and self._sdk is None:
+            # Import the SDK off the event loop (a Textual UI keeps drawing), and build the
+            # in-process servers there too; connections wait for it.
+            ahead = {s.name: s.local for s in todo if s.local and not s.config.needs_approval}
+            self._sdk = asyncio.ensure_future(asyncio.to_thread(load_sdk, ahead))
+        for held in (s for s in todo if s.config.needs_approval):
             await held.hold_for_approval()
-        conns = [s.launch() for s in self._servers.values() if not s.config.needs_approval]
+        for s in todo:
+            if not s.config.needs_approval:
+                s.launch()
+        conns = [s.conn for s in wanted if s.conn is not None and not s.conn.ready.done()]
         if conns:
             await asyncio.gather(*(asyncio.shield(c.ready) for c in conns))
         return self.servers()
+
+    def started(self, server: str) -> bool:
+        """Whether ``server`` was started (or held for approval) in this session."""
+        return server in self._launched
 
     def tools(self) -> list[ToolSpec]:
         """Discovered tools of every ready server, sorted by name (byte-stable)."""
