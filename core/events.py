@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 
 class _Event(BaseModel):
@@ -246,6 +246,13 @@ class ProviderSwitched(_Event):
     strategy_reason: str = ""
     cause: Literal["owner", "fallback"] = "owner"
     reason: str = ""
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credential(cls, value: str | None) -> str | None:
+        from core.redaction import without_userinfo
+
+        return without_userinfo(value)  # stored and shown: the credential stays in memory
 
 
 class HistoryCompacted(_Event):

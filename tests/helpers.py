@@ -127,3 +127,38 @@ def slow_write_chat(folder: Path, *, agent: str, answer: str) -> tuple[Path, Pat
     call = {"type": "tool_use", "id": "toolu_w1", "name": "mcp.slow.slow_write", "input": {"line": "once"}}
     (folder / "script.json").write_text(json.dumps({"turns": [[call], [{"type": "text", "text": answer}]]}))
     return written, release
+
+
+class LoopTicks:
+    """Counts how often the event loop got to run a 20 ms heartbeat while the block ran: a loop
+    held by a blocking call (a regular expression that holds the GIL) counts none."""
+
+    EVERY = 0.02
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self.elapsed = 0.0
+
+    async def __aenter__(self) -> LoopTicks:
+        import asyncio
+        import time
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self.EVERY)
+                self.ticks += 1
+
+        self._task = asyncio.create_task(beat())
+        self._began = time.monotonic()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        import time
+
+        self.elapsed = time.monotonic() - self._began
+        self._task.cancel()
+
+    @property
+    def kept_running(self) -> bool:
+        """At least 40 % of the heartbeats the time would allow came (a busy machine loses some)."""
+        return self.ticks >= self.elapsed / self.EVERY * 0.4

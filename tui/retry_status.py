@@ -40,7 +40,8 @@ class Timer(Protocol):
 class StatusHost(Protocol):
     """What the countdown needs of the app: its status line and a repeating timer."""
 
-    status_text: str
+    @property
+    def status_text(self) -> str: ...
 
     def set_status(self, text: str) -> None: ...
 

@@ -14,6 +14,7 @@ from pydantic import Field, StringConstraints
 from core.builtins import ToolContext
 from core.builtins.shared import Args, format_id, now_stamp, tool
 from core.builtins.web import http_client, http_failure, net_policy
+from core.net.bounded import Limits
 from core.net.guard import GuardError, guarded_request
 from core.tools import ToolResult
 
@@ -75,6 +76,7 @@ async def notify_owner(args: NotifyOwnerArgs, ctx: ToolContext) -> ToolResult:
                     net_policy(ctx, str(topic)),
                     content=args.message.encode("utf-8"),
                     headers=headers,
+                    limits=Limits.from_settings(ctx.settings, max_bytes=64 * 1024),  # ntfy's answer is small
                 )
             ).response
         if resp.status_code >= 400:

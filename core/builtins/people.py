@@ -47,7 +47,7 @@ class PeopleUpdateArgs(Args):
     notes: str | None = Field(None, description="Free-form notes about the contact; replaces the existing notes.")
 
 
-_PHONE_CHARS = re.compile(r"^[+\d\s().-]+$")
+_PHONE_CHARS = re.compile(r"[+\d\s().-]+")  # fullmatch
 
 
 def _person_summary(row: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def _person_summary(row: dict[str, Any]) -> dict[str, Any]:
 )
 async def people_search(args: PeopleSearchArgs, ctx: ToolContext) -> ToolResult:
     digits = re.sub(r"\D", "", args.query)
-    if _PHONE_CHARS.match(args.query) and len(digits) >= 4:
+    if _PHONE_CHARS.fullmatch(args.query) and len(digits) >= 4:
         # A phone number: compare digits only, against the primary and the other numbers.
         where = "(coalesce(phone, '') || ' ' || coalesce(other_phones, '')) like ?"
         params: list[Any] = [like_pattern(digits)]

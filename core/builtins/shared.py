@@ -149,13 +149,13 @@ def when(ts: float | None, tz: ZoneInfo) -> str | None:
     return dt.datetime.fromtimestamp(ts, tz).isoformat(timespec="minutes")
 
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # fullmatch
 
 
 def parse_date(text: str, what: str) -> dt.date:
     text = text.strip()
     try:
-        if not _DATE.match(text):
+        if not _DATE.fullmatch(text):
             raise ValueError
         return dt.date.fromisoformat(text)
     except ValueError:
@@ -165,7 +165,7 @@ def parse_date(text: str, what: str) -> dt.date:
 def parse_moment(text: str, tz: ZoneInfo, what: str) -> tuple[dt.datetime, bool]:
     """An ISO 8601 date or date-time as an aware datetime in ``tz``, and whether it was a bare date."""
     text = text.strip()
-    if _DATE.match(text):
+    if _DATE.fullmatch(text):
         return dt.datetime.combine(parse_date(text, what), dt.time(0), tz), True
     try:
         moment = dt.datetime.fromisoformat(text)
@@ -284,7 +284,7 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"*' for w in dict.fromkeys(meaningful))
 
 
-_EMAIL = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
+_EMAIL = re.compile(r"[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+")  # fullmatch
 
 
 def check_email(value: str) -> str:
@@ -295,6 +295,6 @@ def check_email(value: str) -> str:
         address = canonical_email(value)
     except CanonicalError:
         address = ""
-    if not _EMAIL.match(address):
+    if not _EMAIL.fullmatch(address):
         raise ToolError(f"Bad email address {value.strip()!r}: expected something like name@example.com.")
     return address

@@ -4,7 +4,9 @@ client the built-ins share. httpx is imported when a tool runs, not with this mo
 Settings read from ``ctx.settings``:
 
 * ``http_transport``: an ``httpx`` async transport (tests pass ``httpx.MockTransport``).
-* ``http_timeout`` (seconds, default 20), ``fetch_max_bytes`` (default 2 000 000).
+* ``http_timeout`` (seconds, default 20): the whole request, connecting, every redirect and the
+  body; ``fetch_max_bytes`` (default 2 000 000): what is read of a body, counted both off the
+  wire and after decoding (:mod:`core.net.bounded`).
 * ``allow_private_hosts`` (names, addresses or networks) and ``allow_private_network`` (all of
   them): the private destinations web.fetch may reach on purpose; none by default. Every
   request goes through :mod:`core.net.guard`: each hop is checked (any notation of a private
@@ -32,7 +34,8 @@ from pydantic import Field
 
 from core.builtins import ToolContext
 from core.builtins.shared import Args, Text, ToolError, error_result, tool
-from core.net.guard import GuardError, NetPolicy, PrivateAddress, guarded_request, guarded_stream
+from core.net.bounded import Limits, TooSlow, bounded_fetch
+from core.net.guard import GuardError, NetPolicy, PrivateAddress
 from core.tools import ToolResult
 
 if TYPE_CHECKING:
@@ -170,7 +173,9 @@ async def read_page(
     content: bytes | None = None,
     headers: dict[str, str] | None = None,
 ) -> Page:
-    """Request ``url`` through :mod:`core.net.guard` and read the body (up to ``fetch_max_bytes``).
+    """Request ``url`` through :mod:`core.net.guard` and read the body, bounded by
+    :func:`core.net.bounded.bounded_fetch`: ``fetch_max_bytes`` off the wire and after decoding,
+    ``http_timeout`` for the whole request (connecting, every redirect, the body).
 
     ``what`` names the request in error messages ("Fetching https://..."). Raises
     :class:`PrivateAddress` for a refused destination (the caller answers with :func:`refusal`)
@@ -178,39 +183,30 @@ async def read_page(
     """
     import httpx
 
-    max_bytes = int(ctx.settings.get("fetch_max_bytes", 2_000_000))
-    timeout = float(ctx.settings.get("http_timeout", 20.0))
-    body = bytearray()
-    cut_bytes = False
+    limits = Limits.from_settings(ctx.settings)
     sent = {"Accept": ACCEPT_PAGES, **(headers or {})}
     try:
-        async with (
-            http_client(ctx) as client,
-            guarded_stream(client, method, url, net_policy(ctx), headers=sent, content=content) as fetched,
-        ):
-            resp = fetched.response
-            async for chunk in resp.aiter_bytes():
-                body += chunk
-                if len(body) > max_bytes:
-                    del body[max_bytes:]
-                    cut_bytes = True
-                    break
+        async with http_client(ctx) as client:
+            fetched = await bounded_fetch(client, method, url, net_policy(ctx), limits, headers=sent, content=content)
     except PrivateAddress:
         raise
+    except TooSlow as exc:
+        raise ToolError(f"{what} {exc}; the server sent its answer too slowly.") from None
     except GuardError as exc:
         raise ToolError(f"{what} failed: {exc}.") from None
     except httpx.HTTPError as exc:
-        raise http_failure(exc, what, timeout) from None
+        raise http_failure(exc, what, limits.seconds) from None
+    resp = fetched.response
     content_type = resp.headers.get("content-type", "").split(";")[0].strip().lower()
     return Page(
         url=fetched.url,
         status=resp.status_code,
         reason_phrase=resp.reason_phrase,
         content_type=content_type,
-        text=_decode(bytes(body), resp.charset_encoding, content_type),
-        size=len(body),
-        cut_bytes=cut_bytes,
-        max_bytes=max_bytes,
+        text=_decode(fetched.body.data, resp.charset_encoding, content_type),
+        size=len(fetched.body.data),
+        cut_bytes=fetched.body.cut,
+        max_bytes=limits.max_bytes,
     )
 
 
@@ -314,21 +310,20 @@ async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     if not base:
         return error_result(NO_SEARCH_BACKEND)
     endpoint = str(base).rstrip("/") + "/search"
-    timeout = float(ctx.settings.get("http_timeout", 20.0))
+    limits = Limits.from_settings(ctx.settings)
     try:
         url = httpx.URL(endpoint, params={"q": args.query, "format": "json"})
         async with http_client(ctx) as client:
-            resp = (
-                await guarded_request(
-                    client, "GET", url, net_policy(ctx, str(base)), headers={"Accept": "application/json"}
-                )
-            ).response
+            fetched = await bounded_fetch(
+                client, "GET", url, net_policy(ctx, str(base)), limits, headers={"Accept": "application/json"}
+            )
+        resp = fetched.response
     except PrivateAddress as exc:
         return refusal(exc, f"to search through SearXNG at {endpoint}")
     except GuardError as exc:
         raise ToolError(f"The SearXNG search at {endpoint} failed: {exc}.") from None
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise http_failure(exc, f"The SearXNG search at {endpoint}", timeout) from None
+        raise http_failure(exc, f"The SearXNG search at {endpoint}", limits.seconds) from None
     if resp.status_code == 403:
         raise ToolError(
             f"SearXNG at {endpoint} refused the JSON API (HTTP 403); list json under search.formats "
@@ -337,7 +332,7 @@ async def web_search(args: WebSearchArgs, ctx: ToolContext) -> ToolResult:
     if resp.status_code >= 400:
         raise ToolError(f"SearXNG at {endpoint} answered HTTP {resp.status_code} {resp.reason_phrase}.")
     try:
-        data = resp.json()
+        data = json.loads(fetched.body.data)
         raw_results = data.get("results") or []
     except (ValueError, AttributeError):
         raise ToolError(

@@ -46,6 +46,33 @@ SEARCH_MAX_FILE_BYTES = 2_000_000
 SEARCH_MAX_FILES = 10_000
 SEARCH_MAX_LINES = 200
 SEARCH_LINES_PER_FILE = 20
+SEARCH_PATTERN_SECONDS = 2.0  # the time one search may spend matching its pattern, all lines together
+
+
+class _OutOfTime(Exception):
+    """The search's pattern used up its time (one that backtracks)."""
+
+
+class _BoundedPattern:
+    """The model's pattern run with the ``regex`` package under one time budget for the whole
+    search, letting go of the GIL while it matches (Python's ``re`` can be neither interrupted
+    nor shared: a pattern that backtracks would hold the process)."""
+
+    def __init__(self, compiled: Any, seconds: float):
+        import time
+
+        self._compiled = compiled
+        self._clock = time.monotonic
+        self._deadline = time.monotonic() + seconds
+
+    def search(self, text: str) -> Any:
+        left = self._deadline - self._clock()
+        if left <= 0:
+            raise _OutOfTime
+        try:
+            return self._compiled.search(text, timeout=left, concurrent=True)
+        except TimeoutError:
+            raise _OutOfTime from None
 
 
 def _workspace_root(ctx: ToolContext) -> Path:
@@ -130,50 +157,57 @@ def _glob_matches(rel: str, pattern: str) -> bool:
 
 
 def _search(root: Path, pattern: str, glob: str | None) -> dict[str, Any]:
-    flags = 0 if any(c.isupper() for c in pattern) else re.IGNORECASE  # smart case, as in ripgrep
+    import regex as engine  # type: ignore[import-untyped]
+
+    flags = 0 if any(c.isupper() for c in pattern) else engine.IGNORECASE  # smart case, as in ripgrep
     try:
-        regex, mode = re.compile(pattern, flags), "regex"
-    except re.error:
-        regex, mode = re.compile(re.escape(pattern), flags), "text"
+        compiled, mode = engine.compile(pattern, flags), "regex"
+    except (engine.error, ValueError):
+        compiled, mode = engine.compile(engine.escape(pattern), flags), "text"
+    regex = _BoundedPattern(compiled, SEARCH_PATTERN_SECONDS)
+    timed_out = False
     matches: list[dict[str, Any]] = []
     scanned = lines_found = 0
     truncated = False
     skipped: dict[str, int] = {"outside_workspace": 0, "binary": 0, "too_large": 0}
-    if root.is_dir():
-        for folder, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-            for name in sorted(filenames):
-                path = Path(folder) / name
-                rel = path.relative_to(root).as_posix()
-                if glob and not _glob_matches(rel, glob):
-                    continue
-                real = path.resolve()
-                if not _inside(root, real) or not real.is_file():
-                    skipped["outside_workspace"] += 1
-                    continue
-                if scanned >= SEARCH_MAX_FILES or lines_found >= SEARCH_MAX_LINES:
-                    truncated = True
+    try:
+        if root.is_dir():
+            for folder, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+                for name in sorted(filenames):
+                    path = Path(folder) / name
+                    rel = path.relative_to(root).as_posix()
+                    if glob and not _glob_matches(rel, glob):
+                        continue
+                    real = path.resolve()
+                    if not _inside(root, real) or not real.is_file():
+                        skipped["outside_workspace"] += 1
+                        continue
+                    if scanned >= SEARCH_MAX_FILES or lines_found >= SEARCH_MAX_LINES:
+                        truncated = True
+                        break
+                    scanned += 1
+                    hit: dict[str, Any] = {"path": rel, "name_match": bool(regex.search(rel)), "lines": []}
+                    size = real.stat().st_size
+                    if size > SEARCH_MAX_FILE_BYTES:
+                        skipped["too_large"] += 1
+                    elif _is_binary(real):
+                        skipped["binary"] += 1
+                    else:
+                        with real.open("r", encoding="utf-8", errors="replace") as fh:
+                            for number, line in enumerate(fh, start=1):
+                                if regex.search(line):
+                                    if len(hit["lines"]) < SEARCH_LINES_PER_FILE and lines_found < SEARCH_MAX_LINES:
+                                        hit["lines"].append({"line": number, "text": line.rstrip("\n")[:300]})
+                                        lines_found += 1
+                                    else:
+                                        hit["more_lines"] = hit.get("more_lines", 0) + 1
+                    if hit["name_match"] or hit["lines"]:
+                        matches.append(hit)
+                if truncated:
                     break
-                scanned += 1
-                hit: dict[str, Any] = {"path": rel, "name_match": bool(regex.search(rel)), "lines": []}
-                size = real.stat().st_size
-                if size > SEARCH_MAX_FILE_BYTES:
-                    skipped["too_large"] += 1
-                elif _is_binary(real):
-                    skipped["binary"] += 1
-                else:
-                    with real.open("r", encoding="utf-8", errors="replace") as fh:
-                        for number, line in enumerate(fh, start=1):
-                            if regex.search(line):
-                                if len(hit["lines"]) < SEARCH_LINES_PER_FILE and lines_found < SEARCH_MAX_LINES:
-                                    hit["lines"].append({"line": number, "text": line.rstrip("\n")[:300]})
-                                    lines_found += 1
-                                else:
-                                    hit["more_lines"] = hit.get("more_lines", 0) + 1
-                if hit["name_match"] or hit["lines"]:
-                    matches.append(hit)
-            if truncated:
-                break
+    except _OutOfTime:
+        truncated = timed_out = True
     return {
         "pattern": pattern,
         "mode": mode,
@@ -184,6 +218,14 @@ def _search(root: Path, pattern: str, glob: str | None) -> dict[str, Any]:
         "matches": matches,
         "truncated": truncated,
         "skipped": {k: v for k, v in skipped.items() if v},
+        **(
+            {
+                "stopped": f"the pattern took longer than {SEARCH_PATTERN_SECONDS:g} s to match (it backtracks); "
+                "these are the matches found until then"
+            }
+            if timed_out
+            else {}
+        ),
     }
 
 

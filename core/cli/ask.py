@@ -126,7 +126,9 @@ async def switch_if_asked(session: ChatSession, args: argparse.Namespace) -> Non
 
     row = session.chat()
     provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url)
-    if (provider, model, base_url) != (row.provider, row.model, row.base_url):
+    from core.redaction import without_userinfo
+
+    if (provider, model, without_userinfo(base_url)) != (row.provider, row.model, row.base_url):
         session.switch(provider, model, base_url)
 
 

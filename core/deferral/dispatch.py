@@ -183,6 +183,9 @@ def resolve_strategy(
     if not base_url and profile.base_url_env and env.get(profile.base_url_env):
         base_url = env[profile.base_url_env]
         source = f" (from {profile.base_url_env})"
+    from core.redaction import without_userinfo
+
+    base_url = without_userinfo(base_url)  # matched and quoted in reasons: never its credential
 
     if profile.native_strategy is None:  # openai-chat: the vendor's genuine host changes nothing
         where = f" at {base_url}{source}" if base_url else ""

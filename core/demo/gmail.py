@@ -341,7 +341,7 @@ def seed(account: str) -> Any:
 # --- queries -----------------------------------------------------------------------------------
 
 _TERM = re.compile(r'(-?)(?:([a-z_]+):)?("([^"]*)"|\S+)', re.IGNORECASE)
-_AGE = re.compile(r"^(\d+)([hdmy])$")
+_AGE = re.compile(r"(\d+)([hdmy])")  # fullmatch
 _AGE_SECONDS = {"h": 3600, "d": 86400, "m": 30 * 86400, "y": 365 * 86400}
 _IN = {
     "inbox": "INBOX",
@@ -452,7 +452,7 @@ class Mailbox:
                 return lambda t, labels, ms: "UNREAD" not in labels
             return lambda t, labels, ms: (wanted in labels) if wanted else norm in {_norm_label(x) for x in labels}
         if op in ("newer_than", "older_than"):
-            age = _AGE.match(v)
+            age = _AGE.fullmatch(v)
             if not age:
                 raise ValueError(f"{op}:{value}: use a number and d, h, m or y, e.g. {op}:7d")
             cutoff = now - int(age.group(1)) * _AGE_SECONDS[age.group(2)]

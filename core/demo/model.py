@@ -66,7 +66,7 @@ from core.providers.base import (
     Usage,
 )
 
-_INDEX_LINE = re.compile(r"^(?P<name>[A-Za-z0-9_.:-]+)\((?P<params>[^)]*)\)(?: \u2014 (?P<desc>.*))?$")
+_INDEX_LINE = re.compile(r"(?P<name>[A-Za-z0-9_.:-]+)\((?P<params>[^)]*)\)(?: \u2014 (?P<desc>.*))?")  # fullmatch
 
 
 @dataclass
@@ -144,7 +144,7 @@ def offered_tools(request: ModelRequest) -> list[Offered]:
         names.add(t["name"])
     if "tool.call" in names:
         for line in request.system.splitlines():
-            m = _INDEX_LINE.match(line.strip())
+            m = _INDEX_LINE.fullmatch(line.strip())
             if not m or m.group("name") in names:
                 continue
             params = []

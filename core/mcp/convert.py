@@ -14,11 +14,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.display import is_control, safe
+from core.limits import MAX_JSON_DEPTH, is_too_deep
 from core.roster.models import RejectedTool
 from core.tools import Origin, SideEffect, ToolResult, ToolSpec, classify_annotations, mcp_tool_name
 
 # The MCP tool-name rule (SEP-986, spec 2025-11-25): 1-128 of A-Z a-z 0-9 _ - .
-TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+TOOL_NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,128}")  # whole names only: fullmatch
 MAX_TOOL_NAME = 128
 SHOWN_NAME_CHARS = 48  # a rejected over-long name is shown clipped to this many characters
 
@@ -45,8 +46,9 @@ def listed_tool_problem(tool: Any) -> str | None:
     """Why one ``tools/list`` entry (raw wire JSON) cannot be offered, or None if it can.
 
     Checked tool by tool, so one bad entry never costs a server its good ones: the name
-    (MCP's SEP-986 rule; control characters and whitespace named as such) and the
-    ``inputSchema`` (a JSON object whose ``type`` is ``"object"``, as MCP requires).
+    (MCP's SEP-986 rule; control characters and whitespace named as such), the
+    ``inputSchema`` (a JSON object whose ``type`` is ``"object"``, as MCP requires) and how deep
+    its schemas nest (:data:`core.limits.MAX_JSON_DEPTH`).
     """
     if not isinstance(tool, Mapping):
         return f"the listing holds a {type(tool).__name__}, not a tool object"
@@ -59,7 +61,7 @@ def listed_tool_problem(tool: Any) -> str | None:
         return "its name contains whitespace"
     if len(name) > MAX_TOOL_NAME:
         return f"its name is {len(name)} characters long, over MCP's limit of {MAX_TOOL_NAME}"
-    if not TOOL_NAME_RE.match(name):
+    if not TOOL_NAME_RE.fullmatch(name):
         return "its name has characters other than letters, digits, '_', '-' and '.' (the MCP tool-name rule)"
     if "inputSchema" not in tool:
         return "it has no inputSchema"
@@ -69,6 +71,9 @@ def listed_tool_problem(tool: Any) -> str | None:
         return f"its inputSchema is a {kind}, not a JSON Schema object"
     if schema.get("type") != "object":
         return f"its inputSchema has type {schema.get('type')!r}, not 'object' (MCP requires an object schema)"
+    for key in ("inputSchema", "outputSchema"):
+        if key in tool and is_too_deep(tool[key]):
+            return f"its {key} nests deeper than {MAX_JSON_DEPTH} levels, more than deferchat reads"
     return None
 
 

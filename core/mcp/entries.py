@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.errors import UsageError
 
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # whole names only: fullmatch
 
 Transport = Literal["stdio", "http", "sse"]
 
@@ -104,7 +104,7 @@ def parse_config_document(data: Any, *, source: str) -> ConfigFile:
     if parsed.mcp_servers is None and parsed.servers is None:
         raise McpConfigError(f'{source}: no "mcpServers" object (the Claude Desktop / Claude Code format)')
     for name in parsed.entries():
-        if not _SERVER_NAME.match(name):
+        if not _SERVER_NAME.fullmatch(name):
             raise McpConfigError(
                 f"{source}: server name {name!r} cannot be used: tools are named mcp.<server>.<tool>, "
                 "so a server name is 1-64 letters, digits, '_' or '-'"

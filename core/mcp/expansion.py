@@ -72,7 +72,7 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
     return out
 
 
-MIN_SECRET_LEN = 4  # shorter expanded values are not hunted for in free text (they would garble it)
+from core.redaction import MIN_SECRET_LEN  # noqa: E402  (shorter expanded values are not hunted for)
 
 
 def expand_tracked(text: str, environ: Mapping[str, str], secrets: dict[str, str]) -> str:
@@ -86,14 +86,12 @@ def expand_tracked(text: str, environ: Mapping[str, str], secrets: dict[str, str
 
 
 def redact(text: str, secrets: Sequence[tuple[str, str]]) -> str:
-    """Put each secret value found in ``text`` (as is, or percent-encoded) back as its placeholder."""
-    from urllib.parse import quote, quote_plus
+    """Put each secret value found in ``text`` (in any spelling: as is, percent-encoded in either
+    case, double encoded, ``+`` for a space) back as its placeholder, and take out what else looks
+    like a credential (URL userinfo, query tokens, key shapes): :func:`core.redaction.redact`."""
+    from core.redaction import redact as redact_all
 
-    for value, placeholder in secrets:
-        for form in dict.fromkeys((value, quote(value, safe=""), quote(value), quote_plus(value))):
-            if form:
-                text = text.replace(form, placeholder)
-    return text
+    return redact_all(text, secrets)
 
 
 def safe_environment(environ: Mapping[str, str]) -> dict[str, str]:

@@ -8,8 +8,11 @@ registers its servers' secrets with it while it lives.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO
 
 from core.mcp.config import redact
 
@@ -66,3 +69,162 @@ def guard_loggers() -> None:
         logger = logging.getLogger(name)
         if REDACTOR not in logger.filters:
             logger.addFilter(REDACTOR)
+    quiet_loggers()
+
+
+def quiet_loggers() -> None:
+    """No record of the SDK or the client reaches the terminal by Python's last-resort handler
+    (a traceback over the app's screen): each gets a NullHandler, as a library's loggers should.
+    Records still propagate to whatever handler the process configured (and to tests)."""
+    for name in (log.name, *SDK_LOGGERS):
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())
+
+
+# --- a server's stderr, bounded on disk -------------------------------------------------------------
+
+STDERR_LOG_BYTES = 1024 * 1024
+"""How much of a server's stderr one log file holds; with the one before it, at most twice this."""
+
+TAIL_WINDOW = 16 * 1024  # bytes read from the end of the log to quote its last characters
+
+
+class StderrLog:
+    """A server's stderr log (``<name>.stderr.log``), bounded on disk.
+
+    The server writes into a pipe; a thread of this process reads it and appends to the file,
+    which rotates to ``<name>.stderr.log.1`` when it passes :data:`STDERR_LOG_BYTES` (the one
+    before is dropped), so a server that floods its stderr costs at most twice that on disk and
+    keeps its latest lines. :meth:`tail` quotes the end, read from the end with a bounded read,
+    redacted before it is cut.
+    """
+
+    def __init__(self, path: Path, max_bytes: int | None = None):
+        import threading
+
+        self.path = path
+        self.rotated = path.with_name(path.name + ".1")
+        self.max_bytes = max_bytes or STDERR_LOG_BYTES
+        self._lock = threading.Lock()
+        self._file: BinaryIO | None = None
+        self._size = 0
+        self._write_end: int | None = None
+        self._pumps = 0  # pipes still being copied (a restart starts a new one)
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    def _open(self) -> BinaryIO:
+        if self._file is None:
+            self._file = open(self.path, "ab")  # noqa: SIM115  (held open while the server runs)
+            self._size = self._file.tell()
+            if self._size >= self.max_bytes:
+                self._rotate()
+        assert self._file is not None
+        return self._file
+
+    def _rotate(self) -> None:
+        import os
+
+        if self._file is not None:
+            self._file.close()
+        os.replace(self.path, self.rotated)
+        self._file = open(self.path, "ab")  # noqa: SIM115
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        """Append ``data``; rotate past the bound. Never raises (a full disk loses log lines only)."""
+        with self._lock:
+            try:
+                out = self._open()
+                out.write(data)
+                out.flush()
+                self._size += len(data)
+                if self._size >= self.max_bytes:
+                    self._rotate()
+            except OSError:
+                pass
+
+    def note(self, text: str) -> None:
+        """A line of deferchat's own in the log (a dropped stdout line, say)."""
+        self.write(f"[deferchat] {text}\n".encode("utf-8", "replace"))
+
+    def open_pipe(self) -> BinaryIO:
+        """The write end of a pipe for a server process's stderr; a thread copies what comes out
+        of it into the log until every process holding it has exited."""
+        import os
+        import threading
+
+        read_fd, write_fd = os.pipe()
+        self._write_end = write_fd
+        with self._lock:
+            self._pumps += 1
+        threading.Thread(target=self._pump, args=(read_fd,), name=f"stderr:{self.path.name}", daemon=True).start()
+        return os.fdopen(os.dup(write_fd), "wb", buffering=0)
+
+    def close_parent_end(self) -> None:
+        """Close this process's copies of the write end (the child has its own)."""
+        import os
+
+        if self._write_end is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._write_end)
+            self._write_end = None
+
+    def _pump(self, fd: int) -> None:
+        import os
+
+        try:
+            while data := os.read(fd, 65536):
+                self.write(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            with self._lock:
+                self._pumps -= 1
+                if self._pumps == 0 and self._file is not None:  # every writer is gone: let the file go
+                    self._file.close()
+                    self._file = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def _end_bytes(self, window: int) -> tuple[bytes, bool]:
+        """The last ``window`` bytes of the log (the rotated file's end before the current one's),
+        and whether they begin where the log began (nothing before them was cut off)."""
+        parts: list[bytes] = []
+        whole = not self.rotated.exists()
+        for path in (self.path, self.rotated):
+            need = window - sum(map(len, parts))
+            if need <= 0:
+                break
+            try:
+                with open(path, "rb") as f:
+                    size = f.seek(0, 2)
+                    f.seek(max(0, size - need))
+                    data = f.read(need)
+            except OSError:
+                continue
+            parts.insert(0, data)
+            if size > len(data):
+                whole = False
+                break
+        return b"".join(parts), whole
+
+    def tail(self, chars: int, secrets: Iterable[tuple[str, str]] = ()) -> tuple[str, bool]:
+        """The last ``chars`` characters of the log and whether anything came before them:
+        redacted before they were cut (a secret the cut falls inside is not shown in part), read
+        from the end with a bounded read, never the whole file."""
+        from core.redaction import clip
+
+        data, whole = self._end_bytes(max(TAIL_WINDOW, chars * 4))
+        text = data.decode("utf-8", errors="replace").strip()
+        shown = clip(text, chars, secrets, keep="tail", cut_start=not whole)
+        return shown, not whole or len(shown) < len(text)

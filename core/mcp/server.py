@@ -20,7 +20,7 @@ from core.events import RosterChanged, ServerStatus
 from core.mcp.config import McpServerConfig
 from core.mcp.convert import error_result, sort_listing, tool_result
 from core.mcp.errors import describe_error, is_connection_closed, is_timeout
-from core.mcp.logs import guard_loggers, log
+from core.mcp.logs import StderrLog, guard_loggers, log
 from core.mcp.reports import ServerReport, State
 from core.mcp.sieve import ListingSieve, negotiated
 from core.mcp.transport import ServerFactory, open_transport
@@ -100,7 +100,7 @@ class Server:
         self.restarts = 0
         self.list_changed = 0
         self.conn: Conn | None = None
-        self._log_path = log_dir / f"{self.name}.stderr.log"
+        self._stderr = StderrLog(log_dir / f"{self.name}.stderr.log")  # bounded on disk
 
     # -- reporting --------------------------------------------------------------------------------
 
@@ -143,14 +143,10 @@ class Server:
         await self._status("needs_approval", self.message)
 
     def _stderr_tail(self) -> str:
-        try:
-            text = self._log_path.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
+        tail, cut = self._stderr.tail(STDERR_TAIL, self.config.secrets)
+        if not tail:
             return ""
-        if not text:
-            return ""
-        tail = text[-STDERR_TAIL:]
-        return f"; its stderr ends: {tail if len(text) <= STDERR_TAIL else '...' + tail}"
+        return f"; its stderr ends: {'...' + tail if cut else tail}"
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -185,10 +181,9 @@ class Server:
             return
         began = time.monotonic()
         try:
-            # the server's stderr log: a local file opened once per start, not worth a thread
-            with anyio.CancelScope() as scope, open(self._log_path, "a", encoding="utf-8") as errlog:  # noqa: ASYNC230
+            with anyio.CancelScope() as scope:
                 conn.scope = scope
-                await self._connect(conn, errlog, began, built)
+                await self._connect(conn, self._stderr, began, built)
         except Exception as exc:
             if conn.ready.done() and not conn.failed:
                 await self._crashed(conn)  # it was up: it broke while running
@@ -466,4 +461,25 @@ class Server:
                     "asked to cancel it. Whether it took effect is unknown.",
                 )
             return error_result("mcp.error", f"{spec.name} failed in MCP server {self.name!r}: {describe_error(exc)}")
-        return tool_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        problem = await self._output_problem(remote, wire)
+        if problem is not None:
+            return error_result("mcp.error", f"{spec.name} failed in MCP server {self.name!r}: {problem}")
+        return tool_result(wire)
+
+    async def _output_problem(self, remote: str, result: Mapping[str, Any]) -> str | None:
+        """What MCP's rule finds wrong with a result against the tool's ``outputSchema``: checked
+        here, bounded and off the event loop, not by the SDK (which is never shown the schema:
+        :func:`core.mcp.sieve.for_sdk`)."""
+        from core.pipeline.validation import check_value
+
+        if result.get("isError"):
+            return None
+        listed = next((t for t in self.listing if isinstance(t, Mapping) and t.get("name") == remote), None)
+        schema = listed.get("outputSchema") if listed is not None else None
+        if not isinstance(schema, Mapping):
+            return None
+        if result.get("structuredContent") is None:
+            return "it has an output schema but returned no structured content"
+        found = await check_value(dict(schema), result["structuredContent"], what="its output schema")
+        return None if found is None else f"its structured content does not match its output schema: {found}"

@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from core.limits import MESSAGE_DEPTH, holds_marker
 from core.mcp.convert import listed_tool_problem
 
 LISTING_METHOD = "tools/list"
@@ -32,6 +33,11 @@ class ListingSieve:
     that one tool); the SDK is handed only the tools that pass, and every tool, with its
     problem if any, is kept for :meth:`take`. A malformed envelope (no ``tools`` array, a bad
     cursor) is left alone: the SDK fails that page, as it should.
+
+    A tool whose schemas nest deeper than deferchat reads is one of the unusable ones (it came
+    through the wire with its deep parts as markers, :mod:`core.mcp.wire`); the SDK is handed
+    each tool without its ``outputSchema`` (:func:`for_sdk`); and an answer to anything else
+    that lost a part to its depth becomes an error for its request.
     """
 
     def __init__(self) -> None:
@@ -54,7 +60,13 @@ class ListingSieve:
         if isinstance(message, JSONRPCError):
             self._pending.pop(message.id, None)
             return item
-        if not isinstance(message, JSONRPCResponse) or message.id not in self._pending:
+        if not isinstance(message, JSONRPCResponse):
+            return item
+        if message.id not in self._pending:
+            if holds_marker(message.result):  # an answer nested deeper than deferchat reads
+                from core.mcp.wire import refusal
+
+                return refusal(message.id, f"it nests deeper than {MESSAGE_DEPTH} levels")
             return item
         cursor = self._pending.pop(message.id)
         result = message.result
@@ -72,9 +84,9 @@ class ListingSieve:
                 problem = None if sdk is None else f"its listing breaks the MCP schema ({sdk})"
             page.entries.append((tool, problem))
             if problem is None:
-                kept.append(tool)
+                kept.append(for_sdk(tool))
         self._pages.append(page)
-        if len(kept) == len(tools):
+        if kept == tools:
             return item
         sieved = JSONRPCResponse(jsonrpc="2.0", id=message.id, result={**result, "tools": kept})
         return dataclasses.replace(item, message=sieved)
@@ -84,6 +96,16 @@ class ListingSieve:
         page = next((p for p in reversed(self._pages) if p.cursor == cursor), None)
         self._pages.clear()
         return page
+
+
+def for_sdk(tool: Any) -> Any:
+    """A listed tool as the SDK is given it: without its ``outputSchema``. The SDK checks each
+    result against that schema itself, in the event loop with Python's ``re``, where a pattern
+    that backtracks would freeze the whole process; deferchat checks it instead, bounded
+    (:func:`core.pipeline.validation.schema_problem`, from :meth:`core.mcp.server.Server.call`)."""
+    if isinstance(tool, dict) and "outputSchema" in tool:
+        return {k: v for k, v in tool.items() if k != "outputSchema"}
+    return tool
 
 
 def negotiated(client: Any) -> str | None:

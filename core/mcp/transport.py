@@ -49,12 +49,18 @@ class WatchedSend:
 
 class WatchedReceive:
     """The transport's read stream, telling us when it ends (the server went away), its
-    listings read tool by tool on the way (see :class:`ListingSieve`)."""
+    listings read tool by tool on the way (see :class:`ListingSieve`).
 
-    def __init__(self, inner: Any, on_end: Callable[[], None], sieve: ListingSieve | None = None):
+    A transport of the SDK hands the session a parse failure as an exception item: one the SDK's
+    parser gave up on for its depth is read here instead (:func:`core.mcp.wire.repaired`);
+    any other is dropped and logged, the message it was lost with (a session passes such an
+    item to nobody who could use it)."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None], sieve: ListingSieve | None = None, server: str = ""):
         self._inner = inner
         self._on_end = on_end
         self._sieve = sieve
+        self._server = server
 
     @property
     def last_context(self) -> Any:
@@ -63,12 +69,30 @@ class WatchedReceive:
     async def receive(self) -> Any:
         import anyio
 
-        try:
-            item = await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._on_end()
-            raise
-        return item if self._sieve is None else self._sieve.received(item)
+        while True:
+            try:
+                item = await self._inner.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._on_end()
+                raise
+            if isinstance(item, Exception):
+                item = self._read_failure(item)
+                if item is None:
+                    continue
+            return item if self._sieve is None else self._sieve.received(item)
+
+    def _read_failure(self, exc: Exception) -> Any:
+        from core.mcp.errors import describe_error
+        from core.mcp.logs import log
+        from core.mcp.wire import Dropped, refusal, repaired
+
+        item = repaired(exc)
+        if item is None:
+            item = Dropped(f"a message the transport could not read ({describe_error(exc)[:200]})")
+        if not isinstance(item, Dropped):
+            return item
+        log.info("MCP server %s: dropped %s", self._server, item.reason)
+        return refusal(item.id, item.reason) if item.id is not None else None
 
     def __aiter__(self) -> WatchedReceive:
         return self
@@ -113,32 +137,39 @@ async def open_transport(
     raised), used instead of building it again; None: nothing was built ahead."""
     if local is not None:
         async with _in_process(local, built) as (read, write):
-            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+            yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
         return
     live = server.endpoint()
     if server.transport == "stdio":
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from core.mcp.stdio import stdio_transport
 
         assert live.command is not None
-        params = StdioServerParameters(
-            command=live.command, args=list(live.args), env=server.process_env(), cwd=live.cwd
-        )
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+        cwd = str(live.cwd) if live.cwd is not None else None
+        async with stdio_transport(
+            live.command, list(live.args), server.process_env(), cwd, errlog, server=server.name
+        ) as (read, write):
+            yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
     elif server.transport == "http":
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from core.mcp.http import bounded_client
+
         assert live.url is not None
-        http = httpx2.AsyncClient(headers=dict(live.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        http = bounded_client(headers=dict(live.headers), timeout=httpx2.Timeout(30.0, read=300.0))
         async with http, streamable_http_client(live.url, http_client=http) as (read, write):
-            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+            yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
     else:
         from mcp.client.sse import sse_client
 
+        from core.mcp.http import bounded_client
+
         assert live.url is not None
-        async with sse_client(live.url, headers=dict(live.headers)) as (read, write):
-            yield WatchedReceive(read, on_end, sieve), WatchedSend(write, sieve)
+        async with sse_client(live.url, headers=dict(live.headers), httpx_client_factory=bounded_client) as (
+            read,
+            write,
+        ):
+            yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
 
 
 @asynccontextmanager
@@ -181,6 +212,8 @@ def load_sdk(ahead: Mapping[str, ServerFactory] | None = None) -> dict[str, Any]
     import mcp.client.stdio
     import mcp.client.streamable_http  # noqa: F401
 
+    import core.mcp.stdio
+    import core.mcp.wire
     import core.roster.loader  # noqa: F401
 
     guard_loggers()

@@ -37,6 +37,8 @@ from core.pipeline import codes
 if TYPE_CHECKING:
     import httpx
 
+    from core.net.bounded import Limits, Page
+
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 """``(host, port) -> addresses``: every address the name resolves to, as strings."""
 
@@ -419,8 +421,10 @@ async def guarded_request(
     *,
     headers: Mapping[str, str] | None = None,
     content: bytes | None = None,
-) -> Fetched:
-    """:func:`guarded_stream` with the body read."""
-    async with guarded_stream(client, method, url, policy, headers=headers, content=content) as fetched:
-        await fetched.response.aread()
-        return fetched
+    limits: Limits | None = None,
+) -> Page:
+    """:func:`guarded_stream` with the body read, bounded in bytes (on the wire and decoded) and
+    in time: :func:`core.net.bounded.bounded_fetch`."""
+    from core.net.bounded import Limits, bounded_fetch
+
+    return await bounded_fetch(client, method, url, policy, limits or Limits(), headers=headers, content=content)

@@ -24,6 +24,8 @@ IPAddress = IPv4Address | IPv6Address
 _HEX = re.compile(r"[0-9a-fA-F]*")
 _OCT = re.compile(r"[0-7]+")
 _DEC = re.compile(r"[0-9]+")
+# The WHATWG URL standard's forbidden domain code points: no connection reads a host holding one.
+_FORBIDDEN_IN_DOMAIN = frozenset("\x00\t\n\r #/:<>?@[\\]^|%\x7f") | frozenset(map(chr, range(0x20)))
 
 
 class HostError(ValueError):
@@ -104,6 +106,9 @@ def canonical_host(host: str) -> str:
     except (idna.IDNAError, ValueError) as exc:
         raise HostError(f"{host!r} is not a valid host name: {exc}") from None
     mapped = mapped.rstrip(".")
+    bad = next((ch for ch in mapped if ch in _FORBIDDEN_IN_DOMAIN or ch.isspace()), None)
+    if bad is not None:
+        raise HostError(f"{host!r} is not a valid host name: it holds {bad!r}")
     if not mapped:
         raise HostError(f"{host!r} has no name")
     ip4 = parse_ipv4(mapped)

@@ -23,12 +23,13 @@ from typing import Any, Protocol
 from core import events as ev
 from core.context import envelope
 from core.events import Event
+from core.limits import MAX_JSON_DEPTH, holds_marker
 from core.pipeline import codes
 from core.pipeline.approvals import ApprovalRequest, Approver, Decision
 from core.pipeline.call_ids import CallIds, new_call_id
 from core.pipeline.canonical import CanonicalError
 from core.pipeline.policy import Policy
-from core.pipeline.validation import invalid_arguments_text, schema_for_model, validation_error
+from core.pipeline.validation import check_arguments, invalid_arguments_text, schema_for_model, validation_error
 from core.roster.controls import CONTROL_NAMES, TOOL_CALL, TOOL_RESULT
 from core.roster.models import RosterPlan
 from core.store import InvocationRow, Store, now
@@ -264,6 +265,13 @@ class Pipeline:
             return inv_id
 
         try:
+            if holds_marker(raw_input):  # nested deeper than deferchat reads: never kept, never run
+                raise _Stop(
+                    codes.ARGUMENTS_INVALID,
+                    f"the arguments for {raw_name} nest deeper than {MAX_JSON_DEPTH} levels, more than deferchat "
+                    "reads; the call was not run",
+                    denied=False,
+                )
             # 1. unwrap tool.call before resolution
             if raw_name == TOOL_CALL:
                 via = TOOL_CALL
@@ -290,7 +298,7 @@ class Pipeline:
                 raise _Stop(codes.NOT_OFFERED, f"{name} is not offered in this chat", denied=True)
 
             # 3. validate the named tool's arguments (its schema never reached the provider)
-            problem = validation_error(spec, arguments)
+            problem = await check_arguments(spec, arguments)
             if problem:
                 raise _Stop(
                     codes.ARGUMENTS_INVALID,

@@ -35,12 +35,10 @@ import json
 import math
 import os
 import random
-import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
-from urllib.parse import urlsplit
 
 from core.providers.base import (
     ModelRequest,
@@ -57,11 +55,6 @@ from core.providers.wirenames import WireNames, blocks
 # A key is only sent where its SDK would send it; a local server (Ollama, llama.cpp) ignores it.
 PLACEHOLDER_KEY = "deferchat-no-key"
 
-_SECRET_PATTERNS = (
-    re.compile(r"sk-[A-Za-z0-9_\-*.]{6,}"),  # OpenAI and Anthropic key shapes, masked or not
-    re.compile(r"(?i)bearer\s+[A-Za-z0-9_\-.=]{8,}"),
-    re.compile(r"\*{3,}[A-Za-z0-9]{2,}"),  # "****abcd": a masked key's tail
-)
 _MAX_DETAIL = 300
 
 
@@ -170,7 +163,7 @@ class SdkAdapter(ProviderBase):
         self._client: Any = None
 
     def __repr__(self) -> str:  # never the key
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={shown_url(self.base_url)!r})"
 
     def _client_options(self, **credentials: Any) -> dict[str, Any]:
         from core.providers._pacing import sdk_timeout
@@ -191,15 +184,20 @@ class SdkAdapter(ProviderBase):
 
     def _sdk(self) -> Any:
         if self._client is None:
+            from core.providers import _origin
             from core.providers._pacing import install
 
             client = self._new_client()
             install(client._client)  # the SDK's HTTP client: the one passed in, or its own
+            _origin.install(client._client)  # never a redirect to another origin
             self._client = client
         return self._client
 
     def _secrets(self) -> tuple[str | None, ...]:
-        return (self._api_key,)
+        """What no message may show: the key, and the credential a base URL carries."""
+        from core.redaction import userinfo_secrets
+
+        return (self._api_key, *userinfo_secrets(self.base_url))
 
     # -- one response ---------------------------------------------------------------------------
 
@@ -257,7 +255,7 @@ class SdkAdapter(ProviderBase):
                     async for event in events:
                         yield event
             except _SHAPE_ERRORS as exc:  # only here: the same errors elsewhere are no sign of the server's
-                raise malformed(self.label, redact(unreadable(exc), self._secrets())[:_MAX_DETAIL]) from None
+                raise malformed(self.label, clipped(unreadable(exc), self._secrets(), _MAX_DETAIL)) from None
         except Exception as exc:
             raise self._failure(exc) from None
 
@@ -285,6 +283,8 @@ class SdkAdapter(ProviderBase):
         ProviderError for a ``retry-after`` past ``waits.max_retry_after``."""
         if _find(exc, Stall) is not None or _named(exc, "APITimeoutError") is not None:
             return None  # each bound is its own; waiting as long again helps nobody
+        if _named(exc, "CrossOriginRedirect") is not None:
+            return None  # the server will redirect again
         status_error = _named(exc, "APIStatusError")
         if status_error is not None:
             response = status_error.response
@@ -303,7 +303,7 @@ class SdkAdapter(ProviderBase):
                     after,
                     self.waits.max_retry_after,
                     self.env_var,
-                    redact(detail, self._secrets())[:_MAX_DETAIL],
+                    clipped(detail, self._secrets(), _MAX_DETAIL),
                 )
             if attempt >= self.max_retries or not client._should_retry(response):
                 return None
@@ -324,7 +324,7 @@ class SdkAdapter(ProviderBase):
             status = int(status_error.response.status_code)
             return f"{_RETRY_REASONS.get(status, 'server error')} (HTTP {status})"
         cause = exc.__cause__ or exc.__context__ or exc
-        return f"connection failed: {redact(str(cause), self._secrets())[:120]}"
+        return f"connection failed: {clipped(str(cause), self._secrets(), 120)}"
 
     def _failure(self, exc: BaseException) -> ProviderError:
         if isinstance(exc, ProviderError):
@@ -339,7 +339,7 @@ class SdkAdapter(ProviderBase):
         )
 
     def _stalled(self, wait: WaitName, seconds: float) -> ProviderError:
-        where = urlsplit(self.base_url).netloc if self.base_url else "its default endpoint"
+        where = shown_url(self.base_url)
         return stalled(self.label, where, wait, seconds)
 
 
@@ -347,13 +347,26 @@ class SdkAdapter(ProviderBase):
 
 
 def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
-    """Remove every known secret and anything shaped like a key from a message."""
-    for secret in secrets:
-        if secret and secret != PLACEHOLDER_KEY:
-            text = text.replace(secret, "[redacted]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub("[redacted]", text)
-    return text
+    """Remove every known secret (in any URL spelling), URL userinfo, query tokens and anything
+    shaped like a key from a message (:func:`core.redaction.redact`)."""
+    from core.redaction import redact as redact_all
+
+    return redact_all(text, [s for s in secrets if s and s != PLACEHOLDER_KEY])
+
+
+def clipped(text: str, secrets: Sequence[str | None] = (), limit: int = 300) -> str:
+    """``text`` redacted, then cut to ``limit`` characters; a token the cut ends inside is taken
+    out too (:func:`core.redaction.clip`). Every message that quotes a server or an exception."""
+    from core.redaction import clip
+
+    return clip(text, limit, [s for s in secrets if s and s != PLACEHOLDER_KEY])
+
+
+def shown_url(url: str | None) -> str:
+    """Where a base URL points (host and port), never its credential: every message naming one."""
+    from core.redaction import url_host
+
+    return url_host(url)
 
 
 def _class_names(exc: BaseException) -> set[str]:
@@ -455,15 +468,19 @@ def provider_error(
         return exc
     names = _class_names(exc)
     err_type, detail = _server_detail(getattr(exc, "body", None))
-    detail = redact(detail, secrets)[:_MAX_DETAIL]
-    where = urlsplit(base_url).netloc if base_url else "its default endpoint"
+    detail = clipped(detail, secrets, _MAX_DETAIL)
+    where = shown_url(base_url)
+    redirect = _named(exc, "CrossOriginRedirect")
+    if redirect is not None:  # refused in the HTTP client (core.providers._origin): never retried
+        why = clipped(str(redirect), secrets, _MAX_DETAIL)
+        return ProviderError("provider.connection", f"Could not reach {label} at {where}: {why}", retryable=False)
     if "APITimeoutError" in names or "TimeoutException" in names:
         return ProviderError(
             "provider.timeout", f"{label} did not answer in time ({where}). Try again.", retryable=True
         )
     if "APIConnectionError" in names or "TransportError" in names:
         cause = exc.__cause__ or exc.__context__
-        why = redact(str(cause or exc), secrets)[:_MAX_DETAIL]
+        why = clipped(str(cause or exc), secrets, _MAX_DETAIL)
         return ProviderError("provider.connection", f"Could not reach {label} at {where}: {why}", retryable=True)
     if "APIStatusError" in names:
         status = int(getattr(exc, "status_code", 0) or 0)
@@ -473,8 +490,8 @@ def provider_error(
     if "APIError" in names and err_type in ERROR_TYPES:  # OpenAI's error inside a stream
         return error_for_status(label, ERROR_TYPES[err_type], env_var, detail)
     if "APIResponseValidationError" in names or isinstance(exc, ValueError):
-        return malformed(label, redact(unreadable(exc), secrets)[:_MAX_DETAIL])
-    why = redact(f"{type(exc).__name__}: {exc}", secrets)[:_MAX_DETAIL]
+        return malformed(label, clipped(unreadable(exc), secrets, _MAX_DETAIL))
+    why = clipped(f"{type(exc).__name__}: {exc}", secrets, _MAX_DETAIL)
     return ProviderError("provider.failed", f"{label} request failed: {why}", retryable=False)
 
 

@@ -70,7 +70,7 @@ _PASS_THROUGH_RESULT = ("text", "image", "document", "search_result")  # tool_re
 _CACHEABLE = ("text", "tool_use", "tool_result", "server_tool_use", "tool_search_tool_result", "image", "document")
 
 
-_WIRE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")  # the Messages API's pattern for tool use ids
+_WIRE_ID = re.compile(r"[a-zA-Z0-9_-]+")  # the Messages API's pattern for tool use ids (fullmatch)
 
 
 def wire_id(call_id: Any) -> str:
@@ -78,7 +78,7 @@ def wire_id(call_id: Any) -> str:
     ``functions.get_weather:0``); those get a legal stem and a hash of the id, the same for the
     tool use and its result, while legal ids (Anthropic's own among them) go as they are."""
     text = str(call_id or "")
-    if _WIRE_ID.match(text):
+    if _WIRE_ID.fullmatch(text):
         return text
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{re.sub(r'[^a-zA-Z0-9_-]', '_', text)}_{digest}"
@@ -272,7 +272,7 @@ class AnthropicProvider(SdkAdapter):
         return client
 
     def _secrets(self) -> tuple[str | None, ...]:
-        return (self._api_key, self._auth_token)
+        return (*super()._secrets(), self._auth_token)
 
     def prepare(self, request: ModelRequest) -> Prepared:
         """The Messages API body for one request (each history message's wire form and JSON made

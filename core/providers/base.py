@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Literal, Protocol, TypeGuard, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class ModelRequest(BaseModel):
@@ -89,8 +89,19 @@ class ThinkingBlock(BaseModel):
     block: dict[str, Any]
 
 
+_USES = ("tool_use", "server_tool_use")
+
+
+def _bounded_input(value: Any) -> Any:
+    from core.limits import bounded_arguments
+
+    return bounded_arguments(value)
+
+
 class ToolUse(BaseModel):
-    """A client-executed tool call, name already mapped back to the internal form."""
+    """A client-executed tool call, name already mapped back to the internal form. Arguments
+    nested deeper than deferchat reads are a marker (:func:`core.limits.bounded_arguments`), so
+    no event, row or later request has to carry them."""
 
     kind: Literal["tool_use"] = "tool_use"
     id: str
@@ -98,6 +109,8 @@ class ToolUse(BaseModel):
     input: Any = None
     # Set when the wire name did not map back to any tool offered (the model invented it).
     raw_name: str | None = None
+
+    _input = field_validator("input")(_bounded_input)
 
 
 class ServerToolUse(BaseModel):
@@ -108,6 +121,8 @@ class ServerToolUse(BaseModel):
     name: str
     input: Any = None
     executor: Literal["server", "client"] = "server"
+
+    _input = field_validator("input")(_bounded_input)
 
 
 class ToolSearchResult(BaseModel):
@@ -131,6 +146,15 @@ class ResponseDone(BaseModel):
     stop_reason: str | None = None
     content: list[dict[str, Any]] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+
+    @field_validator("content")
+    @classmethod
+    def _bounded_uses(cls, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tool uses of the response with their arguments bounded as :class:`ToolUse` has them."""
+        return [
+            {**b, "input": _bounded_input(b["input"])} if b.get("type") in _USES and "input" in b else b
+            for b in content
+        ]
 
 
 class Retrying(BaseModel):

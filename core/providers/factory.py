@@ -17,6 +17,7 @@ from core.errors import UsageError
 from core.providers import adapter_class, make_provider
 from core.providers.base import Provider
 from core.providers.profiles import DEMO, PROVIDER_NAMES, SCRIPT, profile_for
+from core.redaction import remember_url, restore_url
 
 ProviderFactory = Callable[[str, str, str | None, dict[str, Any]], Provider]
 """``(name, model, base_url, extra)`` -> a provider; ``extra`` holds ``script`` and ``demo_delay``."""
@@ -54,6 +55,11 @@ def default_provider_factory(settings: Settings) -> ProviderFactory:
             script: Provider = adapter_class(SCRIPT)(extra["script"], model)
             return script
 
+        # The chat row keeps a base URL without its credential; this process's memory, the
+        # settings or the SDK's variable give it back (core.redaction).
+        remember_url(base_url)
+        env_url = os.environ.get(profile.base_url_env) if profile.base_url_env else None
+        base_url = restore_url(base_url, (settings.base_url_for(name), settings.base_url, env_url))
         if not can_build(settings, name, base_url):
             raise UsageError(f"provider {name} needs an API key: set {profile.env_var} or [keys] in {settings_file()}")
         key = settings.api_key(name)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from typing import Any
-from urllib.parse import urlsplit
 
 from core.providers import raw
 from core.providers._common import (
@@ -35,6 +34,7 @@ from core.providers._common import (
     malformed,
     parse_arguments,
     result_text,
+    shown_url,
     usage_from,
 )
 from core.providers.base import (
@@ -132,7 +132,7 @@ class OpenAIChatProvider(SdkAdapter):
         self._history = HistoryWire(lambda state, message: (state, chat_messages(message, self._table)))
         self.genuine = self.profile.is_genuine(self.base_url)
         if not self.genuine:
-            self.label = f"{self.profile.label}-compatible server {urlsplit(self.base_url or '').netloc}"
+            self.label = f"{self.profile.label}-compatible server {shown_url(self.base_url)}"
 
     def _new_client(self) -> Any:
         import openai

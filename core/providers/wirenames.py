@@ -27,7 +27,7 @@ from typing import Any
 
 MAX_WIRE_LEN = 64
 HASH_LEN = 10
-WIRE_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+WIRE_NAME_RE = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # whole names only: fullmatch
 _ILLEGAL = re.compile(r"[^a-zA-Z0-9_-]")
 _STEM_HEAD = 20  # a hashed stem keeps the start and the end (the tool's own name) of a long name
 
@@ -43,7 +43,7 @@ def decode_wire(wire: str) -> str:
 
 
 def is_legal(wire: str) -> bool:
-    return bool(WIRE_NAME_RE.match(wire))
+    return bool(WIRE_NAME_RE.fullmatch(wire))
 
 
 def _hashed(name: str, salt: int = 0) -> str:

@@ -40,8 +40,8 @@ from core.errors import UsageError, first_validation_error
 from core.roster.models import WEBSITE_PROFILE_TOOLS, AgentConfig, Profile
 from core.tools import Origin, SideEffect, ToolSpec, classify_annotations, mcp_tool_name
 
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_ALWAYS_LOAD = re.compile(r"^[^*\s]+(\.\*)?$")  # a name, or a prefix ending in .*
+_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # whole names only: fullmatch
+_ALWAYS_LOAD = re.compile(r"[^*\s]+(\.\*)?")  # a name, or a prefix ending in .* (fullmatch)
 # The side effects of the browser built-ins a website profile adds: reading a page, reading the
 # page the chat holds, following a link or submitting a form (which may change the site).
 _PROFILE_SIDE_EFFECTS = {
@@ -91,7 +91,7 @@ class _Server(BaseModel):
 
     @model_validator(mode="after")
     def _name_ok(self) -> _Server:
-        if not _SERVER_NAME.match(self.name):
+        if not _SERVER_NAME.fullmatch(self.name):
             raise ValueError(f"server name {self.name!r} must match {_SERVER_NAME.pattern}")
         return self
 
@@ -111,7 +111,7 @@ class _Agent(BaseModel):
     @model_validator(mode="after")
     def _always_load_ok(self) -> _Agent:
         for entry in self.always_load:
-            if not _ALWAYS_LOAD.match(entry):
+            if not _ALWAYS_LOAD.fullmatch(entry):
                 raise ValueError(
                     f"always_load entry {entry!r} must be a tool name or a prefix ending in .* (mcp.<server>.*)"
                 )

@@ -75,6 +75,16 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _without_credentials(fields: dict[str, Any]) -> dict[str, Any]:
+    """A chat's fields as they may be stored: a base URL never with its ``user:password@`` (the
+    credential stays in memory, like a key: :func:`core.redaction.restore_url`)."""
+    if isinstance(fields.get("base_url"), str):
+        from core.redaction import without_userinfo
+
+        return {**fields, "base_url": without_userinfo(fields["base_url"])}
+    return fields
+
+
 def _insert(db: Database, table: str, row: dict[str, Any], *, or_ignore: bool = False) -> None:
     """A plain INSERT (one statement, so one autocommit transaction): the per-call hot path
     skips sqlite-utils' table introspection."""
@@ -155,7 +165,7 @@ class Store:
             "status": "idle",
             "deleted": 0,
         }
-        row.update(fields)
+        row.update(_without_credentials(fields))
         _insert(self.db, "chats", row)
         return chat_id
 
@@ -181,7 +191,7 @@ class Store:
     @_writes
     def update_chat(self, chat_id: str, **fields: Any) -> None:
         fields.setdefault("updated_at", now())
-        _update(self.db, "chats", chat_id, fields)
+        _update(self.db, "chats", chat_id, _without_credentials(fields))
 
     @_writes
     def delete_chat(self, chat_id: str) -> None:

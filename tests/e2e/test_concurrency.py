@@ -280,15 +280,19 @@ def test_a_killed_lease_holder_frees_the_chat(gone: str, tmp_path: Path, model_a
         assert lease is not None and lease.owner.split("/")[2] == str(holder.pid)
         if gone == "another machine":
             conn = sqlite3.connect(home / "deferchat.db")
+            # its last heartbeat just now: the 2 s lease would otherwise run out while a busy machine
+            # starts the next process, and nothing would be left to refuse
+            expires = time.time() + 6
             conn.execute(
-                "update turn_leases set owner = 'elsewhere/1/' || ? || '/0000' where chat_id = ?", [holder.pid, chat.id]
+                "update turn_leases set owner = 'elsewhere/1/' || ? || '/0000', expires_at = ? where chat_id = ?",
+                [holder.pid, expires, chat.id],
             )
             conn.commit()
             conn.close()
             refused = run_cli(home, "resume", chat.id)
             assert refused.returncode == 4
             busy_line(refused.stderr)
-            time.sleep(max(0.0, lease.expires_at - time.time()) + 0.2)
+            time.sleep(max(0.0, expires - time.time()) + 0.2)
         resumed = run_cli(home, "resume", chat.id)
         assert resumed.returncode == 0, resumed.stderr
         assert len(server.requests) == 2

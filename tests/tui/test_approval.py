@@ -11,7 +11,7 @@ import pytest
 
 from core.pipeline.approvals import ApprovalRequest, Decision, FixedApprover, QueueApprover
 from tests.tui.conftest import make_app, opened, send, settled, until
-from tui.app import ParkedAnswer
+from tui.controllers.approvals import ParkedAnswer
 from tui.state import AWAITING, DENIED, FAILED, ToolItem
 
 CALL = "start a call to +1 555 0100 about the invoice"
@@ -43,12 +43,12 @@ async def test_bar_sits_above_the_input_rings_and_ignores_keys_for_half_a_second
         assert app.composer.display  # the input stays, with what was typed in it
         assert bells == [1]
         assert the_call(app).status == AWAITING
-        assert app.approver.pending() == [bar.view.approval_id]
+        assert app.approvals.approver.pending() == [bar.view.approval_id]
 
         clock.t += 0.49  # still inside the grace period: typing cannot approve
         await pilot.press("y", "exclamation_mark", "n")
         assert bar.ignored == 3 and bar.decided is None
-        assert app.approver.pending() == [bar.view.approval_id]
+        assert app.approvals.approver.pending() == [bar.view.approval_id]
 
         clock.t += 0.02  # past 0.5 s
         await pilot.press("n")

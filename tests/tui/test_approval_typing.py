@@ -20,7 +20,7 @@ SENTENCE = "what about tomorrow? yes and no"
 
 async def waiting(pilot) -> None:
     app = pilot.app
-    await until(pilot, lambda: app.approval_bar is not None and app.approver.pending())
+    await until(pilot, lambda: app.approval_bar is not None and app.approvals.approver.pending())
 
 
 async def to_the_bar(pilot) -> None:
@@ -56,7 +56,7 @@ async def test_typing_a_sentence_with_a_y_and_n_grants_nothing_and_keeps_the_tex
         assert app.composer.text == expected
         assert app.composer.cursor_location == (0, len(expected))
         assert app.approval_bar is bar and bar.decided is None and bar.ignored == 0
-        assert app.approver.pending() == [approval_id]
+        assert app.approvals.approver.pending() == [approval_id]
         row = engine.store.approval(approval_id)
         assert row.status == "pending" and row.scope is None
         assert not engine.store.granted(app.session.chat_id, TOOL)

@@ -32,7 +32,7 @@ async def test_new_list_and_reopen_a_chat_with_its_pinned_plan(engine) -> None:
     async with app.run_test(size=(110, 32)) as pilot:
         await opened(pilot)
         first = app.session.chat_id
-        assert not app.pinned and "pinned plan (new)" in str(app.roster.title.render())
+        assert not app.sessions.pinned and "pinned plan (new)" in str(app.roster.title.render())
         await send(pilot, "first chat")
         await settled(pilot)
         assert str(app.header_bar.title_label.render()) == "first chat"  # titled from the first message
@@ -47,7 +47,7 @@ async def test_new_list_and_reopen_a_chat_with_its_pinned_plan(engine) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: app.session is not None and app.session.chat_id == first)
         await opened(pilot)
-        assert app.pinned
+        assert app.sessions.pinned
         assert "pinned plan" in str(app.roster.title.render())
         assert "pinned" in str(app.header_bar.badge.render())
         texts = [getattr(i, "text", "") for i in app.log_view.items]

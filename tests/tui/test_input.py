@@ -118,14 +118,14 @@ async def test_a_message_sent_while_a_turn_runs_is_queued_and_sent_when_it_ends(
         assert app.turn_running
         app.composer.focus()
         await pilot.press(*"and then tell me a joke", "enter")
-        assert app.queued == ["and then tell me a joke"] and app.composer.text == ""
+        assert app.drafts.queued == ["and then tell me a joke"] and app.composer.text == ""
         assert app.queued_note.display and "queued" in str(app.queued_note.render())
         assert "and then tell me a joke" in str(app.queued_note.render())
         assert users(app) == [CALL]  # not sent yet
         await deny_the_approval(pilot)
         await until(pilot, lambda: users(app) == [CALL, "and then tell me a joke"])
         await settled(pilot)
-        assert not app.queued and not app.queued_note.display
+        assert not app.drafts.queued and not app.queued_note.display
         stored = [m.blocks[0].get("text") for m in engine.store.messages(app.session.chat_id) if m.role == "user"]
         assert "and then tell me a joke" in stored
 
@@ -138,9 +138,9 @@ async def test_a_queued_message_can_be_taken_back(engine, armed) -> None:
         await until(pilot, lambda: app.approval_bar is not None)
         app.composer.focus()
         await pilot.press(*"never mind", "enter")
-        assert app.queued == ["never mind"]
+        assert app.drafts.queued == ["never mind"]
         await pilot.press("up")  # in the empty box: the queued message comes back
-        assert app.queued == [] and app.composer.text == "never mind"
+        assert app.drafts.queued == [] and app.composer.text == "never mind"
         assert not app.queued_note.display
         app.composer.put("")
         await deny_the_approval(pilot)
@@ -156,10 +156,10 @@ async def test_a_stop_gives_the_queue_back_to_the_box(engine) -> None:
         await until(pilot, lambda: app.approval_bar is not None)
         app.composer.focus()
         await pilot.press(*"follow-up", "enter")
-        assert app.queued == ["follow-up"]
+        assert app.drafts.queued == ["follow-up"]
         await pilot.press("escape")  # stops the turn
         await settled(pilot)
-        assert app.queued == [] and app.composer.text == "follow-up"
+        assert app.drafts.queued == [] and app.composer.text == "follow-up"
         assert users(app) == [CALL]
 
 
@@ -215,10 +215,10 @@ async def test_edit_last_message_replaces_that_turn(engine) -> None:
         app.composer.focus()
         await pilot.press(*"a draft")
         await pilot.press("f4")
-        assert app.composer.text == "what is on my calender" and app.editing is not None
+        assert app.composer.text == "what is on my calender" and app.drafts.editing is not None
         assert "editing your last message" in str(app.queued_note.render())
         await pilot.press("f4")  # again: editing stops, the draft comes back
-        assert app.composer.text == "a draft" and app.editing is None
+        assert app.composer.text == "a draft" and app.drafts.editing is None
         await pilot.press("f4")
         app.composer.put("what is on my calendar")
         await pilot.press("enter")
@@ -239,7 +239,7 @@ async def test_edit_and_retry_say_why_not_while_a_turn_runs(engine) -> None:
         await until(pilot, lambda: app.approval_bar is not None)
         await pilot.press("f5")
         await until(pilot, lambda: any("A turn is running" in n.message for n in app._notifications))
-        assert app.editing is None
+        assert app.drafts.editing is None
 
 
 # -- $EDITOR ---------------------------------------------------------------------------------------

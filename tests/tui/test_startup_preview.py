@@ -123,9 +123,9 @@ async def test_the_open_waits_for_a_quick_preview_so_the_roster_comes_first(engi
 async def test_a_slow_preview_does_not_hold_the_open(engine: Engine, monkeypatch: Any) -> None:
     """A preview that takes long (a tokenizer to load, a big roster) goes on beside the open:
     the open starts after PREVIEW_FIRST at most, and the preview is dropped once the chat is open."""
-    import tui.app as app_module
+    import tui.controllers.sessions as sessions_module
 
-    monkeypatch.setattr(app_module, "PREVIEW_FIRST", 0.2)
+    monkeypatch.setattr(sessions_module, "PREVIEW_FIRST", 0.2)
     real_preview = engine.preview_plan
     released = False
 

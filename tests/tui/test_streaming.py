@@ -191,7 +191,7 @@ async def test_a_long_answer_folds_its_start_while_streaming_and_unfolds_where_t
 async def test_the_collector_waits_while_a_turn_streams_and_the_app_leaves_it_as_it_was(engine: Any) -> None:
     import gc
 
-    from tui.app import COLLECT_AFTER
+    from tui.controllers.turns import COLLECT_AFTER
 
     assert gc.isenabled()
     with serve([SLOW]) as server:

@@ -21,7 +21,7 @@ display-safe. Nothing here reads a variable or starts a process.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, TypeVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -35,7 +35,8 @@ from core.mcp.approval import ConfigSummary, approve_command, approve_config, de
 from core.mcp.config import McpConfigError, load_mcp_config
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
 
 Answer = Literal["approve", "later"]
 
@@ -118,11 +119,24 @@ def awaiting_approval(mcp_config: str | None = None) -> list[str]:
         return []
 
 
+Result = TypeVar("Result")
+
+
+class Asks(Protocol):
+    """What the review needs of the app: a dialog to wait for, and a notice."""
+
+    def notify(
+        self, message: str, *, severity: SeverityLevel = "information", timeout: float | None = None
+    ) -> None: ...
+
+    async def push_screen_wait(self, screen: Screen[Result]) -> Result: ...
+
+
 class ProjectConfigs:
     """The app's side of project-config approval: which content the owner said "not now" to
     in this run, and the dialog loop."""
 
-    def __init__(self, app: App[Any]) -> None:
+    def __init__(self, app: Asks) -> None:
         self.app = app
         self.declined: set[tuple[str, str]] = set()  # (path, sha256) answered "Not now"
 

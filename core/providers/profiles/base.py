@@ -118,7 +118,7 @@ class ModelWindow:
 def dated_base(model: str) -> str:
     """A dated snapshot's base alias (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``,
     ``gpt-5-2025-08-07`` -> ``gpt-5``); any other name as it is."""
-    return re.sub(r"(-\d{4}-\d{2}-\d{2}|-\d{8})$", "", model)
+    return re.sub(r"(-\d{4}-\d{2}-\d{2}|-\d{8})\Z", "", model)
 
 
 def url_host(url: str) -> str:

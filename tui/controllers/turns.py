@@ -1,0 +1,264 @@
+"""Turns: a message sent (or queued while a turn runs), a turn run as a worker, stopped,
+retried, replaced by an edit of the last message, or a parked one resumed.
+
+One turn at a time: what is sent meanwhile waits in the queue (:mod:`tui.controllers.drafts`)
+and goes when the turn ends well; a turn that fails or is stopped gives the queue back to the
+box. While a turn streams, Python's cyclic collector waits (:mod:`tui.collector`). The engine
+decides what a retry or an edit runs again (:mod:`core.chat.retry`); the log is shown as the
+model will see the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from core.errors import UserFacingError
+from core.events import Event, ToolApprovalRequired, ToolApproved, ToolDenied, TurnCompleted, TurnStarted
+from tui.controllers.approvals import Approvals, ParkedAnswer
+from tui.controllers.drafts import Drafts
+from tui.controllers.host import Host
+from tui.state import NoteItem, items_from_history
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+    from textual.worker import Worker
+
+    from core.chat.retry import RetryPlan
+    from core.chat.session import ChatSession
+
+log = logging.getLogger("deferchat.tui")
+
+COLLECT_AFTER = 0.5  # seconds after a turn ends (or stops for an approval) before the collector runs again
+
+
+class Turns:
+    def __init__(self, host: Host, drafts: Drafts, approvals: Approvals) -> None:
+        self.host = host
+        self.drafts = drafts
+        self.approvals = approvals
+        self.running = False
+        self._worker: Worker[None] | None = None
+        self._collect_timer: Timer | None = None
+
+    # -- a message sent -----------------------------------------------------------------------------
+    def submit(self, text: str) -> None:
+        """The owner sent ``text`` from the message box."""
+        host, drafts = self.host, self.drafts
+        session = host.session
+        if session is None:
+            host.notify(
+                "The chat is still opening."
+                if host.opening
+                else "No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.",
+                severity="warning",
+            )
+            host.composer.put(text)
+            return
+        drafts.remember(session.chat_id, text)
+        editing = drafts.take_editing()
+        if self.running or self.approvals.bar is not None:
+            # queued, not refused: sent when the turn ends (a replacement waits its turn too)
+            if editing is not None:
+                host.notify("A turn is running: the edited message is queued as a new message.", severity="warning")
+            drafts.queue(text)
+            return
+        busy = host.store.busy(session.chat_id)
+        if busy is not None:  # a turn of this chat runs in another deferchat
+            host.notify(str(busy), severity="warning")
+            host.composer.put(text)
+            return
+        if session.parked() is not None:
+            host.notify(
+                "This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished turn\u201d).",
+                severity="warning",
+            )
+            host.composer.put(text)
+            return
+        if editing is not None:
+            self.run(partial(self._replace_turn, session, editing, text))
+        else:
+            self.run(partial(session.send, text))
+        drafts.show_queue()
+
+    # -- running one --------------------------------------------------------------------------------
+    def run(self, work: Callable[[], Awaitable[Any]]) -> None:
+        self.running = True
+        self.hold_collector()  # no collector pause while the answer streams (tui/collector.py)
+        self.host.refresh_bindings()  # the footer shows Stop
+        self.host.set_status("Working\u2026 (Esc stops)")
+        self._worker = self.host.run_worker(partial(self._turn, work), group="turn", exit_on_error=False)
+
+    async def _turn(self, work: Callable[[], Awaitable[Any]]) -> None:
+        host = self.host
+        status: str | None = None
+        try:
+            result = await work()
+            status = getattr(result, "status", None)
+        except UserFacingError as exc:
+            host.notify(str(exc), severity="error")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("the turn failed")
+            await host.log_view.add(NoteItem(text=f"the turn failed: {type(exc).__name__}: {exc}", level="error"))
+        finally:
+            self.running = False
+            host.refresh_bindings()
+            host.set_status("")
+            if status is None:  # no turn.completed is coming to resume the collector
+                self.resume_collector()
+            self._after(status)
+
+    def _after(self, status: str | None) -> None:
+        """The turn ended: a finished one sends the next queued message; a failed or stopped
+        one gives the queue back to the box (the owner decides what still makes sense)."""
+        session = self.host.session
+        if not self.drafts.queued or session is None:
+            return
+        if status == "done":
+            text = self.drafts.next_queued()
+            if text is not None:
+                self.run(partial(session.send, text))
+        elif status != "parked":
+            self.drafts.give_back_queue("The turn " + ("was stopped" if status == "stopped" else "did not finish"))
+
+    def cancel(self) -> None:
+        """The chat closes: its turn's worker is cancelled (the turn stays open, resumable)."""
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker = None
+        self.running = False
+
+    def seen(self, event: Event) -> None:
+        """An event of the open chat, after the log showed it."""
+        if isinstance(event, (TurnCompleted, ToolApprovalRequired)):
+            self.resume_collector()  # the turn is over, or waits for a person: nothing streams
+        elif isinstance(event, (ToolApproved, ToolDenied)) and self.running:
+            self.hold_collector()
+        session = self.host.session
+        if isinstance(event, (TurnStarted, TurnCompleted)) and session is not None:
+            # the engine titles a chat from its first message (and the model may retitle it)
+            self.host.header_bar.set_title(session.chat().title)
+
+    # -- the collector ------------------------------------------------------------------------------
+    def hold_collector(self) -> None:
+        if self._collect_timer is not None:
+            self._collect_timer.stop()
+            self._collect_timer = None
+        self.host.collector.hold()
+
+    def resume_collector(self) -> None:
+        """Let the collector run again once the answer's last frames are drawn: the turn's objects
+        are walked then, in one pass (tui/collector.py), not in the middle of the last render."""
+        if self._collect_timer is not None:
+            self._collect_timer.stop()
+
+        def resume() -> None:
+            self._collect_timer = None
+            if not self.running or self.approvals.bar is not None:
+                self.host.collector.release()
+
+        self._collect_timer = self.host.set_timer(COLLECT_AFTER, resume)
+
+    # -- stopping -----------------------------------------------------------------------------------
+    async def stop(self) -> None:
+        """Stop the running turn at once. The engine closes the provider's stream, keeps the
+        partial answer and settles a tool call in flight (core.chat.stopping); the turn's events
+        say the rest."""
+        session = self.host.session
+        if session is None or not session.stop():
+            return
+        self.host.set_status("Stopping\u2026")
+        await self.approvals.clear()  # the stopped turn's approval is withdrawn
+        self.host.focus_input()
+
+    # -- resuming a parked turn ---------------------------------------------------------------------
+    async def resume(self) -> None:
+        host = self.host
+        session = host.session
+        if session is None or session.parked() is None:
+            host.notify("Nothing to resume.")
+            return
+        if self.running:
+            host.notify("A turn is running.", severity="warning")
+            return
+        if session.pending_approvals():
+            if self.approvals.bar is None:
+                await self.approvals.offer_parked()
+            return
+        self.run(partial(session.resume, self.approvals.approver))
+
+    def resume_parked(self, answer: ParkedAnswer) -> None:
+        """A parked approval answered: its turn resumes with that answer."""
+        session = self.host.session
+        if session is not None and not self.running:
+            self.run(partial(session.resume, answer))
+
+    # -- retry and edit: a turn run again, or replaced (core.chat.session; the store keeps both) -----
+    def _can_rerun(self, what: str) -> ChatSession | None:
+        host = self.host
+        session = host.session
+        if session is None:
+            host.notify("No chat is open.", severity="warning")
+            return None
+        if self.running:
+            host.notify(f"A turn is running: stop it (Esc) or let it end, then {what}.", severity="warning")
+            return None
+        if session.parked() is not None:
+            host.notify("This chat has an unfinished turn: answer its approval or resume it first.", severity="warning")
+            return None
+        return session
+
+    def retry(self) -> None:
+        """Run the last turn again: a failed request is asked again where it failed (nothing the
+        turn already ran runs twice); otherwise the last message is sent again in its place."""
+        session = self._can_rerun("retry")
+        if session is None:
+            return
+        try:
+            plan = session.retry_plan()
+        except UserFacingError as exc:
+            self.host.notify(str(exc), severity="warning")
+            return
+        self.drafts.editing = None
+        self.drafts.show_queue()
+        self.run(partial(self._retry_turn, session, plan))
+
+    async def _retry_turn(self, session: ChatSession, plan: RetryPlan) -> Any:
+        if plan.kind == "resend":
+            await self._show_history_before(session, plan.message_id)
+        return await session.retry()
+
+    def edit_last(self) -> None:
+        """Put the last message back in the box; sending it replaces that turn. Again: stop editing."""
+        if self.drafts.editing is not None:
+            self.drafts.stop_editing()
+            return
+        session = self._can_rerun("edit your message")
+        if session is None:
+            return
+        prompt = session.last_prompt()
+        if prompt is None:
+            self.host.notify("There is no message to edit yet.")
+            return
+        self.drafts.start_editing(prompt.message_id, prompt.text)
+
+    async def _replace_turn(self, session: ChatSession, message_id: str, text: str) -> Any:
+        await self._show_history_before(session, message_id)
+        return await session.send(text, replaces=message_id)
+
+    async def _show_history_before(self, session: ChatSession, message_id: str) -> None:
+        """The log as the model will now see the chat: what came before the replaced message
+        (the replaced turn stays in the store, the audit and the invocation rows)."""
+        store, router = self.host.store, self.host.router
+        messages = store.messages(session.chat_id)
+        ids = [m.id for m in messages]
+        kept = messages[: ids.index(message_id)] if message_id in ids else messages
+        items = items_from_history(kept, store.invocations(session.chat_id), router.displays)
+        router.reset()
+        router.adopt(items)
+        await self.host.log_view.load(items)
