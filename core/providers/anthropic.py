@@ -331,18 +331,11 @@ class AnthropicProvider(SdkAdapter):
         from anthropic.lib.streaming import AsyncMessageStreamManager
         from anthropic.types import Message, RawMessageStreamEvent
 
-        options = route.options(prepared.headers)
         if self.streaming:  # the stream helper's own manager around the post its method would make
-            sent = client.post(
-                route.path,
-                cast_to=Message,
-                content=content,
-                options=options,
-                stream=True,
-                stream_cls=AsyncStream[RawMessageStreamEvent],
-            )
+            events = AsyncStream[RawMessageStreamEvent]
+            sent = raw.post(client, route, content, cast_to=Message, stream_cls=events, headers=prepared.headers)
             return await AsyncMessageStreamManager(sent).__aenter__()
-        return await client.post(route.path, cast_to=Message, content=content, options=options)
+        return await raw.post(client, route, content, cast_to=Message, headers=prepared.headers)
 
     async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         if self.streaming:

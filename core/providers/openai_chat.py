@@ -173,17 +173,8 @@ class OpenAIChatProvider(SdkAdapter):
         from openai import AsyncStream
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        options = route.options()
-        if self.streaming:
-            return await client.post(
-                route.path,
-                cast_to=ChatCompletion,
-                content=content,
-                options=options,
-                stream=True,
-                stream_cls=AsyncStream[ChatCompletionChunk],
-            )
-        return await client.post(route.path, cast_to=ChatCompletion, content=content, options=options)
+        events = AsyncStream[ChatCompletionChunk] if self.streaming else None
+        return await raw.post(client, route, content, cast_to=ChatCompletion, stream_cls=events)
 
     async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         if self.streaming:

@@ -349,17 +349,8 @@ class OpenAIResponsesProvider(SdkAdapter):
         from openai import AsyncStream
         from openai.types.responses import Response, ResponseStreamEvent
 
-        options = route.options()
-        if self.streaming:
-            return await client.post(
-                route.path,
-                cast_to=Response,
-                content=content,
-                options=options,
-                stream=True,
-                stream_cls=AsyncStream[ResponseStreamEvent],
-            )
-        return await client.post(route.path, cast_to=Response, content=content, options=options)
+        events = AsyncStream[ResponseStreamEvent] if self.streaming else None
+        return await raw.post(client, route, content, cast_to=Response, stream_cls=events)
 
     async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         reader = _Reader(names)

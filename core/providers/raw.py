@@ -60,6 +60,25 @@ class Route:
         return options
 
 
+def post(
+    client: Any,
+    route: Route,
+    content: bytes,
+    *,
+    cast_to: Any,
+    stream_cls: Any = None,
+    headers: Mapping[str, str] | None = None,
+) -> Any:
+    """The SDK client's own ``post`` of a ready body on ``route`` (an awaitable): streamed, parsed
+    into ``stream_cls``'s events, when one is given, else one answer parsed as ``cast_to``."""
+    options = route.options(headers)
+    if stream_cls is None:
+        return client.post(route.path, cast_to=cast_to, content=content, options=options)
+    return client.post(
+        route.path, cast_to=cast_to, content=content, options=options, stream=True, stream_cls=stream_cls
+    )
+
+
 class UnplacedKey(Exception):
     """A body key the route does not know the place of: the request goes through the SDK's
     method instead (never a body in an order the SDK would not write)."""
