@@ -419,15 +419,24 @@ class TurnLoop:
         """Summarise every turn but the latest now (the owner asked: ``/compact``), holding the
         chat's turn lease as a turn does."""
         async with self._busy, self.store.turn_lease(self.chat_id):
-            self.history.sync()
-            self.compaction.refresh()
-            budget = self.budget()
-            view = self.compaction.view()
-            surface = self.strategy.surface(view)
-            need = self.compaction.need(budget, surface.tools, surface.system)
-            done = await self.compaction.compact(
-                budget, self.provider, reason="owner", room=max(need.room, 1), before=need.tokens
-            )
+            task = asyncio.current_task()
+            self._task, self._stopping = task, False  # stop() stops it as it stops a turn
+            try:
+                self.history.sync()
+                self.compaction.refresh()
+                budget = self.budget()
+                view = self.compaction.view()
+                surface = self.strategy.surface(view)
+                need = self.compaction.need(budget, surface.tools, surface.system)
+                done = await self.compaction.compact(
+                    budget, self.provider, reason="owner", room=max(need.room, 1), before=need.tokens
+                )
+            except asyncio.CancelledError:
+                if not self._stopping or task is None or task.uncancel() > 0:
+                    raise
+                raise UsageError("summarising was stopped; the chat is as it was") from None
+            finally:
+                self._task, self._stopping = None, False
             if done is None:
                 raise UsageError("nothing to summarise yet: after any summary, the chat has only its latest turn")
             return done

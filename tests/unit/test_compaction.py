@@ -95,6 +95,20 @@ async def open_on(engine: Engine, server: StreamingServer, roster: str, events: 
     return await engine.open_chat(None, opts, approver=FixedApprover(Decision.ALLOW_ONCE), subscribers=[events.append])
 
 
+async def chat_of(
+    engine: Engine, server: StreamingServer, roster: str, turns: int, words: int = 120
+) -> tuple[Any, list[ev.Event]]:
+    """A chat of ``turns`` owner's messages of ``words`` words each, every turn done."""
+    events: list[ev.Event] = []
+    session = await open_on(engine, server, roster, events)
+    try:
+        for i in range(turns):
+            assert (await session.send(long_text(i, words))).status == "done"
+    finally:
+        await session.close()
+    return session, events
+
+
 def compactions(events: list[ev.Event]) -> list[ev.HistoryCompacted]:
     return [e for e in events if isinstance(e, ev.HistoryCompacted)]
 
@@ -104,16 +118,10 @@ def refused(server: StreamingServer) -> list[dict[str, Any]]:
 
 
 async def test_a_long_chat_is_summarised_by_its_model_and_never_overruns_the_window(home: Path, roster: str) -> None:
-    events: list[ev.Event] = []
     script = {"responses": [answer("Summary: the owner asked about the ledgers; nothing is open.")], "repeat": True}
     with StreamingServer({**script, "context_window": WINDOW}) as server:
         engine = engine_for(home)
-        session = await open_on(engine, server, roster, events)
-        try:
-            for i in range(30):
-                assert (await session.send(long_text(i))).status == "done"
-        finally:
-            await session.close()
+        session, events = await chat_of(engine, server, roster, 30)
         requests = list(server.requests)
     assert refused(server) == [] and all(r["prompt_tokens"] + 512 <= WINDOW for r in requests)
     done = compactions(events)
@@ -145,15 +153,8 @@ async def test_a_long_chat_is_summarised_by_its_model_and_never_overruns_the_win
 
 
 async def test_a_300_turn_chat_never_sends_a_request_over_the_servers_window(home: Path, roster: str) -> None:
-    events: list[ev.Event] = []
     with StreamingServer({"responses": [answer("Fine.")], "repeat": True, "context_window": WINDOW}) as server:
-        engine = engine_for(home)
-        session = await open_on(engine, server, roster, events)
-        try:
-            for i in range(300):
-                assert (await session.send(long_text(i, 40))).status == "done"
-        finally:
-            await session.close()
+        _, events = await chat_of(engine_for(home), server, roster, 300, words=40)
     assert refused(server) == []
     assert max(r["prompt_tokens"] + r["body"]["max_tokens"] for r in server.requests) <= WINDOW
     assert len(compactions(events)) >= 3
@@ -226,15 +227,9 @@ class FailsSummaries(StreamingServer):
 async def test_when_the_model_cannot_summarise_the_turns_are_summarised_from_their_own_text(
     home: Path, roster: str
 ) -> None:
-    events: list[ev.Event] = []
     with FailsSummaries({"responses": [answer()], "repeat": True, "context_window": WINDOW}) as server:
         engine = engine_for(home)
-        session = await open_on(engine, server, roster, events)
-        try:
-            for i in range(30):
-                assert (await session.send(long_text(i))).status == "done"
-        finally:
-            await session.close()
+        session, events = await chat_of(engine, server, roster, 30)
     [first, *_] = compactions(events)
     assert first.method == "extractive" and "HTTP 400" in first.error
     assert "from their own text" in first.message and "could not write it" in first.message
@@ -258,15 +253,8 @@ async def test_an_offline_chat_is_summarised_from_its_own_turns(home: Path) -> N
 
 
 async def test_with_auto_compact_off_the_oldest_turns_are_left_out_and_that_is_said(home: Path, roster: str) -> None:
-    events: list[ev.Event] = []
     with StreamingServer({"responses": [answer()], "repeat": True, "context_window": WINDOW}) as server:
-        engine = engine_for(home, auto=False)
-        session = await open_on(engine, server, roster, events)
-        try:
-            for i in range(60):
-                assert (await session.send(long_text(i))).status == "done"
-        finally:
-            await session.close()
+        _, events = await chat_of(engine_for(home, auto=False), server, roster, 60)
         sent = [json.dumps(r["body"]) for r in server.requests]
     done = compactions(events)
     assert done and all(e.method == "dropped" for e in done)
