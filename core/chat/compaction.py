@@ -242,7 +242,8 @@ class Compaction:
         self.chat_id = chat_id
         self.store = store
         self.history = history
-        self.estimator = estimator
+        self.estimator = estimator  # the store's: what a later process counts again (the prefix)
+        self._messages = TokenEstimator(cache={}, seed={})  # each message's count, for this process only
         self.meter = meter
         self.emit = emit
         self.deferred = deferred
@@ -303,12 +304,12 @@ class Compaction:
     # -- counting ---------------------------------------------------------------------------------------
     def _count(self, entry: Entry) -> int:
         if entry.tokens is None:
-            entry.tokens = self.estimator.count(canonical_json(entry.message))
+            entry.tokens = self._messages.count(canonical_json(entry.message))
         return entry.tokens
 
     def _summary_tokens(self, summary: _Summary) -> int:
         if summary.tokens is None:
-            tokens = sum(self.estimator.count(canonical_json(m)) for m in summary.messages)
+            tokens = sum(self._messages.count(canonical_json(m)) for m in summary.messages)
             object.__setattr__(summary, "tokens", tokens)
         return summary.tokens or 0
 
@@ -342,13 +343,18 @@ class Compaction:
 
     def need(self, budget: Budget, tools: list[dict[str, Any]], system: str) -> _Need:
         """Whether the view fits ``budget`` with this prefix, and whether it is time to compact.
-        Sizes first (no tokenizer); exact counts only when the sizes do not settle it."""
+        Sizes first (no tokenizer); exact counts only when the sizes do not settle it: the
+        prefix's first (one text per chat, whose count outlives the process), then each message's
+        (counted once per process and held on its entry, never written to the store: a chat's
+        messages would fill the token cache every process reads whole)."""
         entries = self.history.entries()
         summary = self._applicable(entries)
         start = summary.cut if summary is not None else 0
         view = self.view()
-        for exact in (False, True):
-            room = budget.history_room(self.prefix_tokens(tools, system, exact=exact))
+        # sizes alone; the prefix counted (its count is kept in the store's token cache, so a later
+        # process reads it without the tokenizer) beside the history's sizes; then everything counted
+        for exact_prefix, exact in ((False, False), (True, False), (True, True)):
+            room = budget.history_room(self.prefix_tokens(tools, system, exact=exact_prefix))
             used = self._measure(entries, start, summary, exact=exact)
             if used <= TRIGGER * room or exact:
                 if exact and room <= 0:

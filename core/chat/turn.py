@@ -274,6 +274,7 @@ class TurnLoop:
         self, turn_id: str, status: TurnStatus, error: str | None = None, text: str = "", stop_reason: str | None = None
     ) -> TurnResult:
         self.store.end_turn(turn_id, self.chat_id, status, error)
+        self.estimator.flush()  # the counts made this turn (a prefix's) stay for the next process
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 

@@ -18,6 +18,7 @@ from core.engine import ChatOptions, Engine
 from core.pipeline.approvals import Decision, FixedApprover
 from core.store import Store
 from tests.helpers import subprocess_env
+from tests.streaming_server import StreamingServer
 
 ROOT = Path(__file__).resolve().parents[2]
 LIST_CALLS = {"type": "tool_use", "id": "call_list", "name": "mcp.bland_read.list_calls", "input": {}}
@@ -130,15 +131,17 @@ async def test_a_parked_calls_pin_check_starts_the_servers(home: Path, tmp_path:
         await session.close()
 
 
-def test_ask_on_an_existing_chat_imports_neither_the_mcp_sdk_nor_the_tokenizer(home: Path, tmp_path: Path) -> None:
-    turns = script(tmp_path, text("Hi."), text("Again."))
-    env = subprocess_env(home)
-    entry = "import sys; from tui.main import main; sys.argv[0] = 'deferchat'; sys.exit(main())"
-    first = subprocess.run(
-        [sys.executable, "-c", entry, "ask", "--script", turns, "hello"], env=env, capture_output=True, text=True
+ENTRY = "import sys; from tui.main import main; sys.argv[0] = 'deferchat'; sys.exit(main())"
+
+
+def loaded_by_ask(env: dict[str, str], first: list[str]) -> str:
+    """Make a chat with ``ask`` and ``first`` flags, then say which heavy modules a second
+    ``ask --chat`` on it imported."""
+    made = subprocess.run(
+        [sys.executable, "-c", ENTRY, "ask", *first, "hello"], env=env, capture_output=True, text=True
     )
-    assert first.returncode == 0, first.stderr
-    chat_id = [line for line in first.stderr.splitlines() if line.startswith("[chat ")][-1][6:-1]
+    assert made.returncode == 0, made.stderr
+    chat_id = [line for line in made.stderr.splitlines() if line.startswith("[chat ")][-1][6:-1]
     probe = textwrap.dedent(
         f"""
         import sys
@@ -153,4 +156,19 @@ def test_ask_on_an_existing_chat_imports_neither_the_mcp_sdk_nor_the_tokenizer(h
     again = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, cwd=ROOT)
     assert again.returncode == 0, again.stderr
     [line] = [line for line in again.stderr.splitlines() if line.startswith("LOADED")]
-    assert line == "LOADED ", line  # none of them: the script provider needs no SDK, no server was called
+    return line.removeprefix("LOADED ")
+
+
+def test_ask_on_an_existing_chat_imports_neither_the_mcp_sdk_nor_the_tokenizer(home: Path, tmp_path: Path) -> None:
+    turns = script(tmp_path, text("Hi."), text("Again."))
+    # none of them: the script provider needs no SDK, no server was called, the sizes fit
+    assert loaded_by_ask(subprocess_env(home), ["--script", turns]) == ""
+
+
+def test_near_a_small_window_the_tokenizer_is_still_not_loaded_again(home: Path) -> None:
+    # a compatible server's unknown model has a 32,768-token window, which the production roster's
+    # tools fill past what their sizes alone can settle: the prefix is counted once, and the
+    # next process reads that count from the store's token cache
+    with StreamingServer({"responses": [{"parts": ["Fine."]}], "repeat": True}) as server:
+        flags = ["--provider", "openai-chat", "--model", "local-model", "--base-url", server.url_for("openai-chat")]
+        assert loaded_by_ask(subprocess_env(home), flags) == "openai"
