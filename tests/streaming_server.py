@@ -1709,8 +1709,11 @@ class StreamingServer:
         self, wire: str, body: dict[str, Any], record: dict[str, Any], reader: Any, writer: Any
     ) -> bool:
         """A request longer than the script's ``context_window``: refused (HTTP 400), as vLLM does."""
+        if self.script.context_window is None:
+            return False
+        record["prompt_tokens"] = prompt_tokens(wire, body)
+        self._write_log({"kind": "measure", "n": record["n"], "prompt_tokens": record["prompt_tokens"]})
         message = over_window(wire, body, self.script.context_window)
-        record["prompt_tokens"] = prompt_tokens(wire, body) if self.script.context_window else None
         if message is None:
             return False
         await self._send_json(writer, reader, 400, window_error_body(wire, message))
@@ -1872,7 +1875,7 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
         kind = entry.pop("kind", None)
         if kind == "request":
             records[entry["n"]] = entry
-        elif kind == "response" and entry.get("n") in records:
+        elif kind in ("response", "measure") and entry.get("n") in records:
             records[entry["n"]].update(entry)
     return [records[n] for n in sorted(records)]
 
