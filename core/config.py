@@ -48,6 +48,11 @@
     [history]
     auto_compact = true               # summarise the oldest turns as the chat nears the window
 
+README.md (*Every key of config.toml*) lists every key with its meaning and default;
+tests/unit/test_readme_config_keys.py holds that list equal to what this module accepts. Where a
+provider and a model are named (``provider``, ``model``, ``base_url``, the flags, the picker),
+one rule decides what runs: :mod:`core.providers.naming`.
+
 API keys come from the provider's environment variable first (ANTHROPIC_API_KEY,
 OPENAI_API_KEY: each provider's profile in :mod:`core.providers.profiles` names it), then
 ``[keys]``. They are held in memory only: never stored in the database, events or logs.
@@ -86,12 +91,19 @@ class Keys(BaseModel):
 
 
 class ToolSettings(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """``[tools]``: what the built-in tools read (``ctx.settings`` is this table). A key not
+    declared here is refused, so a misspelt one is an error, not a setting silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
     searxng_url: str | None = None
     ntfy_topic_url: str | None = None
+    ntfy_token: str | None = None
     # Private hosts a network tool may reach on purpose (a home server): names, addresses or
     # networks such as "nas.home", "192.168.1.20", "192.168.1.0/24". Empty by default.
     allow_private_hosts: list[str] = Field(default_factory=list)
+    allow_private_network: bool = False
+    http_timeout: PositiveFloat = 20.0
+    fetch_max_bytes: int = Field(2_000_000, ge=1)
 
 
 class WaitSettings(BaseModel):
@@ -174,8 +186,13 @@ class HistorySettings(BaseModel):
 def check_fallback(entry: str) -> str:
     """``entry``, a fallback model (``provider:model`` or a bare provider), when it names a known
     provider; ValueError otherwise. What ``fallback`` in config.toml and ``--fallback`` accept."""
-    if profile_for(entry.partition(":")[0]) is None:
+    provider, _, model = entry.partition(":")
+    if profile_for(provider) is None:
         raise ValueError(f"fallback {entry!r}: expected provider:model, provider one of {', '.join(PROFILES)}")
+    from core.providers.naming import is_demo_model
+
+    if provider == DEMO_PROVIDER and not is_demo_model(model or None):
+        raise ValueError(f"fallback {entry!r}: the offline demo answers only to demo, not to {model!r}")
     return entry
 
 
@@ -230,24 +247,51 @@ class Settings(BaseModel):
         secret = getattr(self.keys, profile.key_name, None) if profile.key_name else None
         return secret.get_secret_value() if secret else None
 
-    def default_provider(self) -> str:
-        """The configured provider; otherwise the first whose own key is present; otherwise demo."""
+    def key_source(self, provider: str) -> str | None:
+        """Where the key :meth:`api_key` (or an Anthropic auth token) comes from, by name: the
+        environment variable, ``[keys] <field> in <config.toml>``, or None when there is none."""
+        profile = profile_for(provider)
+        if profile is None:
+            return None
+        if profile.env_var and os.environ.get(profile.env_var):
+            return profile.env_var
+        if profile.key_name and getattr(self.keys, profile.key_name, None):
+            return f"[keys] {profile.key_name} in {settings_path()}"
+        if profile.auth_token_env and os.environ.get(profile.auth_token_env):
+            return profile.auth_token_env
+        return None
+
+    def configured_provider(self) -> str | None:
+        """The provider config.toml names: ``provider``, else the one ``model``'s name says
+        (:mod:`core.providers.naming`); None when it names neither."""
         if self.provider:
             return self.provider
+        if self.model:
+            from core.providers.naming import provider_for_name
+
+            return provider_for_name(self, self.model, base_url_set=bool(self.base_url))
+        return None
+
+    def default_provider(self) -> str:
+        """The configured provider; otherwise the first whose own key is present; otherwise demo."""
+        if configured := self.configured_provider():
+            return configured
         for profile in PROFILES.values():
             if profile.owns_key and self.api_key(profile.name):
                 return profile.name
         return DEMO_PROVIDER
 
     def model_for(self, provider: str) -> str:
-        if self.model and (self.provider in (None, provider)):
+        """config.toml's ``model`` when it is ``provider``'s (see :meth:`configured_provider`),
+        else the provider's default model."""
+        if self.model and self.configured_provider() == provider:
             return self.model
         profile = profile_for(provider)
         return profile.default_model if profile else "default"
 
     def base_url_for(self, provider: str) -> str | None:
         """The base URL configured for ``provider``: ``base_url``, when it is the configured provider."""
-        return self.base_url if provider == self.provider else None
+        return self.base_url if self.base_url and provider == self.configured_provider() else None
 
     def model_settings(self, provider: str, model: str) -> ModelSettings | None:
         """``[models."provider:model"]`` for this model, if config.toml has it."""

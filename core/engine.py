@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from core.chat.eventlog import EventLog, Subscriber
 from core.chat.opening import OpenedChat, open_new, reopen
@@ -25,6 +26,9 @@ from core.providers.factory import ProviderFactory, default_provider_factory
 from core.roster.models import RosterPlan
 from core.store import Store
 from core.tokens import TokenEstimator
+
+if TYPE_CHECKING:
+    from core.mcp.elicitation import Elicitor
 
 __all__ = ["ChatOptions", "ChatSession", "Engine", "ProviderFactory", "TurnResult"]
 
@@ -50,10 +54,12 @@ class Engine:
         self.demo_delay = demo_delay
 
     def resolve_provider(self, opts: ChatOptions) -> tuple[str, str, str | None]:
-        provider = opts.provider or ("script" if opts.script else self.settings.default_provider())
-        model = opts.model or self.settings.model_for(provider)
-        base_url = opts.base_url or self.settings.base_url_for(provider)
-        return provider, model, base_url
+        """Where a new chat with ``opts`` runs: the one naming rule (:mod:`core.providers.naming`);
+        UsageError when the names do not say it."""
+        from core.providers.naming import resolve_new
+
+        target = resolve_new(self.settings, opts.provider, opts.model, opts.base_url, script=bool(opts.script))
+        return target.provider, target.model, target.base_url
 
     def preview_plan(self, opts: ChatOptions, estimator: TokenEstimator | None = None) -> RosterPlan:
         """The plan a new chat with ``opts`` would pin if its servers list what the roster
@@ -83,11 +89,14 @@ class Engine:
         approver: Approver | None = None,
         subscribers: Iterable[Subscriber] | None = None,
         record: str | None = None,
+        elicitor: Elicitor | None = None,
     ) -> ChatSession:
-        """A new chat (``chat_id`` None) planned now, or an existing one with its pinned plan."""
+        """A new chat (``chat_id`` None) planned now, or an existing one with its pinned plan.
+        ``elicitor``: who answers an MCP server's request for input (None: nobody, and the chat's
+        servers are not told deferchat can ask)."""
         opts = options or ChatOptions()
         events = EventLog(self.store, subscribers or ())
-        servers = ChatServers(events.emit)
+        servers = ChatServers(events.emit, elicitor=elicitor, tool_settings=self.settings.tools.model_dump())
         try:
             opened: OpenedChat
             if chat_id is None:

@@ -199,7 +199,7 @@ class ServerStatus(_Event):
 
     type: Literal["server.status"] = "server.status"
     server: str
-    status: Literal["starting", "ready", "failed", "restarted", "stopped", "needs_approval"]
+    status: Literal["starting", "ready", "failed", "restarted", "stopped", "needs_approval", "needs_sign_in"]
     tools: int = 0
     message: str = ""
 
@@ -210,6 +210,57 @@ class RosterChanged(_Event):
     type: Literal["roster.changed"] = "roster.changed"
     server: str
     message: str = ""
+
+
+class ElicitationRequested(_Event):
+    """An MCP server asks the person for input (MCP elicitation): a form of ``fields`` (names,
+    titles, kinds, whether required) or, in ``url`` mode, an address to open. ``message`` and the
+    titles are the server's words, untrusted. The person answers; the model never sees it."""
+
+    type: Literal["mcp.elicitation"] = "mcp.elicitation"
+    server: str
+    request_id: str
+    mode: Literal["form", "url"] = "form"
+    message: str = ""
+    fields: list[dict[str, Any]] = Field(default_factory=list)
+    url: str | None = None
+
+
+class ElicitationAnswered(_Event):
+    """How a request for input was answered: ``accept`` (with the names of the fields filled, never
+    their values), ``decline`` or ``cancel``; ``reason`` when no person answered (a timeout, no
+    terminal) or the server's form could not be shown."""
+
+    type: Literal["mcp.elicitation.answered"] = "mcp.elicitation.answered"
+    server: str
+    request_id: str
+    action: Literal["accept", "decline", "cancel"]
+    answered: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class OffersChanged(_Event):
+    """A server's resources or prompts changed (it sent ``list_changed``); ``count`` is how many it
+    lists now. What the palette, ``@`` completion and the slash commands offer follows."""
+
+    type: Literal["mcp.offers.changed"] = "mcp.offers.changed"
+    server: str
+    kind: Literal["resources", "prompts"]
+    count: int = 0
+
+
+class ResourceAttached(_Event):
+    """A resource went with the person's message: ``tokens`` counts what the model reads of it
+    (inside the server's envelope), ``chars`` the whole; ``truncated`` when it was cut."""
+
+    type: Literal["mcp.resource.attached"] = "mcp.resource.attached"
+    server: str
+    uri: str
+    name: str = ""
+    chars: int = 0
+    tokens: int = 0
+    truncated: bool = False
+    binary: bool = False
 
 
 class ChatTitled(_Event):
@@ -316,6 +367,10 @@ Event = Annotated[
     | SystemPromptChanged
     | ServerStatus
     | RosterChanged
+    | ElicitationRequested
+    | ElicitationAnswered
+    | OffersChanged
+    | ResourceAttached
     | ChatTitled
     | ProviderRetrying
     | ProviderSwitched

@@ -86,7 +86,9 @@ def chat_markdown(store: Store, chat_id: str) -> str:
 
 def summary_lines(row: SummaryRow) -> list[str]:
     """A summary of the turns above it, where it took their place in requests, marked as such."""
-    turns = f"the first {row.turns} turn{'s' if row.turns != 1 else ''}"
+    from core.chat.compaction import first_turns
+
+    turns = first_turns(row.turns)
     sizes = f"{row.tokens_before:,} \u2192 {row.tokens_after:,} tokens"
     when = "as the owner asked" if row.reason == "owner" else "as the chat neared its model's context window"
     if row.method == "dropped":

@@ -96,6 +96,13 @@ prompt and messages, a tenth more than cl100k, and each message's framing) and r
 prompt and ``max_tokens`` together pass it, with HTTP 400 and vLLM's message (Anthropic's on its
 wire), before any scripted response is used; each request's record holds its ``prompt_tokens``.
 
+Endpoints (top-level script keys, :class:`Endpoints`): ``models`` (what ``GET /v1/models`` lists,
+OpenAI- or Anthropic-shaped), ``models_delay``, ``api_key`` (every request without it gets the
+API's 401) and ``unsupported`` (``{"openai": "close"}``: how a server that does not speak a wire
+answers it: ``404``, ``405``, ``html``, ``close``). A TLS handshake on the plain-HTTP port is
+answered ``400`` in the clear, as a real HTTP server answers one; ``serve(..., tls=context)``
+serves HTTPS instead.
+
 Every request is recorded (``server.requests``: path, wire, headers, parsed body, times, and
 once answered its ``outcome``: ``completed``, ``cut``, ``ended_early``, ``error_event``,
 ``status``, ``client_closed``, ``exhausted``, ``stopped``), and with ``--log FILE`` written as
@@ -227,6 +234,7 @@ class Script:
     repeat: bool = False
     rules: tuple[str, ...] = ()
     context_window: int | None = None  # refuse a longer request, as vLLM does (over_window)
+    endpoints: Endpoints = field(default_factory=lambda: Endpoints())
 
 
 _RESPONSE_KEYS = {
@@ -445,7 +453,7 @@ def parse_script(data: Any) -> Script:
         data = {"responses": data}
     if not isinstance(data, dict):
         raise ValueError("script: a list of responses or {'responses': [...]}")
-    _check_keys("script", data, {"responses", "repeat", "rules", "comment", "context_window"})
+    _check_keys("script", data, {"responses", "repeat", "rules", "comment", "context_window", *ENDPOINT_KEYS})
     rules = data.get("rules", [])
     if not isinstance(rules, list) or not set(rules) <= RULES:
         raise ValueError(f"script.rules: a list of {', '.join(sorted(RULES))}")
@@ -460,6 +468,7 @@ def parse_script(data: Any) -> Script:
         repeat=bool(data.get("repeat", False)),
         rules=tuple(rules),
         context_window=window,
+        endpoints=parse_endpoints(data),
     )
 
 
@@ -1352,6 +1361,123 @@ def window_error_body(wire: str, message: str) -> dict[str, Any]:
     return {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
 
 
+# --- endpoints: the model listing, a required key, the wires the server does not speak -----------------
+
+ENDPOINT_KEYS = {"models", "models_delay", "api_key", "unsupported"}
+UNSUPPORTED_ANSWERS = {"404", "405", "html", "close"}
+LISTED_AT = 1_735_689_600  # 2025-01-01T00:00:00Z: every listed model's creation time
+HTML_PAGE = (
+    "<!doctype html><html><head><title>Model server</title></head>"
+    "<body><h1>Model server</h1><p>Open the chat in your browser.</p></body></html>"
+)
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """What the server answers besides the scripted responses (the script's top-level keys)::
+
+        "models": [{"id": "m1", "max_model_len": 8192}, ...],  # GET /v1/models; each item's
+                                       # extra fields are served as they are (context_length,
+                                       # max_model_len, meta.n_ctx_train, max_input_tokens...)
+        "models_delay": 5,             # seconds before the listing answers
+        "api_key": "sk-...",           # every request without it (Bearer or x-api-key) gets 401
+        "unsupported": {"openai": "close"}   # a wire the server does not speak: "404", "405",
+                                       # "html" (200 with a web page) or "close" (no answer);
+                                       # "models" for the listing
+
+    The listing is OpenAI-shaped (``{"object": "list", "data": [...]}``), or Anthropic-shaped
+    (``data``, ``has_more``, ``first_id``, ``last_id``) for a request that carries
+    ``anthropic-version`` as the Anthropic SDK's do. Without ``models`` the path is a 404.
+    """
+
+    models: tuple[dict[str, Any], ...] | None = None
+    models_delay: float = 0.0
+    api_key: str | None = None
+    unsupported: tuple[tuple[str, str], ...] = ()
+
+    def answer_for(self, wire: str | None) -> str | None:
+        """How the server answers a request of ``wire`` it does not speak, or None."""
+        return dict(self.unsupported).get(wire or "")
+
+
+def parse_endpoints(data: dict[str, Any]) -> Endpoints:
+    models = data.get("models")
+    if models is not None and not (
+        isinstance(models, list) and all(isinstance(m, dict) and isinstance(m.get("id"), str) for m in models)
+    ):
+        raise ValueError('script.models: a list of objects with an "id"')
+    unsupported = data.get("unsupported", {})
+    if not isinstance(unsupported, dict) or not all(
+        (k == "models" or _ALIASES.get(k)) and v in UNSUPPORTED_ANSWERS for k, v in unsupported.items()
+    ):
+        raise ValueError(f"script.unsupported: {{wire: one of {', '.join(sorted(UNSUPPORTED_ANSWERS))}}}")
+    key = data.get("api_key")
+    if key is not None and not isinstance(key, str):
+        raise ValueError("script.api_key: a string")
+    return Endpoints(
+        models=tuple(models) if models is not None else None,
+        models_delay=_seconds("script.models_delay", data.get("models_delay", 0.0), forever_ok=False) or 0.0,
+        api_key=key,
+        unsupported=tuple((_ALIASES.get(k, k), v) for k, v in unsupported.items()),
+    )
+
+
+TLS_HANDSHAKE = 0x16  # the first byte of a TLS ClientHello record
+
+
+async def read_head(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+    """A request's head. A TLS handshake on this plain-HTTP port (an ``https://`` URL) is answered
+    as a plain HTTP server answers one, ``400 Bad Request`` in the clear, and the connection closes:
+    the client's TLS layer then fails at once, as it does against a real server."""
+    first = await reader.readexactly(1)
+    if first[0] == TLS_HANDSHAKE:
+        with contextlib.suppress(ConnectionError):
+            writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            await writer.drain()
+        raise ConnectionError("a TLS handshake on a plain HTTP port")
+    return first + await reader.readuntil(b"\r\n\r\n")
+
+
+def is_models_path(path: str) -> bool:
+    return path.split("?", 1)[0].rstrip("/").endswith("/models")
+
+
+def listing_body(models: tuple[dict[str, Any], ...], anthropic: bool) -> dict[str, Any]:
+    """The ``GET /v1/models`` body: OpenAI's list object, or Anthropic's page."""
+    if anthropic:
+        data = [{"type": "model", "display_name": m["id"], "created_at": "2025-01-01T00:00:00Z", **m} for m in models]
+        return {
+            "data": data,
+            "has_more": False,
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+        }
+    return {
+        "object": "list",
+        "data": [{"object": "model", "created": LISTED_AT, "owned_by": "streaming-server", **m} for m in models],
+    }
+
+
+def key_sent(headers: dict[str, str]) -> str | None:
+    """The API key a request carries (``x-api-key``, else a bearer token)."""
+    if headers.get("x-api-key"):
+        return headers["x-api-key"]
+    auth = headers.get("authorization", "")
+    return auth[7:].strip() if auth.lower().startswith("bearer ") else None
+
+
+def unauthorized_body(wire: str, sent: str | None) -> dict[str, Any]:
+    """The 401 the real API answers a wrong key with (OpenAI echoes the key, masked)."""
+    if wire == "anthropic":
+        return error_body(wire, 401, "invalid x-api-key")
+    masked = f"{sent[:3]}*****{sent[-4:]}" if sent and len(sent) > 8 else "(none)"
+    return error_body(
+        wire,
+        401,
+        f"Incorrect API key provided: {masked}. You can find your API key at https://platform.openai.com/account/api-keys.",
+    )
+
+
 # --- the server ------------------------------------------------------------------------------------
 
 
@@ -1401,8 +1527,10 @@ class StreamingServer:
         port: int = 0,
         timeout: float | None = DEFAULT_TIMEOUT,
         log: str | Path | IO[str] | None = None,
+        tls: Any = None,
     ):
         self.script = parse_script(script)
+        self.tls = tls  # an ssl.SSLContext: serve HTTPS (a test's own self-signed certificate)
         self._responses = list(self.script.responses)
         self.port = port
         self.timeout = timeout
@@ -1427,7 +1555,7 @@ class StreamingServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://{HOST}:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://{HOST}:{self.port}"
 
     def url_for(self, wire: str) -> str:
         """The ``base_url`` to give the SDK (or ``make_provider``) for ``wire``."""
@@ -1511,7 +1639,7 @@ class StreamingServer:
             self._log = Path(self._log_path).open("a", encoding="utf-8")  # noqa: SIM115, ASYNC230 (closed below; a local file)
         elif self._log_path is not None:
             self._log = self._log_path
-        self._server = await asyncio.start_server(self._connection, HOST, self.port, limit=_MAX_HEAD)
+        self._server = await asyncio.start_server(self._connection, HOST, self.port, limit=_MAX_HEAD, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
         self._ready.set()
         if ready is not None:
@@ -1545,7 +1673,7 @@ class StreamingServer:
         self._tasks.add(task)
         try:
             while True:
-                request = await self._read_request(reader)
+                request = await self._read_request(reader, writer)
                 if request is None:
                     break
                 keep = await self._answer(request, reader, writer)
@@ -1560,9 +1688,9 @@ class StreamingServer:
                 writer.close()
             self._tasks.discard(task)
 
-    async def _read_request(self, reader: asyncio.StreamReader) -> _Request | None:
+    async def _read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
+            head = await read_head(reader, writer)
         except asyncio.IncompleteReadError:
             return None
         lines = head.decode("latin-1").split("\r\n")
@@ -1647,6 +1775,9 @@ class StreamingServer:
             body = request.body.decode("utf-8", "replace")
         record = self._record(request, wire, body)
         self._keep_raw(request)
+        handled = await self._endpoint_answer(request, wire, record, reader, writer)
+        if handled is not None:
+            return handled
         if request.method != "POST" or wire is None:
             await self._send_json(
                 writer,
@@ -1718,6 +1849,57 @@ class StreamingServer:
             return False
         await self._send_json(writer, reader, 400, window_error_body(wire, message))
         self._finish(record, "refused", status=400, message=message)
+        return True
+
+    async def _endpoint_answer(
+        self,
+        request: _Request,
+        wire: str | None,
+        record: dict[str, Any],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> bool | None:
+        """Answer what :class:`Endpoints` covers (the key check, the listing, a wire the server does
+        not speak): whether to keep the connection, or None when the request is the script's."""
+        endpoints = self.script.endpoints
+        listing = request.method == "GET" and is_models_path(request.path)
+        anthropic = "anthropic-version" in request.headers
+        if endpoints.api_key is not None and (listing or wire is not None):
+            sent = key_sent(request.headers)
+            if sent != endpoints.api_key:
+                shape = "anthropic" if anthropic or wire == "anthropic" else "openai"
+                await self._send_json(writer, reader, 401, unauthorized_body(shape, sent))
+                self._finish(record, "status", status=401)
+                return True
+        if listing and endpoints.models is not None and endpoints.answer_for("models") is None:
+            record["wire"] = "models"
+            if endpoints.models_delay:
+                await self._pause(endpoints.models_delay, reader)
+            await self._send_json(writer, reader, 200, listing_body(endpoints.models, anthropic))
+            self._finish(record, "listed", count=len(endpoints.models), wire="models")  # the log's record too
+            return True
+        how = (
+            endpoints.answer_for("models")
+            if listing
+            else endpoints.answer_for(wire)
+            if request.method == "POST"
+            else None
+        )
+        if how is None:
+            return None
+        if how == "close":
+            self._finish(record, "closed")
+            return False
+        if how == "html":
+            data = HTML_PAGE.encode()
+            head = [("content-type", "text/html; charset=utf-8"), ("content-length", str(len(data)))]
+            await self._send(writer, reader, _head(200, head) + data)
+            self._finish(record, "html", status=200)
+            return True
+        status = int(how)
+        detail = "Not Found" if status == 404 else "Method Not Allowed"
+        await self._send_json(writer, reader, status, {"detail": detail})  # FastAPI's, as vLLM answers
+        self._finish(record, "status", status=status)
         return True
 
     def _headers(self, wire: str, ctx: _Ctx, content_type: str) -> list[tuple[str, str]]:
@@ -1851,11 +2033,12 @@ class StreamingServer:
 
 @contextlib.contextmanager
 def serve(
-    script: Any, *, timeout: float | None = DEFAULT_TIMEOUT, log: str | Path | None = None
+    script: Any, *, timeout: float | None = DEFAULT_TIMEOUT, log: str | Path | None = None, tls: Any = None
 ) -> Iterator[StreamingServer]:
     """A running server on 127.0.0.1 (background thread) for the ``with`` block. It stops by
-    itself after ``timeout`` seconds, whatever the block does."""
-    server = StreamingServer(script, timeout=timeout, log=log)
+    itself after ``timeout`` seconds, whatever the block does. ``tls``: an ``ssl.SSLContext`` to
+    serve HTTPS with."""
+    server = StreamingServer(script, timeout=timeout, log=log, tls=tls)
     server.start()
     try:
         yield server

@@ -26,6 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.screen import Screen
+from textual.widgets import TextArea
 
 from core.chat.options import ChatOptions
 from tui.collector import Collector
@@ -33,11 +34,14 @@ from tui.controllers.approvals import Approvals
 from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.layout import ROSTER_FOLD_WIDTH, Layout
+from tui.controllers.mcp import Mcp
 from tui.controllers.sessions import EngineEvent, Sessions
+from tui.controllers.slash import Slash
 from tui.controllers.turns import Turns
 from tui.controllers.views import Views
 from tui.retry_status import RetryCountdown
 from tui.router import EventRouter
+from tui.slash import SlashRegistry
 from tui.terminal import TerminalSignals
 from tui.widgets.approval import ApprovalBar
 from tui.widgets.chat_log import ChatLog
@@ -45,6 +49,7 @@ from tui.widgets.composer import Composer, QueuedNote
 from tui.widgets.footer import AppFooter
 from tui.widgets.header import ChatHeader
 from tui.widgets.roster import RosterPanel
+from tui.widgets.slash_menu import SlashMenu
 from tui.widgets.status import StatusLine
 
 if TYPE_CHECKING:  # the engine is built after the first frame (its modules are imported then)
@@ -70,6 +75,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("whatif", "What-if", "The same candidates under another strategy, policy or caps"),
     ("usage", "Usage and cost", "The cost meter per request: tokens, cache hits, prefix breaks, dollars"),
     ("model_picker", "Switch model", "Continue this chat on another provider or model (the plan stays pinned)"),
+    ("list_models", "List the provider's models", "Ask each provider's server for its models now, in the model picker"),
     (
         "system_prompt",
         "Edit this chat's system prompt",
@@ -96,6 +102,9 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Take back the queued message",
         "The last message waiting for the turn to end comes back to the box (\u2191 in the empty box does the same)",
     ),
+    ("mcp_servers", "MCP servers", "The chat's servers: what each offers, sign in (OAuth) or out"),
+    ("attach_resource", "Attach a resource", "A server's resource goes with your next message (also: @ in the box)"),
+    ("use_prompt", "Use a server's prompt", "A server's prompt, its arguments asked, put in the message box"),
     (
         "project_config",
         "Review the project's MCP config",
@@ -178,19 +187,29 @@ class DeferchatApp(App[int]):
         self.status_line = StatusLine(id="status-line")
         self.composer = Composer(id="composer")
         self.queued_note = QueuedNote("", id="queued")
-        self.bottom = Vertical(self.status_line, self.queued_note, self.composer, id="bottom")
+        self.slash_menu = SlashMenu(id="slash-menu")
+        self.bottom = Vertical(self.status_line, self.queued_note, self.slash_menu, self.composer, id="bottom")
         self.roster = RosterPanel(id="roster")
         self.retry_status = RetryCountdown(self)  # "retrying in N s" while a provider's retry waits
         self.router = EventRouter(self.log_view, self.roster, self.header_bar, self.retry_status)
+        self.slash_commands = SlashRegistry()  # every room adds its own
         # -- the rooms, each given the rooms it commands
         self.layout = Layout(self)
         self.footer = AppFooter(id="footer", spare=self.layout.footer_spare)
         self.drafts = Drafts(self)
         self.approvals = Approvals(self)
-        self.turns = Turns(self, self.drafts, self.approvals)
-        self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message)
+        self.mcp = Mcp(self, replace_unused_chat=self._replace_unused_chat)
+        for command in self.mcp.commands():
+            self.slash_commands.add(command)
+        self.slash_commands.source(self.mcp.prompt_commands)  # /server:prompt, as the servers offer them
+        self.turns = Turns(self, self.drafts, self.approvals, self.mcp.prepare)
+        for command in self.turns.commands():
+            self.slash_commands.add(command)
+        self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message, mcp=self.mcp)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
+        self.slash = Slash(self, self.drafts, self.chat_ops)
+        self._asking_quit = False  # ctrl+q's question is up
 
     # -- set-up ---------------------------------------------------------------------------------
     @property
@@ -319,15 +338,32 @@ class DeferchatApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         in_front = self.screen is self.screen_stack[0]
         if action == "answer_approval":
+            # Tab completes a slash command while its list is open (Esc closes it, then Tab answers)
             bar = self.approval_bar
-            return bar is not None and not bar.has_focus_within and in_front
+            return bar is not None and not bar.has_focus_within and in_front and not self._completing()
         if action == "stop_turn":
             # only while a turn runs and the chat is in front: otherwise Esc and ctrl+c go on
-            # to their other bindings (back to the input, TextArea's copy, the quit hint)
-            return self.turn_running and self.session is not None and in_front
+            # to their other bindings (back to the input, TextArea's copy, the quit hint); Esc
+            # in the message box closes an open completion list first, in the bar leaves it
+            return (
+                self.turn_running
+                and self.session is not None
+                and in_front
+                and not self._completing()
+                and not self._in_approval_bar()
+            )
         if action in ("usage", "system_prompt"):  # otherwise f6/f7 are the focused text's own keys
             return in_front
         return True
+
+    def _in_approval_bar(self) -> bool:
+        """The owner is in the approval bar: Esc there goes back to the box, and neither Esc nor
+        ctrl+c stops the turn (the bar is answered, or left, never the turn ended by accident)."""
+        bar = self.approval_bar
+        return bar is not None and bar.has_focus_within
+
+    def _completing(self) -> bool:
+        return self.composer.completing and self.composer.has_focus
 
     # -- messages, each to its room ---------------------------------------------------------------
     async def on_engine_event(self, message: EngineEvent) -> None:
@@ -336,9 +372,19 @@ class DeferchatApp(App[int]):
             return
         await self.router.handle(message.event)
         self.turns.seen(message.event)
+        self.mcp.seen(message.event)
 
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        self.turns.submit(message.text)
+        text = self.slash.message(message.text)  # a slash command runs here
+        if text is not None:
+            self.turns.submit(text)
+
+    def on_text_area_changed(self, message: TextArea.Changed) -> None:
+        if message.text_area is self.composer:
+            self.slash.typed()
+
+    def on_composer_completion_key(self, message: Composer.CompletionKey) -> None:
+        self.slash.key(message.key)
 
     def on_composer_take_queued(self, message: Composer.TakeQueued) -> None:
         self.drafts.take_queued()
@@ -357,6 +403,37 @@ class DeferchatApp(App[int]):
 
     # -- actions, each to its room ------------------------------------------------------------------
     async def action_quit(self) -> None:
+        """ctrl+q: quit. While a turn runs (an approval it waits for included) the app asks
+        first: quit and stop it (as Esc stops it: its partial answer kept), or stay. ctrl+q
+        again while it asks means quit."""
+        if not self.turn_running or self._asking_quit:
+            await self.stop_and_quit()
+            return
+        from tui.screens.dialogs import Confirm
+
+        def answered(quit_now: bool | None) -> None:
+            self._asking_quit = False
+            if quit_now:
+                self.run_worker(self.stop_and_quit(), group="quit", exclusive=True, exit_on_error=False)
+
+        self._asking_quit = True
+        waits = " and waits for your approval" if self.approval_bar is not None else ""
+        self.push_screen(
+            Confirm(
+                f"A turn is running{waits}. Quit and stop it? What the model wrote so far is kept, and the "
+                "chat takes your next message when you come back.",
+                yes="Quit and stop",
+                no="Stay",
+                default_no=True,
+            ),
+            answered,
+        )
+
+    async def stop_and_quit(self) -> None:
+        """Stop the running turn the way Esc does (its partial answer kept, the turn marked
+        stopped: core.chat.stopping), close the chat (its MCP servers stop), and exit. What a
+        quit does from any path: ctrl+q, the palette's Quit, a signal that ends the app."""
+        await self.turns.stop_for_good()
         await self.sessions.close()
         self.exit(0)
 
@@ -375,16 +452,19 @@ class DeferchatApp(App[int]):
         self.chat_ops.show_chats()
 
     def action_rename_current(self) -> None:
-        self.chat_ops.on_current("rename")
+        self.chat_ops.rename_current()
 
     def action_delete_current(self) -> None:
-        self.chat_ops.on_current("delete")
+        self.chat_ops.delete_current()
 
     def action_export_current(self) -> None:
-        self.chat_ops.on_current("export")
+        self.chat_ops.export_current()
 
     def action_model_picker(self) -> None:
         self.chat_ops.pick_model()
+
+    def action_list_models(self) -> None:
+        self.chat_ops.pick_model(refresh=True)
 
     def action_system_prompt(self) -> None:
         self.chat_ops.edit_system_prompt()
@@ -409,6 +489,31 @@ class DeferchatApp(App[int]):
 
     def action_toggle_thinking(self) -> None:
         self.views.toggle_thinking()
+
+    def action_mcp_servers(self) -> None:
+        self.mcp.show_servers()
+
+    def action_attach_resource(self) -> None:
+        self.mcp.attach()
+
+    def action_use_prompt(self) -> None:
+        self.mcp.use_prompt()
+
+    def _replace_unused_chat(self) -> bool:
+        """An unused new chat opened again (its servers' tools now planned); whether it was. What
+        the message box holds comes along to the new chat."""
+        if not self.sessions.unused_new_chat():
+            return False
+        text = self.composer.text
+
+        async def replace() -> None:
+            self.composer.put("")  # no draft left behind: the unused chat is dropped, not kept
+            await self.sessions.switch(None)
+            if text.strip():
+                self.composer.put(text)
+
+        self.run_worker(replace(), group="session", exit_on_error=False)
+        return True
 
     def action_project_config(self) -> None:
         self.run_worker(

@@ -69,16 +69,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_app(args: argparse.Namespace) -> int:
-    settings, policy = _preflight()
+    settings, policy = _preflight(args)
     from tui.app import run_app  # deferred: this is the only path that imports Textual
 
     return run_app(args, settings=settings, policy=policy)
 
 
-def _preflight() -> tuple[Settings, Policy]:
+def _preflight(args: argparse.Namespace | None = None) -> tuple[Settings, Policy]:
     """Read what the app would otherwise fail on after it took the screen (the settings, the
-    policy file, whether the database's folder and file can be used), so that a broken one is
-    one line on a normal terminal (through :func:`~core.cli.exits.guarded`), never a traceback
+    policy file, where a new chat runs: ``--provider``/``--model``/``--base-url`` and config.toml
+    under the one naming rule, whether the database's folder and file can be used), so that a
+    broken one is one line on a normal terminal (through :func:`~core.cli.exits.guarded`), never a traceback
     behind the app. The database itself is opened after the first frame (SQLite and its library
     cost ~50 ms): a file that SQLite then refuses ends the app with the same one line
     (:attr:`tui.app.DeferchatApp.fatal`). Returns the settings and the policy read, for the app."""
@@ -88,6 +89,12 @@ def _preflight() -> tuple[Settings, Policy]:
 
     settings = load_settings()
     policy = load_policy(settings.policy_file)
+    if args is not None and not getattr(args, "open_chat", None):
+        from core.providers.factory import require_buildable
+        from core.providers.naming import resolve_new
+
+        target = resolve_new(settings, args.tui_provider, args.tui_model, args.tui_base_url)  # UsageError: exit 2
+        require_buildable(settings, target.provider, target.base_url)
     check_path(default_db_path())
     return settings, policy
 

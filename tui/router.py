@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from core.events import (
     ChatTitled,
+    ElicitationAnswered,
     ErrorEvent,
     Event,
     HistoryCompacted,
@@ -25,6 +26,7 @@ from core.events import (
     PlanEvent,
     PrefixBreak,
     ProviderSwitched,
+    ResourceAttached,
     RosterChanged,
     ServerStatus,
     SystemPromptChanged,
@@ -148,6 +150,15 @@ class EventRouter:
                 await self.on_server_status(event)
             case RosterChanged():
                 await self.on_roster_changed(event)
+            case ResourceAttached():
+                cut = f", cut from {event.chars:,} characters" if event.truncated else ""
+                await self.log.add(
+                    NoteItem(text=f"\U0001f4ce {event.uri} from {event.server}: {event.tokens:,} tokens{cut}")
+                )
+            case ElicitationAnswered() if event.reason:
+                await self.log.add(
+                    NoteItem(text=f"MCP server {event.server}'s request for input: {event.action} ({event.reason})")
+                )
             case ChatTitled():
                 await self.on_chat_titled(event)
             case PlanEvent():  # the app shows the plan from the session, not from the event
@@ -345,6 +356,14 @@ class EventRouter:
         self.roster.set_server(e.server, e.status, e.tools, e.message)
         if e.status == "failed":
             await self.log.add(NoteItem(text=f"MCP server {e.server} failed: {e.message}", level="warning"))
+        elif e.status == "needs_sign_in":
+            await self.log.add(
+                NoteItem(
+                    text=f"MCP server {e.server} needs you to sign in: type /mcp login {e.server}, or open "
+                    "MCP servers in the palette (ctrl+p)",
+                    level="warning",
+                )
+            )
 
     async def on_roster_changed(self, e: RosterChanged) -> None:
         self.roster.roster_changed(e.server)

@@ -104,21 +104,28 @@ def summary_messages(row: SummaryRow) -> tuple[dict[str, Any], ...]:
     tools = row.tool_names()
     meta = {"summary": {"id": row.id, "turns": row.turns, "tools": tools}}
     tools_line = f"\n\nDeferred tools those turns used (still available): {', '.join(tools)}." if tools else ""
+    which = f"{first_turns(row.turns).capitalize()} of this chat {_are(row.turns)}"
     if row.method == "dropped":
         note = (
-            f"[The first {row.turns} turns of this chat are left out of this conversation to fit the model's "
-            f"context window; deferchat keeps them.{tools_line.strip() and ' ' + tools_line.strip()}]"
+            f"[{which} left out of this conversation to fit the model's context window; deferchat keeps "
+            f"them.{tools_line.strip() and ' ' + tools_line.strip()}]"
         )
         return ({"role": "user", "content": [{"type": "text", "text": note, **meta}]},)
     made = "made from the turns themselves" if row.method == "extractive" else "in your own words"
-    head = (
-        f"[The first {row.turns} turns of this chat are summarised below ({made}) to fit the model's context "
-        "window; deferchat keeps them in full.]"
-    )
+    head = f"[{which} summarised below ({made}) to fit the model's context window; deferchat keeps them in full.]"
     return (
         {"role": "user", "content": [{"type": "text", "text": head}]},
         {"role": "assistant", "content": [{"type": "text", "text": f"{row.text}{tools_line}", **meta}]},
     )
+
+
+def first_turns(n: int) -> str:
+    """``the first turn``, ``the first 3 turns``."""
+    return "the first turn" if n == 1 else f"the first {n:,} turns"
+
+
+def _are(n: int) -> str:
+    return "is" if n == 1 else "are"
 
 
 def turn_starts(messages: Sequence[dict[str, Any]]) -> list[int]:
@@ -486,14 +493,14 @@ class Compaction:
         window = f"the model's {budget.window.tokens:,}-token window"
         if method == "dropped":
             return (
-                f"Left the first {turns} turns out of requests ({sizes}) to stay within {window}: automatic "
+                f"Left {first_turns(turns)} out of requests ({sizes}) to stay within {window}: automatic "
                 "summaries are off ([history] auto_compact = false); /compact summarises them. They are kept."
             )
         why = "as asked" if reason == "owner" else f"to stay within {window}"
         if method == "extractive":
             cause = f"; the model could not write it ({error})" if error else ""
-            return f"Summarised the first {turns} turns from their own text ({sizes}) {why}{cause}. They are kept."
-        return f"Summarised the first {turns} turns ({sizes}) {why}. They are kept."
+            return f"Summarised {first_turns(turns)} from their own text ({sizes}) {why}{cause}. They are kept."
+        return f"Summarised {first_turns(turns)} ({sizes}) {why}. They are kept."
 
     async def _summarise(self, old: Sequence[dict[str, Any]], provider: Provider, budget: Budget, limit: int) -> str:
         """The model's summary of ``old``, in as many requests as its window needs (each part's

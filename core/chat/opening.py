@@ -91,8 +91,8 @@ def search_note(strategy: str, tool_search: Mapping[str, str]) -> str:
     return ""
 
 
-def provider_maker(env: OpeningContext, script: str | None) -> MakeProvider:
-    extra = {"script": script, "demo_delay": env.demo_delay}
+def provider_maker(env: OpeningContext, script: str | None, flag_base_url: str | None = None) -> MakeProvider:
+    extra = {"script": script, "demo_delay": env.demo_delay, "flag_base_url": flag_base_url}
     return lambda name, model, base_url: env.provider_factory(name, model, base_url, extra)
 
 
@@ -142,7 +142,7 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
     roster_name = opts.roster or settings.roster
     roster = load_roster(roster_name)
     script = _resolved_path(opts.script)
-    make = provider_maker(env, script)
+    make = provider_maker(env, script, opts.base_url)
     made = make(provider, model, base_url)
     await servers.start(roster, opts.mcp_config, opts.start_demo_servers)
     live = servers.live
@@ -255,7 +255,7 @@ async def reopen(
             configured=(),
             discovered=(),
         )
-    make = provider_maker(env, opts.script or sources.get("script"))
+    make = provider_maker(env, opts.script or sources.get("script"), opts.base_url)
     made = make(row.provider, row.model, row.base_url)
     await servers.start(
         roster, sources.get("mcp_config"), bool(sources.get("start_demo_servers", True)), lazy=opts.lazy_servers

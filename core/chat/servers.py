@@ -29,6 +29,8 @@ from core.tools import Origin, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from core.mcp.client import McpManager
+    from core.mcp.elicitation import Elicitor
+    from core.mcp.server import McpEvent
 
 DEMO_SERVERS_ENV = "DEFERCHAT_DEMO_SERVERS"  # "process": the demo servers as processes on stdio
 
@@ -36,8 +38,12 @@ DEMO_SERVERS_ENV = "DEFERCHAT_DEMO_SERVERS"  # "process": the demo servers as pr
 class ChatServers:
     """The MCP servers one chat runs, and what they report."""
 
-    def __init__(self, emit: EventSink):
+    def __init__(
+        self, emit: EventSink, *, elicitor: Elicitor | None = None, tool_settings: dict[str, Any] | None = None
+    ):
         self._emit = emit
+        self.elicitor = elicitor  # who answers a server's request for input (core.mcp.elicitation)
+        self.tool_settings = tool_settings or {}  # [tools]: allow_private_hosts for remote servers' requests
         self.manager: McpManager | None = None
         self.status: dict[str, ev.ServerStatus] = {}
         self.changed: list[str] = []
@@ -48,10 +54,10 @@ class ChatServers:
         self._lazy: tuple[str | None, bool] | None = None
         self._configuring = asyncio.Lock()
 
-    def _on_event(self, event: ev.ServerStatus | ev.RosterChanged) -> None:
+    def _on_event(self, event: McpEvent) -> None:
         if isinstance(event, ev.ServerStatus):
             self.status[event.server] = event
-        else:
+        elif isinstance(event, ev.RosterChanged):
             self.changed.append(event.server)
             event.message = event.message or (
                 f"server {event.server} changed its tools; this chat keeps its pinned "
@@ -95,7 +101,13 @@ class ChatServers:
             return
         from core.mcp.client import McpManager
 
-        self.manager = McpManager(config, on_event=self._on_event, in_process=local)
+        self.manager = McpManager(
+            config,
+            on_event=self._on_event,
+            in_process=local,
+            tool_settings=self.tool_settings,
+            elicitor=self.elicitor,
+        )
 
     async def _configured(self) -> McpManager | None:
         """The manager, configured now if the servers were to start lazily (once: concurrent

@@ -5,7 +5,8 @@ MCP servers (:mod:`core.chat.servers`), the strategy, the control tools and the 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from core import events as ev
 from core.chat.eventlog import EventLog, Subscriber
@@ -31,6 +32,9 @@ from core.roster.models import RosterPlan
 from core.store import ApprovalRow, ChatRow, Store, TurnRow
 from core.tokens import TokenEstimator
 from core.tools import ToolSpec
+
+if TYPE_CHECKING:
+    from core.mcp.offers import Attachment
 
 LOADED_EVENT_TYPES = ("tool.discovered", "model.tool_search")
 
@@ -116,6 +120,7 @@ class ChatSession:
             timezone=settings.owner_timezone(),
             tool_settings=settings.tools.model_dump(),
         )
+        self.estimator = estimator
         self.turns = TurnLoop(
             chat_id=self.chat_id,
             store=store,
@@ -225,11 +230,48 @@ class ChatSession:
     def pending_approvals(self) -> list[ApprovalRow]:
         return self.store.pending_approvals(self.chat_id)
 
-    async def send(self, text: str, *, replaces: str | None = None, wait: bool = False) -> TurnResult:
+    async def send(
+        self,
+        text: str,
+        *,
+        replaces: str | None = None,
+        wait: bool = False,
+        attachments: Sequence[Attachment] = (),
+    ) -> TurnResult:
         """A new turn; ``replaces``: the earlier message of the owner's it takes the place of
         (edit last message; :mod:`core.chat.retry`). ``wait``: wait for a turn of this chat
-        running in another process instead of being refused (``ChatBusy``)."""
-        return await self.turns.send(text, replaces=replaces, wait=wait)
+        running in another process instead of being refused (``ChatBusy``). ``attachments``:
+        resources read with :meth:`read_resource`, sent with the message inside each server's
+        envelope (each announced as ``mcp.resource.attached``, its tokens counted)."""
+        from core.mcp.offers import attachment_block
+
+        blocks = [attachment_block(a) for a in attachments]
+        for att, block in zip(attachments, blocks, strict=True):
+            self.events.emit(
+                ev.ResourceAttached(
+                    server=att.server,
+                    uri=att.uri,
+                    name=att.name,
+                    chars=att.chars,
+                    tokens=self.estimator.count(block["text"]),
+                    truncated=att.truncated,
+                    binary=att.binary,
+                )
+            )
+        return await self.turns.send(text, replaces=replaces, wait=wait, blocks=blocks)
+
+    async def read_resource(self, server: str, uri: str) -> Attachment:
+        """A resource of one of the chat's servers, read to go with the next message (cut as a tool
+        result is cut). Raises UsageError with a line a person can act on."""
+        from core.mcp.server import OfferError
+
+        if self.servers.manager is None:
+            raise UsageError("this chat runs no MCP servers")
+        try:
+            attachment: Attachment = await self.servers.manager.read_resource(server, uri)
+        except OfferError as exc:
+            raise UsageError(str(exc)) from None
+        return attachment
 
     def last_prompt(self) -> Prompt | None:
         """The owner's message that started the last turn (what *edit last message* edits)."""
@@ -248,6 +290,11 @@ class ChatSession:
 
     async def resume(self, approver: Approver | None = None, *, wait: bool = False) -> TurnResult:
         return await self.turns.resume(approver, wait=wait)
+
+    async def close_unfinished(self, *, wait: bool = False) -> bool:
+        """Close the chat's unfinished turn as stopped, as a new message does before it is sent
+        (its approval cancelled, its calls answered); False when none was open."""
+        return await self.turns.close_open_turn(wait=wait)
 
     @property
     def turn_running(self) -> bool:

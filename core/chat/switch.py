@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from core.deferral.names import AUTO, STRATEGY_NAMES
 from core.errors import UsageError
+from core.providers.naming import Where, canonical_model, check_demo
 from core.providers.profiles import PROFILES, profile_for
 
 if TYPE_CHECKING:
@@ -112,15 +113,25 @@ def models_of(provider: str) -> list[str]:
 
 
 def owner_target(
-    session: ChatSession, provider: str | None, model: str | None, base_url: str | None = None
+    session: ChatSession,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None = None,
+    *,
+    where: Where = "picker",
 ) -> tuple[str, str, str | None]:
-    """Where the owner's switch goes (``deferchat ask --chat``, the TUI's model picker): what is
-    not given stays as the chat has it on the same provider, and comes from the settings for
-    another (its model, and its base URL when it is the configured provider)."""
+    """Where the owner's switch goes (``deferchat ask --chat``, the TUI's model picker): the
+    provider named, else the one the model's name says, else the chat's own (the naming rule,
+    :func:`core.providers.naming.resolve_switch`: never the demo for another model's name); what
+    is not given stays as the chat has it on the same provider, and comes from the settings for
+    another (its model, and its base URL when it is the configured provider). ``where`` words a
+    refusal for the flags or the picker."""
+    from core.providers.naming import resolve_switch
+
     row = session.chat()
-    provider = provider or row.provider
+    provider = resolve_switch(session.settings, row.provider, provider, model, where)
     same = provider == row.provider
-    model = model or (row.model if same else session.settings.model_for(provider))
+    model = canonical_model(provider, model or (row.model if same else session.settings.model_for(provider)))
     base_url = base_url or (row.base_url if same else session.settings.base_url_for(provider))
     return provider, model, base_url
 
@@ -145,6 +156,7 @@ def switch_session(
         raise UsageError("this chat cannot switch providers")
     if profile_for(provider) is None:
         raise UsageError(f"unknown provider {provider!r}: {', '.join(PROFILES)}")
+    check_demo(provider, model, "picker")  # the demo answers only to demo, whoever switches
     made = session.make_provider(provider, model, base_url)
     row = session.chat()
     choice = session.sources.get("strategy_choice")

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from core import events as ev
@@ -264,6 +264,28 @@ class TurnLoop:
                 self._add("user", answers + results, turn_id)
         return self._end(turn_id, "stopped", STOPPED_ERROR, text=text, stop_reason=STOP_REASON)
 
+    async def close_open_turn(self, *, wait: bool = False) -> bool:
+        """Close the chat's unfinished turn as stopped (:meth:`_close_unfinished`), as the next
+        message would: for what must happen before it (a switch of model). False: none was open."""
+        async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
+            turn = self.open_turn()
+            if turn is None:
+                return False
+            self._close_unfinished(turn.id)
+            return True
+
+    def _close_unfinished(self, turn_id: str) -> None:
+        """A new message while the chat has an unfinished turn (parked on an approval, or cut off
+        when its process was closed or killed): that turn is closed first, as a stop would have
+        closed it (:meth:`_stopped`): what it stored is kept, every tool use of its last
+        response gets its result (a pending approval is cancelled, a write that was running is
+        ``tool.outcome_unknown``), and it ends ``stopped``. So a chat never refuses the owner's
+        next message; ``resume`` is there to continue the turn instead. The caller holds the
+        chat's turn lease: a turn still running in another process is never closed here."""
+        self.events.turn_id = turn_id
+        self._partial, self._answered = None, {}
+        self._stopped(turn_id)
+
     def _begin(self, turn_id: str) -> None:
         self.events.turn_id = turn_id
         self.compaction.refresh()  # another process may have compacted the chat since
@@ -278,7 +300,9 @@ class TurnLoop:
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 
-    async def send(self, text: str, *, replaces: str | None = None, wait: bool = False) -> TurnResult:
+    async def send(
+        self, text: str, *, replaces: str | None = None, wait: bool = False, blocks: Sequence[dict[str, Any]] = ()
+    ) -> TurnResult:
         """Send ``text`` as a new turn. ``replaces`` names an earlier user message that this one
         takes the place of: the new message branches from that one's parent, so what followed
         it is no longer sent to the model (the store keeps it, with its invocation rows).
@@ -287,16 +311,17 @@ class TurnLoop:
         of this chat running in another process refuses this one (``ChatBusy``), or, with
         ``wait``, this one waits for it. The same holds for :meth:`resume` and :meth:`rerun`."""
         async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
+            self.history.sync()  # what another process wrote between two turns of this one
             open_turn = self.open_turn()
             if open_turn is not None:
-                raise UsageError(
-                    f"chat {self.chat_id} has an unfinished turn ({open_turn.status}); answer its "
-                    f"approval or run `deferchat resume {self.chat_id}` first"
-                )
-            self.history.sync()  # what another process wrote between two turns of this one
+                self._close_unfinished(open_turn.id)
             parent = self.history.last_id if replaces is None else self._parent_of(replaces)
             msg_id = self.history.add(
-                "user", [{"type": "text", "text": text}], turn_id=None, parent_id=parent, replaces=replaces
+                "user",
+                [{"type": "text", "text": text}, *blocks],  # blocks: attached resources, each enveloped
+                turn_id=None,
+                parent_id=parent,
+                replaces=replaces,
             )
             turn_id = self.store.start_turn(self.chat_id, msg_id)
             self.history.set_turn(msg_id, turn_id)

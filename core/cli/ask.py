@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
+from core.cli.elicitor import elicitor_for
 from core.cli.exits import exit_for
 from core.cli.interrupt import stop_on_sigint
 from core.cli.options import caps_from, policy_from, record_file
@@ -125,7 +126,7 @@ async def switch_if_asked(session: ChatSession, args: argparse.Namespace) -> Non
     from core.chat.switch import owner_target
 
     row = session.chat()
-    provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url)
+    provider, model, base_url = owner_target(session, args.provider, args.model, args.base_url, where="flags")
     from core.redaction import without_userinfo
 
     if (provider, model, without_userinfo(base_url)) != (row.provider, row.model, row.base_url):
@@ -144,6 +145,26 @@ def settings_for(args: argparse.Namespace) -> Settings:
     if all(v is None for v in bounds.values()):
         return settings
     return settings.model_copy(update={"timeouts": settings.timeouts.overridden(**bounds)})
+
+
+def add_attach_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--attach",
+        action="append",
+        default=None,
+        metavar="SERVER:URI",
+        help="attach an MCP server's resource to the message (repeatable; `deferchat servers --resources` lists "
+        "them); the model reads it inside the server's untrusted envelope, cut as a tool result is cut",
+    )
+
+
+def _attach_ref(ref: str) -> tuple[str, str]:
+    from core.errors import UsageError
+
+    server, sep, uri = ref.partition(":")
+    if not sep or not server or not uri:
+        raise UsageError(f"--attach {ref!r}: expected SERVER:URI, e.g. docs:file:///notes.md")
+    return server, uri
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,25 +195,25 @@ async def _ask(args: argparse.Namespace) -> int:
         lazy_servers=True,  # a chat reopened with --chat starts a server only when a turn needs it
     )
     session = await engine.open_chat(
-        args.chat, opts, approver=approver_for(args.approve), subscribers=[printer], record=record_file(args.record)
+        args.chat,
+        opts,
+        approver=approver_for(args.approve),
+        elicitor=elicitor_for(),
+        subscribers=[printer],
+        record=record_file(args.record),
     )
     try:
         if getattr(args, "system", None) is not None:
             session.prompt.set(args.system)  # recorded as chat.system_prompt (core.chat.prompting)
         async with stop_on_sigint(session):  # ctrl+c stops the turn: its partial answer is kept, exit 130
-            if args.chat and session.parked() is not None and engine.store.busy(session.chat_id) is None:
-                result = await session.resume(wait=args.wait)
-                if result.status != "done":  # the new prompt must not vanish without a word
-                    print(
-                        f"deferchat: chat {session.chat_id} had an unfinished turn, and it ended {result.status}; "
-                        f"your message was not sent. Send it again once the chat is free "
-                        f"(`deferchat resume {session.chat_id}` answers a parked approval).",
-                        file=sys.stderr,
-                    )
-                    return exit_for(result.status)
+            # a chat with an unfinished turn takes the prompt too: the turn is closed as stopped
+            # first (core.chat.turn; `deferchat resume` continues it instead), before a switch too
             if args.chat:
+                if (args.provider or args.model or args.base_url) and session.parked() is not None:
+                    await session.close_unfinished(wait=args.wait)
                 await switch_if_asked(session, args)
-            result = await session.send(args.prompt, wait=args.wait)
+            attachments = [await session.read_resource(*_attach_ref(ref)) for ref in args.attach or ()]
+            result = await session.send(args.prompt, wait=args.wait, attachments=attachments)
         if not args.json:
             print(f"[chat {session.chat_id}]", file=sys.stderr)
         return exit_for(result.status)

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the parsed subcommand under :func:`~core.cli.exits.guarded`."""
     if args.command is None:
         print(
-            "deferchat: give a command (plan, ask, search, chats, resume, servers, doctor); the full-screen "
+            "deferchat: give a command (plan, ask, search, chats, resume, servers, models, doctor); the full-screen "
             "app starts from the deferchat script",
             file=sys.stderr,
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import approver, ask, chats, doctor, plan, resume, search, servers
+from core.cli import approver, ask, chats, doctor, models, plan, resume, search, servers
 from core.cli.options import add_plan_options, add_roster_options
 from core.deferral.names import STRATEGY_CHOICES
 
@@ -68,6 +68,7 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
     ask.add_switch_options(p)
     ask.add_system_option(p)
     ask.add_thinking_options(p)
+    ask.add_attach_option(p)
     p.set_defaults(func=ask.run)
 
     p = sub.add_parser("resume", help="continue a chat's parked or interrupted turn")
@@ -112,8 +113,33 @@ def build_parser(description: str = DESCRIPTION) -> argparse.ArgumentParser:
         metavar="FILE",
         help="approve this project MCP config (e.g. .mcp.json) as it is now: show what it runs, record it",
     )
+    p.add_argument(
+        "--login",
+        default=None,
+        metavar="NAME",
+        help="sign in to remote server NAME (OAuth): print the address to open in a browser, wait for the sign-in",
+    )
+    p.add_argument("--logout", default=None, metavar="NAME", help="forget the stored sign-in of server NAME")
+    p.add_argument(
+        "--resources",
+        action="store_true",
+        help="list each server's resources, resource templates and prompts (what ask --attach and the app offer)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=ask._seconds,
+        default=300.0,
+        metavar="S",
+        help="with --login: seconds to wait for the sign-in to finish (default 300)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=servers.run)
+
+    p = sub.add_parser(
+        "models", help="the models each provider reports (GET /models), with their context windows where listed"
+    )
+    models.add_options(p)
+    p.set_defaults(func=models.run)
 
     p = sub.add_parser("doctor", help="check the store: integrity, schema version, files (exit 0 healthy, 1 not)")
     p.add_argument("--json", action="store_true")

@@ -22,7 +22,13 @@ def run(args: argparse.Namespace) -> int:
 
     requested = args.strategy or WRAPPER
     settings = load_settings() if requested == AUTO else Settings()  # only auto reads the settings
-    strategy, reason = resolve_strategy_for(requested, args.provider, args.model, args.base_url, settings)
+    provider, model, base_url = args.provider, args.model, args.base_url
+    if requested == AUTO:  # resolved for where a chat with these flags would run: the naming rule
+        from core.providers.naming import resolve_new
+
+        target = resolve_new(settings, provider, model, base_url)
+        provider, model, base_url = target.provider, target.model, target.base_url
+    strategy, reason = resolve_strategy_for(requested, provider, model, base_url, settings)
     inp = build_plan_input(
         roster=args.roster,
         mcp_config=args.mcp_config,

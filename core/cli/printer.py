@@ -91,8 +91,14 @@ def transcript_line(event: Any) -> str | None:
         return f"[loaded {_s(', '.join(event.names))}]"
     if t == "server.status" and event.status == "failed":
         return f"[MCP server {_s(event.server)} failed: {_s(event.message)}]"
-    if t == "server.status" and event.status == "needs_approval":
+    if t == "server.status" and event.status in ("needs_approval", "needs_sign_in"):
         return f"[MCP server {_s(event.server)} {_s(event.message)}]"
+    if t == "mcp.resource.attached":
+        cut = ", cut" if event.truncated else ""
+        return f"[attached {_s(event.uri)} from {_s(event.server)}: {event.tokens:,} tokens{cut}]"
+    if t == "mcp.elicitation.answered":
+        why = f" ({_s(event.reason)})" if event.reason else ""
+        return f"[MCP server {_s(event.server)}'s request for input: {event.action}{why}]"
     if t == "provider.retrying":
         return f"[retrying in {event.seconds:g} s: {_s(event.reason)}]"
     if t == "error":
@@ -117,5 +123,5 @@ def server_failures_to_stderr(event: Any) -> None:
     """For commands that plan without a chat (``plan``, ``search``): say which MCP server failed."""
     if getattr(event, "type", "") == "server.status" and event.status == "failed":
         print(f"deferchat: MCP server {_s(event.server)} failed: {_s(event.message)}", file=sys.stderr)
-    elif getattr(event, "type", "") == "server.status" and event.status == "needs_approval":
+    elif getattr(event, "type", "") == "server.status" and event.status in ("needs_approval", "needs_sign_in"):
         print(f"deferchat: MCP server {_s(event.server)} {_s(event.message)}", file=sys.stderr)

@@ -7,6 +7,7 @@ import argparse
 
 from core.cli.approver import approver_for
 from core.cli.busy import check_busy
+from core.cli.elicitor import elicitor_for
 from core.cli.exits import exit_for
 from core.cli.interrupt import stop_on_sigint
 from core.cli.options import record_file
@@ -29,6 +30,7 @@ async def _resume(args: argparse.Namespace) -> int:
         args.chat,
         ChatOptions(script=args.script, lazy_servers=True),
         approver=approver_for(args.approve),
+        elicitor=elicitor_for(),
         subscribers=[EventPrinter(args.json)],
         record=record_file(args.record),
     )

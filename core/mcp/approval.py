@@ -128,7 +128,15 @@ def describe_document(data: Any, raw: bytes, path: str | Path, *, approved: bool
     servers: list[ServerSummary] = []
     reads: list[str] = []
     for name, e in sorted(parsed.entries().items()):
-        used = _vars_in(e.command, *e.args, *e.env.values(), e.cwd, e.url, *e.headers.values())
+        used = _vars_in(
+            e.command,
+            *e.args,
+            *e.env.values(),
+            e.cwd,
+            e.url,
+            *e.headers.values(),
+            e.oauth.client_secret if e.oauth else None,
+        )
         reads += [v for v in used if v not in reads]
         servers.append(
             ServerSummary(

@@ -57,18 +57,30 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.events import RosterChanged, ServerStatus
 from core.mcp.config import McpConfig, McpServerConfig
 from core.mcp.convert import error_result
 from core.mcp.discovery import discover
+from core.mcp.elicitation import ELICITATION_TIMEOUT, Elicitor
 from core.mcp.logs import REDACTOR, log
 from core.mcp.reports import Discovery, ServerReport, State
-from core.mcp.server import CLIENT_NAME, CLIENT_VERSION, MAX_LIST_PAGES, STDERR_TAIL, Server
+from core.mcp.server import (
+    CLIENT_NAME,
+    CLIENT_VERSION,
+    MAX_LIST_PAGES,
+    STDERR_TAIL,
+    McpEvent,
+    OfferError,
+    Server,
+    sign_in_hint,
+)
 from core.mcp.transport import ServerFactory, load_sdk
 from core.roster.models import RejectedTool
 from core.tools import ToolResult, ToolSpec
+
+if TYPE_CHECKING:
+    from core.mcp.oauth.flow import SignIn
 
 __all__ = [
     "CLIENT_NAME",
@@ -83,7 +95,7 @@ __all__ = [
     "discover",
 ]
 
-EventSink = Callable[[ServerStatus | RosterChanged], Awaitable[None] | None]
+EventSink = Callable[[McpEvent], Awaitable[None] | None]
 
 
 class McpManager:
@@ -96,9 +108,15 @@ class McpManager:
         on_event: EventSink | None = None,
         log_dir: str | Path | None = None,
         in_process: Mapping[str, ServerFactory] | None = None,
+        tool_settings: Mapping[str, Any] | None = None,
+        elicitor: Elicitor | None = None,
+        elicitation_timeout: float = ELICITATION_TIMEOUT,
     ):
         servers = config.servers if isinstance(config, McpConfig) else tuple(config)
         self._on_event = on_event
+        self._tool_settings = dict(tool_settings or {})
+        self._elicitor = elicitor
+        self._elicitation_timeout = elicitation_timeout
         self._own_log_dir = log_dir is None
         self._log_dir = Path(tempfile.mkdtemp(prefix="deferchat-mcp-")) if log_dir is None else Path(log_dir)
         self._log_dir.mkdir(parents=True, exist_ok=True)
@@ -123,12 +141,24 @@ class McpManager:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def tool_settings(self) -> Mapping[str, Any]:
+        return self._tool_settings
+
+    @property
+    def elicitor(self) -> Elicitor | None:
+        return self._elicitor
+
+    @property
+    def elicitation_timeout(self) -> float:
+        return self._elicitation_timeout
+
     async def sdk_loaded(self) -> dict[str, Any]:
         if self._sdk is None:
             return {}
         return await asyncio.shield(self._sdk)
 
-    async def emit(self, event: ServerStatus | RosterChanged) -> None:
+    async def emit(self, event: McpEvent) -> None:
         """Hand a server's event to the subscriber (a failing subscriber is logged, never raised)."""
         if self._on_event is None:
             return
@@ -149,11 +179,8 @@ class McpManager:
         wanted = [s for s in self._servers.values() if only is None or s.name in set(only)]
         todo = [s for s in wanted if s.name not in self._launched]
         self._launched.update(s.name for s in todo)
-        if todo and self._sdk is None:
-            # Import the SDK off the event loop (a Textual UI keeps drawing), and build the
-            # in-process servers there too; connections wait for it.
-            ahead = {s.name: s.local for s in todo if s.local and not s.config.needs_approval}
-            self._sdk = asyncio.ensure_future(asyncio.to_thread(load_sdk, ahead))
+        if todo:
+            self._load_sdk(todo)
         for held in (s for s in todo if s.config.needs_approval):
             await held.hold_for_approval()
         for s in todo:
@@ -168,6 +195,87 @@ class McpManager:
         """Whether ``server`` was started (or held for approval) in this session."""
         return server in self._launched
 
+    def _load_sdk(self, servers: Iterable[Server] | None = None) -> None:
+        """Import the SDK off the event loop (a Textual UI keeps drawing), and build the in-process
+        servers there too (of ``servers``, the ones being started: default all); connections wait
+        for it. Once: a server started later is built when it connects."""
+        if self._sdk is None:
+            chosen = self._servers.values() if servers is None else servers
+            ahead = {s.name: s.local for s in chosen if s.local and not s.config.needs_approval}
+            self._sdk = asyncio.ensure_future(asyncio.to_thread(load_sdk, ahead))
+
+    async def sign_in(self, name: str, sign_in: SignIn) -> ServerReport:
+        """Connect to remote server ``name`` again, letting it ask the person to sign in (through
+        ``sign_in``'s presenter); returns its report once it is ready, needs sign-in still (the
+        sign-in failed or timed out: its message says why) or failed. Stored tokens that still
+        work are used without asking. Raises :class:`UsageError` for a server that cannot sign in."""
+        from core.errors import UsageError
+
+        server = self._servers.get(name)
+        if server is None:
+            raise UsageError(f"no MCP server {name!r} is configured (`deferchat servers` lists them)")
+        if server.config.needs_approval:
+            raise UsageError(
+                f"MCP server {name!r} comes from {server.config.needs_approval}, which you have not approved: "
+                "approve the file before signing in to its servers"
+            )
+        if server.config.transport == "stdio" or server.local is not None:
+            raise UsageError(f"MCP server {name!r} runs on this machine; only a remote server (a url) signs in")
+        if server.config.error:
+            raise UsageError(f"MCP server {name!r} cannot start: {server.config.error}")
+        if self._closed:
+            raise UsageError("the MCP session is closed")
+        self._launched.add(name)
+        self._load_sdk([server])
+        conn = server.launch(restart=server.conn is not None, sign_in=sign_in)
+        await asyncio.shield(conn.ready)
+        return server.report()
+
+    def _server(self, name: str) -> Server:
+        from core.errors import UsageError
+
+        server = self._servers.get(name)
+        if server is None:
+            raise UsageError(f"no MCP server {name!r} in this session")
+        return server
+
+    async def _gather(self, kind: str, server: str | None, refresh: bool) -> list[Any]:
+        """``kind`` (``resources`` or ``prompts``) of one server (its failure raised), or of every
+        ready one (a server that cannot list them is left out)."""
+        names = [server] if server else [s.name for s in self._servers.values() if s.state == "ready"]
+        found: list[Any] = []
+        for name in names:
+            one = self._server(name)
+            try:
+                found += await (one.resources(refresh=refresh) if kind == "resources" else one.prompts(refresh=refresh))
+            except OfferError:
+                if server:
+                    raise
+        return found
+
+    async def resources(self, server: str | None = None, *, refresh: bool = False) -> list[Any]:
+        """The resources and resource templates (:class:`core.mcp.offers.ResourceInfo`) of one
+        server, or of every ready one."""
+        return await self._gather("resources", server, refresh)
+
+    async def read_resource(self, server: str, uri: str, *, limit: int | None = None) -> Any:
+        """Read one resource as an :class:`core.mcp.offers.Attachment`, cut as a tool result is cut.
+        Raises :class:`core.mcp.server.OfferError` with a line a person can act on."""
+        from core.pipeline.pipeline import MAX_MODEL_RESULT_CHARS
+
+        return await self._server(server).read_resource(uri, limit or MAX_MODEL_RESULT_CHARS)
+
+    async def prompts(self, server: str | None = None, *, refresh: bool = False) -> list[Any]:
+        """The prompts (:class:`core.mcp.offers.PromptInfo`) of one server, or of every ready one."""
+        return await self._gather("prompts", server, refresh)
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str] | None = None) -> Any:
+        """Run one prompt: a :class:`core.mcp.offers.PromptText` (the person's message to be, and
+        its embedded resources). Raises :class:`core.mcp.server.OfferError`."""
+        from core.pipeline.pipeline import MAX_MODEL_RESULT_CHARS
+
+        return await self._server(server).get_prompt(name, arguments or {}, MAX_MODEL_RESULT_CHARS)
+
     def tools(self) -> list[ToolSpec]:
         """Discovered tools of every ready server, sorted by name (byte-stable)."""
         return sorted((spec for s in self._servers.values() for spec in s.specs), key=lambda t: t.name)
@@ -175,7 +283,12 @@ class McpManager:
     def rejected(self) -> list[RejectedTool]:
         """Tools the servers listed but deferchat cannot offer, each with its reason, sorted by
         name. Hand them to the planner (``PlanInput.rejected``): nothing leaves the roster silently."""
-        return sorted((r for s in self._servers.values() for r in s.rejected), key=lambda r: r.name)
+        held = [
+            RejectedTool(name=f"mcp.{s.name}.*", server=s.name, reason=f"MCP server {s.name} {sign_in_hint(s.name)}")
+            for s in self._servers.values()
+            if s.state == "needs_sign_in"
+        ]
+        return sorted([*(r for s in self._servers.values() for r in s.rejected), *held], key=lambda r: r.name)
 
     def tool(self, name: str) -> ToolSpec | None:
         return next((t for t in self.tools() if t.name == name), None)

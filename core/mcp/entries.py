@@ -22,6 +22,43 @@ _SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # whole names only: fullmatch
 Transport = Literal["stdio", "http", "sse"]
 
 
+class OAuthEntry(BaseModel):
+    """A remote server's ``"oauth"`` object, as written (Claude Code's keys): a client registered
+    with the server's authorization server ahead of time, and the scopes to ask for. Without it a
+    remote server that asks for sign-in is signed in to with dynamic client registration."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    client_id: str | None = Field(default=None, alias="clientId")
+    client_secret: str | None = Field(default=None, alias="clientSecret", description="may be ${VAR}")
+    scopes: list[str] | None = Field(default=None, description="a list, or one space-separated string")
+    callback_port: int | None = Field(
+        default=None,
+        alias="callbackPort",
+        ge=1,
+        le=65535,
+        description="the loopback port the client was registered with",
+    )
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        return v.split() if isinstance(v, str) else v
+
+    @field_validator("client_id", "client_secret")
+    @classmethod
+    def _not_blank_text(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+    @model_validator(mode="after")
+    def _secret_needs_id(self) -> OAuthEntry:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("'clientSecret' needs the 'clientId' it belongs to")
+        return self
+
+
 class McpConfigError(UsageError, ValueError):
     """A configuration file cannot be used. The message names the file and the entry."""
 
@@ -43,6 +80,8 @@ class ServerEntry(BaseModel):
     disabled: bool = False
     # Claude Code's key: every tool of this server is pinned (ranked first, never deferred).
     always_load: bool = Field(default=False, alias="alwaysLoad")
+    # A remote server's sign-in (core.mcp.oauth): a pre-registered client and the scopes.
+    oauth: OAuthEntry | None = None
 
     @field_validator("command", "url")
     @classmethod
@@ -60,6 +99,8 @@ class ServerEntry(BaseModel):
             raise ValueError("a stdio server needs 'command'" if self.type else "give 'command' or 'url'")
         if kind != "stdio" and self.url is None:
             raise ValueError(f"a {self.type} server needs 'url'")
+        if kind == "stdio" and self.oauth is not None:
+            raise ValueError("'oauth' is for a remote server (one with 'url'); a local server does not sign in")
         return self
 
     @property

@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 from core.roster.models import RejectedTool
 from core.tools import ToolSpec
 
-State = Literal["idle", "starting", "ready", "failed", "stopped", "needs_approval"]
+State = Literal["idle", "starting", "ready", "failed", "stopped", "needs_approval", "needs_sign_in"]
+AuthState = Literal["none", "signed_in", "needs_sign_in"]
 
 
 class ServerReport(BaseModel):
@@ -31,6 +32,8 @@ class ServerReport(BaseModel):
     start_ms: int | None = None
     restarts: int = 0
     list_changed: int = 0
+    capabilities: list[str] = Field(default_factory=list, description="what the server declared: tools, resources, ...")
+    auth: AuthState = Field("none", description="a remote server's OAuth sign-in: none needed, signed in, or needed")
 
 
 class Discovery(BaseModel):

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.mcp.entries import ServerEntry, Transport, parse_config_document, read_config_bytes
+from core.mcp.entries import OAuthEntry, ServerEntry, Transport, parse_config_document, read_config_bytes
 from core.mcp.expansion import Unset, expand_tracked, redact, safe_environment
 
 DEFAULT_START_TIMEOUT = 30.0  # seconds to spawn, shake hands and list tools
@@ -35,6 +35,7 @@ class Endpoint(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth_client_secret: str | None = None
 
 
 class McpServerConfig(BaseModel):
@@ -64,6 +65,7 @@ class McpServerConfig(BaseModel):
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     source: str = ""
     always_load: bool = False  # "alwaysLoad": true: its tools are pinned in a plan
+    oauth: OAuthEntry | None = Field(default=None, description='the "oauth" object as written (secret unexpanded)')
     error: str | None = None
     needs_approval: str | None = Field(default=None, description="the unapproved file this server comes from")
     live: Endpoint | None = Field(
@@ -78,7 +80,13 @@ class McpServerConfig(BaseModel):
         if self.live is not None:
             return self.live
         return Endpoint(
-            command=self.command, args=self.args, env=self.env, cwd=self.cwd, url=self.url, headers=self.headers
+            command=self.command,
+            args=self.args,
+            env=self.env,
+            cwd=self.cwd,
+            url=self.url,
+            headers=self.headers,
+            oauth_client_secret=self.oauth.client_secret if self.oauth else None,
         )
 
     def process_env(self) -> dict[str, str]:
@@ -160,6 +168,7 @@ def resolve_entry(
         "call_timeout": entry.call_timeout or call_timeout,
         "source": source,
         "always_load": entry.always_load,
+        "oauth": entry.oauth,
     }
     if needs_approval is not None:
         return McpServerConfig(**common, **written, needs_approval=needs_approval)
@@ -187,6 +196,7 @@ def resolve_entry(
         cwd=x(entry.cwd, "cwd"),
         url=x(entry.url, "url"),
         headers={k: x(v, f"headers.{k}") or "" for k, v in entry.headers.items()},
+        oauth_client_secret=x(entry.oauth.client_secret, "oauth.clientSecret") if entry.oauth else None,
     )
     error = None
     if missing:
@@ -195,7 +205,7 @@ def resolve_entry(
             f"environment variable{'s' if len(missing) > 1 else ''} {vars_} not set "
             f"(used in {', '.join(where)} of {source}); set it or write ${{{missing[0]}:-default}}"
         )
-    same = live == Endpoint(**written)
+    same = live == Endpoint(**written, oauth_client_secret=entry.oauth.client_secret if entry.oauth else None)
     return McpServerConfig(
         **common,
         **written,

@@ -127,6 +127,9 @@ async def open_transport(
     *,
     local: ServerFactory | None = None,
     built: Any = None,
+    sign_in: Any = None,
+    tool_settings: Mapping[str, Any] | None = None,
+    on_auth: Callable[[Any], None] | None = None,
 ) -> AsyncIterator[tuple[WatchedReceive, WatchedSend]]:
     """The SDK transport for one server, its read side watched for the end of the connection
     and its listings sieved. The only place the expanded values (``endpoint()``) are used.
@@ -134,7 +137,13 @@ async def open_transport(
     ``local``: the server runs in this process, built by that factory and reached over the
     SDK's in-memory transport (the config's command is not run). ``built``: what
     :func:`load_sdk` built ahead with ``local`` (the server, or the exception building it
-    raised), used instead of building it again; None: nothing was built ahead."""
+    raised), used instead of building it again; None: nothing was built ahead.
+
+    A remote server is reached through :func:`core.mcp.oauth.flow.remote_auth`: every request
+    guarded, and signed in to with OAuth when it asks (``sign_in``: a
+    :class:`~core.mcp.oauth.flow.SignIn`, the person may be asked; None: they are not).
+    ``on_auth`` receives the connection's sign-in hooks (None when the entry sends its own
+    ``Authorization``)."""
     if local is not None:
         async with _in_process(local, built) as (read, write):
             yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
@@ -149,27 +158,28 @@ async def open_transport(
             live.command, list(live.args), server.process_env(), cwd, errlog, server=server.name
         ) as (read, write):
             yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
-    elif server.transport == "http":
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
+        return
+    from core.mcp.oauth.flow import remote_auth
 
-        from core.mcp.http import bounded_client
+    assert live.url is not None
+    async with remote_auth(server, sign_in=sign_in, tool_settings=tool_settings) as auth:
+        if on_auth is not None:
+            on_auth(auth.hooks)
+        if server.transport == "http":
+            from mcp.client.streamable_http import streamable_http_client
 
-        assert live.url is not None
-        http = bounded_client(headers=dict(live.headers), timeout=httpx2.Timeout(30.0, read=300.0))
-        async with http, streamable_http_client(live.url, http_client=http) as (read, write):
-            yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
-    else:
-        from mcp.client.sse import sse_client
+            async with (
+                auth.client(live.headers) as http,
+                streamable_http_client(live.url, http_client=http) as (read, write),
+            ):
+                yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
+        else:
+            from mcp.client.sse import sse_client
 
-        from core.mcp.http import bounded_client
-
-        assert live.url is not None
-        async with sse_client(live.url, headers=dict(live.headers), httpx_client_factory=bounded_client) as (
-            read,
-            write,
-        ):
-            yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
+            async with sse_client(
+                live.url, headers=dict(live.headers), auth=auth.provider, httpx_client_factory=auth.client
+            ) as (read, write):
+                yield WatchedReceive(read, on_end, sieve, server.name), WatchedSend(write, sieve)
 
 
 @asynccontextmanager

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
+
+from core.questions import AnswerQueue
 
 
 class Decision(str, Enum):
@@ -45,32 +46,12 @@ class FixedApprover:
         return self.decision
 
 
-class QueueApprover:
+class QueueApprover(AnswerQueue[ApprovalRequest, Decision]):
     """Hands each request to whoever awaits :meth:`next_request` and waits for :meth:`answer`
     (the TUI's inline approval, and tests)."""
 
     def __init__(self) -> None:
-        self._requests: asyncio.Queue[ApprovalRequest] = asyncio.Queue()
-        self._answers: dict[str, asyncio.Future[Decision]] = {}
+        super().__init__(lambda r: r.approval_id)
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        fut: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
-        self._answers[request.approval_id] = fut
-        await self._requests.put(request)
-        try:
-            return await fut
-        finally:
-            self._answers.pop(request.approval_id, None)
-
-    async def next_request(self) -> ApprovalRequest:
-        return await self._requests.get()
-
-    def answer(self, approval_id: str, decision: Decision) -> bool:
-        fut = self._answers.get(approval_id)
-        if fut is None or fut.done():
-            return False
-        fut.set_result(decision)
-        return True
-
-    def pending(self) -> list[str]:
-        return list(self._answers)
+        return await self.ask(request)

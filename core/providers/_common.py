@@ -35,6 +35,7 @@ import json
 import math
 import os
 import random
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -48,6 +49,7 @@ from core.providers.base import (
     Retrying,
     Usage,
 )
+from core.providers.origin import Origin, default_origin, default_url, env_base_url, visible_url
 from core.providers.profiles import ProviderProfile, Waits
 from core.providers.thinking import ThinkingSettings
 from core.providers.wirenames import WireNames, blocks
@@ -128,6 +130,8 @@ class SdkAdapter(ProviderBase):
 
     profile: ClassVar[ProviderProfile]
     sdk: ClassVar[str]
+    path: ClassVar[str] = ""
+    """The request's path under the base URL (``chat/completions``), for errors that have no request."""
     name: str
     label: str
     env_var: str
@@ -144,6 +148,7 @@ class SdkAdapter(ProviderBase):
         streaming: bool = True,
         thinking: ThinkingSettings | None = None,
         env: Mapping[str, str] | None = None,
+        origin: Origin | None = None,
         raw_bodies: bool = True,
     ):
         self.name = self.profile.name
@@ -159,6 +164,8 @@ class SdkAdapter(ProviderBase):
         self.waits = waits or self.profile.waits
         self.max_retries = max_retries
         self._api_key = resolve_key(api_key, self.profile.env_var, env)
+        self._env = env
+        self.origin = origin or default_origin(self.profile, base_url, bool(api_key), env)
         self._http_client = http_client
         self._client: Any = None
 
@@ -242,6 +249,7 @@ class SdkAdapter(ProviderBase):
             while True:
                 try:
                     opened = await self._open(lambda: self._send(client, prepared))
+                    await self._check_answer(opened)
                     break
                 except Exception as exc:
                     delay = self._retry_delay(client, exc, attempt)
@@ -278,11 +286,23 @@ class SdkAdapter(ProviderBase):
         finally:
             PACE.reset(token)
 
+    async def _check_answer(self, opened: Any) -> None:
+        """An answer that is a web page, not the API's stream or JSON (a base URL that names a
+        server's web interface, a proxy's login page): ``provider.not_an_api``, naming the page."""
+        response = getattr(opened, "response", None)
+        kind = str(getattr(response, "headers", {}).get("content-type", "")).lower()
+        if response is None or not kind.startswith(("text/html", "application/xhtml")):
+            return
+        title = await page_title(response)
+        raise not_an_api(self._at(getattr(response, "request", None)), int(response.status_code), title, self._hint())
+
     def _retry_delay(self, client: Any, exc: BaseException, attempt: int) -> float | None:
         """Seconds to wait before retrying a failed attempt, or None to fail it now. Raises the
         ProviderError for a ``retry-after`` past ``waits.max_retry_after``."""
         if _find(exc, Stall) is not None or _named(exc, "APITimeoutError") is not None:
             return None  # each bound is its own; waiting as long again helps nobody
+        if _tls_error(exc) is not None:
+            return None  # a certificate or a plain-HTTP server: the next attempt fails alike
         if _named(exc, "CrossOriginRedirect") is not None:
             return None  # the server will redirect again
         status_error = _named(exc, "APIStatusError")
@@ -298,7 +318,7 @@ class SdkAdapter(ProviderBase):
             ):
                 _, detail = _server_detail(getattr(status_error, "body", None))
                 raise retry_after_too_long(
-                    self.label,
+                    self._at(getattr(response, "request", None)),
                     status,
                     after,
                     self.waits.max_retry_after,
@@ -333,17 +353,50 @@ class SdkAdapter(ProviderBase):
         if stall is not None:
             return self._stalled(stall.wait, stall.seconds)
         if _named(exc, "ConnectTimeout") is not None:
-            return self._stalled("connect", self.waits.connect)
+            return self._stalled("connect", self.waits.connect, _request_of(exc))
         return provider_error(
-            exc, label=self.label, env_var=self.env_var, base_url=self.base_url, secrets=self._secrets()
+            exc,
+            label=self.label,
+            env_var=self.env_var,
+            base_url=self.base_url,
+            secrets=self._secrets(),
+            at=self._at(_request_of(exc)),
+            key=self.origin.key_phrase(self.profile),
+            hint=self._hint(),
         )
 
-    def _stalled(self, wait: WaitName, seconds: float) -> ProviderError:
-        where = shown_url(self.base_url)
-        return stalled(self.label, where, wait, seconds)
+    def _stalled(self, wait: WaitName, seconds: float, request: Any = None) -> ProviderError:
+        return stalled(self._at(request), wait, seconds)
+
+    # -- where a request went, for errors -------------------------------------------------------
+
+    def used_url(self) -> str:
+        """The base URL the SDK sends to: its client's, else the one given, its variable's, or the default."""
+        if self._client is not None:
+            return str(self._client.base_url)
+        return self.base_url or env_base_url(self.profile, self._env) or default_url(self.profile)
+
+    def _at(self, request: Any = None) -> str:
+        """ "LABEL (POST URL, base URL from SOURCE)": who was asked, at which URL, and where that
+        URL came from (no userinfo, no query: :func:`~core.providers.origin.visible_url`)."""
+        if request is not None:
+            method, url = str(request.method), str(request.url)
+        else:
+            method, url = "POST", f"{self.used_url().rstrip('/')}/{self.path}" if self.path else self.used_url()
+        return asked_at(self.label, method, url, self.origin)
+
+    def _hint(self) -> str:
+        """What to try when the server does not speak this API at all (the Responses adapter's)."""
+        return ""
 
 
 # --- errors -------------------------------------------------------------------------------------
+
+
+def asked_at(label: str, method: str, url: str, origin: Origin) -> str:
+    """ "LABEL (METHOD URL, base URL from SOURCE)": who was asked, at which URL (shown without
+    userinfo or query), and where its base URL came from. How every error names a request."""
+    return f"{label} ({method} {visible_url(url)}, {origin.base_url_phrase()})"
 
 
 def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
@@ -397,14 +450,144 @@ def _retried_status(status: int) -> bool:
 
 
 def _server_detail(body: Any) -> tuple[str, str]:
-    """(error type, message) from an API error body, whichever provider wrote it."""
+    """(error type, message) from an API error body, whichever server wrote it: the APIs'
+    ``{"error": {"type", "message"}}``, FastAPI's ``{"detail": ...}`` (vLLM), a bare
+    ``{"message"}``, or a body that is not JSON (the SDKs keep its text): a page's title, else its
+    first line."""
     if isinstance(body, Mapping):
         err = body.get("error", body)
         if isinstance(err, Mapping):
-            return str(err.get("type") or err.get("code") or ""), str(err.get("message") or "")
+            message = err.get("message") or err.get("detail") or ""
+            return str(err.get("type") or err.get("code") or ""), message if isinstance(message, str) else json.dumps(
+                message
+            )
         if isinstance(err, str):
             return "", err
+    if isinstance(body, str) and body.strip():
+        if looks_like_html(body):
+            title = html_title(body)
+            return "", f"an HTML page{f' ({title!r})' if title else ''}"
+        return "", body.strip().splitlines()[0]
     return "", ""
+
+
+def looks_like_html(text: str) -> bool:
+    head = text.lstrip()[:200].lower()
+    return head.startswith(("<!doctype html", "<html", "<head", "<body")) or "<html" in head
+
+
+def html_title(text: str) -> str:
+    """The ``<title>`` of an HTML page, as plain words (at most 80 characters), or ""."""
+    import html
+
+    found = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+    return " ".join(html.unescape(found.group(1)).split())[:80] if found else ""
+
+
+_PAGE_BYTES = 64 * 1024
+
+
+async def page_title(response: Any) -> str:
+    """The title of the HTML page ``response`` carries (its first 64 KiB read); the response is closed."""
+    data = b""
+    try:
+        async for piece in response.aiter_bytes():
+            data += piece
+            if len(data) >= _PAGE_BYTES:
+                break
+    except Exception:  # a page cut short still has its head
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            await response.aclose()
+    return html_title(data.decode("utf-8", "replace"))
+
+
+def _request_of(exc: BaseException) -> Any:
+    """The HTTP request a failure was about (the SDKs' and httpx's errors carry it), or None."""
+    for e in _chain(exc):
+        for holder in (e, getattr(e, "response", None)):
+            try:
+                request = getattr(holder, "request", None)  # httpx raises when an error has none
+            except RuntimeError:
+                request = None
+            if request is not None and hasattr(request, "url") and hasattr(request, "method"):
+                return request
+    return None
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """Everything behind ``exc``: causes and contexts (suppressed or not), exceptions carried as
+    arguments (httpcore's ``ConnectError(SSLError(...))``) and the members of exception groups
+    (anyio's connect errors)."""
+    out: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if any(e is seen for seen in out):
+            continue
+        out.append(e)
+        todo += [x for x in (e.__cause__, e.__context__, *e.args) if isinstance(x, BaseException)]
+        if isinstance(e, BaseExceptionGroup):
+            todo.extend(e.exceptions)
+    return out
+
+
+def _tls_error(exc: BaseException) -> BaseException | None:
+    return next((e for e in _causes(exc) if "SSLError" in _class_names(e)), None)
+
+
+_PLAIN_HTTP = (  # what OpenSSL says when the other end answered a handshake in plain HTTP
+    "WRONG_VERSION_NUMBER",
+    "RECORD_LAYER_FAILURE",
+    "HTTP_REQUEST",
+    "PACKET_LENGTH_TOO_LONG",
+    "UNEXPECTED_EOF",
+)
+
+
+def connection_failure(exc: BaseException, at: str, hint: str, secrets: Sequence[str | None] = ()) -> ProviderError:
+    """A request that got no HTTP answer, as one line that says what happened at ``at``: refused,
+    a name that does not resolve, TLS that failed (an untrusted certificate, or a plain-HTTP
+    server behind an ``https://`` URL), a connection closed before or during the answer."""
+    causes = _causes(exc)
+    tls = _tls_error(exc)
+    closed = next((e for e in causes if "RemoteProtocolError" in _class_names(e)), None)
+    if tls is not None:
+        reason = str(getattr(tls, "reason", "") or "")
+        verify = str(getattr(tls, "verify_message", "") or "")
+        if verify or "CERTIFICATE_VERIFY_FAILED" in reason:
+            why = (
+                f"its certificate is not trusted ({verify or reason}); trust it with SSL_CERT_FILE, or use the "
+                "server's proper name or an http:// URL for a server on this machine"
+            )
+        elif any(mark in reason.upper() for mark in _PLAIN_HTTP):
+            why = f"the server did not answer in TLS ({reason or tls}); if it speaks plain HTTP, use an http:// URL"
+        else:
+            why = str(reason or tls)
+        message = f"TLS failed with {at}: {why}"
+    elif any(isinstance(e, ConnectionRefusedError) for e in causes):
+        message = f"Could not connect to {at}: connection refused (is the server running, on that port?)"
+    elif (dns := next((e for e in causes if "gaierror" in _class_names(e)), None)) is not None:
+        message = f"Could not connect to {at}: the host name does not resolve ({getattr(dns, 'strerror', dns)})"
+    elif closed is not None and "without sending a response" in str(closed).lower():
+        message = f"{at} closed the connection without answering.{f' {hint}' if hint else ''}"
+    elif closed is not None:
+        message = f"{at} closed the connection in the middle of its answer ({closed})"
+    else:
+        cause = exc.__cause__ or exc.__context__
+        message = f"Could not reach {at}: {cause or exc}"
+    return ProviderError("provider.connection", clipped(message, secrets, _MAX_DETAIL * 2), retryable=True)
+
+
+def not_an_api(at: str, status: int, title: str, hint: str = "") -> ProviderError:
+    """The server answered with a web page, not the API's JSON or stream."""
+    page = f"an HTML page{f' ({title!r})' if title else ''}"
+    message = (
+        f"{at} answered with {page}, HTTP {status}, not the API's JSON: check the base URL "
+        "(an OpenAI-compatible server's usually ends in /v1)."
+    )
+    return ProviderError("provider.not_an_api", f"{message}{f' {hint}' if hint else ''}", status=status)
 
 
 ERROR_TYPES = {  # error types that arrive inside a 200 stream (Anthropic's `event: error`, OpenAI's response.failed)
@@ -450,45 +633,66 @@ _CLIENT_ERROR = ("provider.bad_request", "{label} rejected the request (HTTP {st
 _OTHER_STATUS = ("provider.http_error", "{label} answered with HTTP {status}.", False)
 
 
-def error_for_status(label: str, status: int, env_var: str, detail: str = "") -> ProviderError:
-    """One HTTP failure as a ProviderError with a message a person can act on."""
+UNSUPPORTED_API = frozenset({404, 405})
+"""Statuses a server answers a request of an API it does not speak with (no such route, or not POST)."""
+
+
+def error_for_status(
+    label: str, status: int, env_var: str, detail: str = "", *, key: str = "", hint: str = ""
+) -> ProviderError:
+    """One HTTP failure as a ProviderError with a message a person can act on. ``label`` may be
+    "LABEL (POST URL, base URL from SOURCE)"; ``key`` says which key was sent (its source, for a
+    401); ``hint`` is what to try when the server may not speak the API at all (for 404 and 405)."""
     fallback = _SERVER_ERROR if status >= 500 else _CLIENT_ERROR if status >= 400 else _OTHER_STATUS
     code, template, retryable = _BY_STATUS.get(status, fallback)
     message = template.format(label=label, env_var=env_var, status=status)
+    if status == 401 and key:  # which key, by its source, before what to check
+        head, _, advice = message.partition(" Check ")
+        message = f"{head} deferchat sent {key}." + (f" Check {advice}" if advice else "")
     if detail:
         message = f"{message} Server message: {detail}"
+        message += "" if message.endswith((".", "!", "?")) else "."
+    if status in UNSUPPORTED_API and hint:
+        message = f"{message} {hint}"
     return ProviderError(code, message, retryable=retryable, status=status)
 
 
 def provider_error(
-    exc: BaseException, *, label: str, env_var: str, base_url: str | None, secrets: Sequence[str | None] = ()
+    exc: BaseException,
+    *,
+    label: str,
+    env_var: str,
+    base_url: str | None,
+    secrets: Sequence[str | None] = (),
+    at: str | None = None,
+    key: str = "",
+    hint: str = "",
 ) -> ProviderError:
-    """Map any failure of an SDK call or stream to a ProviderError whose text holds no secret."""
+    """Map any failure of an SDK call or stream to a ProviderError whose text holds no secret.
+    ``at`` names who was asked, at which URL, from which source (``SdkAdapter._at``); without it,
+    the label and the base URL's host. ``key`` and ``hint``: see :func:`error_for_status`."""
     if isinstance(exc, ProviderError):
         return exc
     names = _class_names(exc)
     err_type, detail = _server_detail(getattr(exc, "body", None))
     detail = clipped(detail, secrets, _MAX_DETAIL)
-    where = shown_url(base_url)
+    if at is None:
+        at = f"{label} ({shown_url(base_url)})"
     redirect = _named(exc, "CrossOriginRedirect")
     if redirect is not None:  # refused in the HTTP client (core.providers._origin): never retried
         why = clipped(str(redirect), secrets, _MAX_DETAIL)
-        return ProviderError("provider.connection", f"Could not reach {label} at {where}: {why}", retryable=False)
+        return ProviderError("provider.connection", f"Could not reach {at}: {why}", retryable=False)
     if "APITimeoutError" in names or "TimeoutException" in names:
-        return ProviderError(
-            "provider.timeout", f"{label} did not answer in time ({where}). Try again.", retryable=True
-        )
+        return ProviderError("provider.timeout", f"{at} did not answer in time. Try again.", retryable=True)
     if "APIConnectionError" in names or "TransportError" in names:
-        cause = exc.__cause__ or exc.__context__
-        why = clipped(str(cause or exc), secrets, _MAX_DETAIL)
-        return ProviderError("provider.connection", f"Could not reach {label} at {where}: {why}", retryable=True)
+        return connection_failure(exc, at, hint, secrets)
     if "APIStatusError" in names:
         status = int(getattr(exc, "status_code", 0) or 0)
         if status < 400 and err_type in ERROR_TYPES:  # an error event inside a 200 stream
             status = ERROR_TYPES[err_type]
-        return error_for_status(label, status, env_var, detail)
+        return error_for_status(at, status, env_var, detail, key=key, hint=hint)
     if "APIError" in names and err_type in ERROR_TYPES:  # OpenAI's error inside a stream
-        return error_for_status(label, ERROR_TYPES[err_type], env_var, detail)
+        return error_for_status(at, ERROR_TYPES[err_type], env_var, detail, key=key)
     if "APIResponseValidationError" in names or isinstance(exc, ValueError):
         return malformed(label, clipped(unreadable(exc), secrets, _MAX_DETAIL))
     why = clipped(f"{type(exc).__name__}: {exc}", secrets, _MAX_DETAIL)
@@ -497,27 +701,27 @@ def provider_error(
 
 _STALLS: dict[str, tuple[str, str, str]] = {  # wait -> (what ran out, its flag, its [timeouts] key)
     "connect": (
-        "could not connect to {label} at {where} within {seconds} s (connect timeout)",
+        "could not connect to {at} within {seconds} s (connect timeout)",
         "--connect-timeout",
         "connect",
     ),
     "first_byte": (
-        "{label} sent nothing within {seconds} s of the request (first-byte timeout, {where})",
+        "{at} sent nothing within {seconds} s of the request (first-byte timeout)",
         "--first-byte-timeout",
         "first_byte",
     ),
     "idle": (
-        "{label} went silent for {seconds} s in the middle of its answer (idle timeout, {where})",
+        "{at} went silent for {seconds} s in the middle of its answer (idle timeout)",
         "--idle-timeout",
         "idle",
     ),
 }
 
 
-def stalled(label: str, where: str, wait: WaitName, seconds: float) -> ProviderError:
-    """A bound that ran out: which wait, and how long it was."""
+def stalled(at: str, wait: WaitName, seconds: float) -> ProviderError:
+    """A bound that ran out: which wait, and how long it was. ``at``: who was asked, where (``SdkAdapter._at``)."""
     what, flag, key = _STALLS[wait]
-    text = what.format(label=label, where=where, seconds=f"{seconds:g}")
+    text = what.format(at=at, seconds=f"{seconds:g}")
     return ProviderError(
         "provider.timeout",
         f"{text[0].upper()}{text[1:]}. Try again, or allow more with {flag} or {key} under [timeouts] in config.toml.",

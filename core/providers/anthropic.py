@@ -247,6 +247,7 @@ class AnthropicProvider(SdkAdapter):
 
     profile = ANTHROPIC
     sdk = "anthropic"
+    path = "v1/messages"
 
     def __init__(
         self,

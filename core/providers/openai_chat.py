@@ -123,6 +123,7 @@ class OpenAIChatProvider(SdkAdapter):
 
     profile = OPENAI_CHAT
     sdk = "openai"
+    path = "chat/completions"
 
     def __init__(self, model: str, *, include_usage: bool = True, **options: Any):
         super().__init__(model, **options)

@@ -272,11 +272,18 @@ class _Reader:
         return [], content  # reasoning and anything else: echoed, not shown
 
 
+RESPONSES_HINT = (
+    "It may not speak OpenAI's Responses API: for a Chat Completions server (Ollama, vLLM, llama.cpp, "
+    'LM Studio...) use --provider openai-chat (provider = "openai-chat" in config.toml).'
+)
+
+
 class OpenAIResponsesProvider(SdkAdapter):
     """Streams one Responses API response as normalized events (see :mod:`core.providers.base`)."""
 
     profile = OPENAI
     sdk = "openai"
+    path = "responses"
 
     def __init__(
         self,
@@ -293,6 +300,12 @@ class OpenAIResponsesProvider(SdkAdapter):
         self._history = HistoryWire(
             lambda searches, message: message_items(message, self._table, self._definitions, searches), frozenset()
         )
+
+    def _hint(self) -> str:
+        """A server that is not OpenAI and fails a Responses request outright likely speaks only Chat Completions."""
+        if self.profile.is_genuine(self.used_url()):
+            return ""
+        return RESPONSES_HINT
 
     def _new_client(self) -> Any:
         import openai

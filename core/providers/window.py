@@ -53,15 +53,12 @@ class ContextWindow:
         return f"{self.tokens:,} tokens ({where.get(self.source, 'the default for an unknown model')})"
 
 
-def default_listed() -> ListedWindow | None:
-    """The providers' cached listings (``core.providers.listing.listed_window``) when that module
-    exists in this version, else None."""
-    try:
-        from core.providers import listing  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    found: ListedWindow | None = getattr(listing, "listed_window", None)
-    return found
+def default_listed() -> ListedWindow:
+    """The providers' cached listings (:func:`core.providers.listing.listed_window`: the cache
+    ``deferchat models`` and the model picker fill, read with no network)."""
+    from core.providers.listing import listed_window
+
+    return listed_window
 
 
 def context_window(

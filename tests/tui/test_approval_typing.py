@@ -12,6 +12,7 @@ import pytest
 
 from tests.tui.conftest import make_app, opened, send, settled, until
 from tui import terminal
+from tui.widgets.approval import ApprovalBar
 
 CALL = "start a call to +1 555 0100 about the invoice"
 TOOL = "mcp.bland_call.start_call"
@@ -23,12 +24,16 @@ async def waiting(pilot) -> None:
     await until(pilot, lambda: app.approval_bar is not None and app.approvals.approver.pending())
 
 
-async def to_the_bar(pilot) -> None:
+async def to_the_bar(pilot, clock=None) -> None:
+    """Tab to the bar; with ``clock``, then past the guard Tab starts (a key in the same burst as
+    Tab answers nothing: test_tab_then_y_in_one_burst_answers_nothing_and_types_nothing)."""
     app = pilot.app
     # a chat being opened gives the focus to the message box when it is ready: after that
     await until(pilot, lambda: not any(w.group == "session" and not w.is_finished for w in app.workers))
     await pilot.press("tab")
     await until(pilot, lambda: app.approval_bar.has_focus)
+    if clock is not None:
+        clock.t += ApprovalBar.GRACE
 
 
 def hint(app) -> str:
@@ -63,7 +68,7 @@ async def test_typing_a_sentence_with_a_y_and_n_grants_nothing_and_keeps_the_tex
 
         # the deliberate way: Tab to the bar, y allows once; the typed text is still there
         assert "Tab: answer" in hint(app)
-        await to_the_bar(pilot)
+        await to_the_bar(pilot, clock)
         assert "y allow once" in hint(app) and "! allow for this chat" in hint(app)
         await pilot.press("y")
         await settled(pilot)
@@ -80,7 +85,7 @@ async def test_the_chat_wide_grant_takes_a_non_letter_key_and_a_confirmation(eng
         await send(pilot, CALL)
         await waiting(pilot)
         clock.t += 1
-        await to_the_bar(pilot)
+        await to_the_bar(pilot, clock)
         bar = app.approval_bar
         approval_id = bar.view.approval_id
         await pilot.press("exclamation_mark")
@@ -106,7 +111,7 @@ async def test_the_confirmation_can_be_backed_out_of(engine, clock) -> None:
         await send(pilot, CALL)
         await waiting(pilot)
         clock.t += 1
-        await to_the_bar(pilot)
+        await to_the_bar(pilot, clock)
         bar = app.approval_bar
         await pilot.press("right", "enter")  # the second button: "Allow for this chat…" asks first
         assert bar.confirming
@@ -172,7 +177,7 @@ async def test_the_screen_says_waiting_for_your_approval_and_the_terminal_is_tol
         assert any(s.startswith("\x1b]9;deferchat: waiting for your approval: ") for s in sent)
         assert any(s.startswith("\x1b]777;notify;deferchat: waiting for your approval;") for s in sent)
         clock.t += 1
-        await to_the_bar(pilot)
+        await to_the_bar(pilot, clock)
         await pilot.press("n")
         await settled(pilot)
         assert "waiting for your approval" not in str(app.status_line.render())
@@ -195,10 +200,10 @@ async def test_a_parked_approval_is_answered_the_same_way_and_escape_leaves_the_
         await pilot.press(*"any news?")
         clock.t += 1
         assert app.composer.text == "any news?" and engine.store.pending_approvals(chat_id)
-        await to_the_bar(pilot)
+        await to_the_bar(pilot, clock)
         await pilot.press("escape")
         assert app.composer.has_focus and app.approval_bar is not None
-        await to_the_bar(pilot)
+        await to_the_bar(pilot, clock)
         await pilot.press("n")
         await until(pilot, lambda: app.session.parked() is None)
         await settled(pilot)
@@ -233,3 +238,61 @@ def test_text_in_a_terminal_sequence_cannot_end_it() -> None:
 )
 def test_notifications_only_where_the_terminal_shows_them(env: dict[str, str], channels: tuple[str, ...]) -> None:
     assert terminal.notification_channels(env) == channels
+
+
+async def test_tab_then_y_in_one_burst_answers_nothing_and_types_nothing(engine, clock) -> None:
+    """Tab moves to the bar at once (the y after it never lands in the box), and starts the bar's
+    guard again (the y answers nothing, and the bar says it ignored it)."""
+    app = make_app(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await send(pilot, CALL)
+        await waiting(pilot)
+        await until(pilot, lambda: not any(w.group == "session" and not w.is_finished for w in app.workers))
+        clock.t += 5  # long after the bar appeared
+        app.composer.text = "draft"
+        bar = app.approval_bar
+        await pilot.press("tab", "y")  # one burst
+        assert bar.has_focus and app.composer.text == "draft"
+        assert bar.decided is None and bar.ignored == 1 and "ignored 1 key" in notice(app)
+        assert engine.store.approval(bar.view.approval_id).status == "pending"
+        clock.t += ApprovalBar.GRACE
+        await pilot.press("y")  # a moment later: a decision
+        await settled(pilot)
+        assert engine.store.approval(bar.view.approval_id).status == "allowed"
+        assert app.composer.text == "draft"
+
+
+async def test_escape_and_ctrl_c_in_the_bar_go_back_to_the_box_and_never_stop_the_turn(engine, clock) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot)
+        await send(pilot, CALL)
+        await waiting(pilot)
+        clock.t += 1
+        for key in ("escape", "ctrl+c"):
+            await to_the_bar(pilot, clock)
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            assert app.turn_running and app.approval_bar is not None, key
+            assert app.approvals.approver.pending() == [app.approval_bar.view.approval_id], key
+            if key == "escape":
+                assert app.composer.has_focus
+            else:  # ctrl+c there says how to quit; the approval still waits
+                await pilot.press("escape")
+                assert app.composer.has_focus
+        await pilot.press("escape")  # in the message box, Esc still stops the turn
+        await settled(pilot)
+        assert not app.turn_running and app.approval_bar is None
+
+
+def test_the_bars_hints_name_every_key_it_takes() -> None:
+    from tui.widgets import approval
+
+    here = approval.HINT_HERE
+    keys = {b.key for b in ApprovalBar.BINDINGS}  # y, n, exclamation_mark, left, right, enter, escape
+    spelled = {"exclamation_mark": "!", "left": "\u2190", "right": "\u2192", "enter": "Enter", "escape": "Esc"}
+    for key in keys:
+        assert spelled.get(key, key) in here, key
+    assert "Tab" in here and "Tab" in approval.HINT_AWAY
+    assert all(k in approval.HINT_CONFIRM for k in ("Enter", "Tab", "Esc"))

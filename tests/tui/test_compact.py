@@ -50,3 +50,18 @@ async def test_with_one_turn_there_is_nothing_to_summarise(engine: Any) -> None:
         app.action_compact()
         await until(pilot, lambda: any("nothing to summarise" in t for t in told), timeout=10)
         assert engine.store.summaries(app.session.chat_id) == []
+
+
+async def test_slash_compact_does_the_same(engine: Any) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        for text in ("hello", "thanks"):
+            await send(pilot, text)
+            await settled(pilot)
+        app.composer.focus()
+        app.composer.text = "/compact"
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Summarised the first turn" in n for n in notes(app)), timeout=10)
+        await settled(pilot)
+        assert [r.reason for r in engine.store.summaries(app.session.chat_id)] == ["owner"]

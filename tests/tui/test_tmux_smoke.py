@@ -54,6 +54,13 @@ class Tmux:
     def alive(self) -> bool:
         return self("has-session", "-t", "smoke", check=False).returncode == 0
 
+    def quit(self, timeout: float = 20.0) -> None:
+        """ctrl+q, and wait (up to ``timeout``) for the app to end."""
+        self("send-keys", "-t", "smoke", "C-q")
+        deadline = time.monotonic() + timeout
+        while self.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
 
 def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
     assert shutil.which("tmux"), "tmux is needed for this test (apt-get install tmux)"
@@ -76,6 +83,7 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
         tmux("send-keys", "-t", "smoke", "-l", "yes")  # typed: it goes to the message box, it answers nothing
         tmux.wait_for("yes")
         tmux("send-keys", "-t", "smoke", "Tab")  # to the approval bar, then y allows once
+        time.sleep(0.7)  # past the guard Tab starts: a key in the same burst answers nothing
         tmux("send-keys", "-t", "smoke", "y")
         screen = tmux.wait_for("done \u00b7 start_call (mcp.bland_call.start_call) via tool.call", timeout=30)
         assert "Waiting for your approval" not in screen  # the bar is gone

@@ -179,14 +179,35 @@ async def test_resume_fails_with_pin_mismatch_when_the_roster_changed_the_tool(e
     await s2.close()
 
 
-async def test_sending_while_parked_is_refused_and_nothing_is_lost(env):
-    engine, s, _ = await open_session(env, ERASE, decision=Decision.PARK)
-    await s.send("erase note nope_1")
-    from core.errors import UsageError
-
-    with pytest.raises(UsageError, match="unfinished turn"):
-        await s.send("something else")
-    assert [m.role for m in s.store.messages(s.chat_id)] == ["user", "assistant"]
+async def test_sending_while_parked_closes_the_parked_turn_as_stopped_first_and_nothing_is_lost(env):
+    """A chat never refuses the owner's next message (issue 19, item 4): the unfinished turn is
+    closed as a stop closes one (its approval cancelled, its call answered as not run), then the
+    message goes; ``resume`` is there to continue the turn instead."""
+    _, s, events = await open_session(env, ERASE, decision=Decision.PARK)
+    parked = await s.send("erase note nope_1")
+    assert parked.status == "parked" and s.pending_approvals()
+    result = await s.send("something else")
+    assert result.status == "done" and s.parked() is None and not s.pending_approvals()
+    store = s.store
+    assert store.turn(parked.turn_id).status == "stopped"  # type: ignore[union-attr]
+    inv = store.invocation(s.chat_id, "toolu_1")
+    assert inv is not None and inv.status == "failed" and inv.error_code == codes.STOPPED
+    assert [m.role for m in store.messages(s.chat_id)] == ["user", "assistant", "user", "user", "assistant"]
+    closed = [e for e in events if e.type == "turn.completed"]
+    assert [(e.turn_id, e.status) for e in closed] == [
+        (parked.turn_id, "parked"),
+        (parked.turn_id, "stopped"),
+        (
+            result.turn_id,
+            "done",
+        ),
+    ]
+    # the request for the new message answers the erase (not run) before the new text
+    last = [json.loads(line) for line in (env / "rec.jsonl").read_text().splitlines()][-1]
+    blocks = [b for m in last["messages"][2:] for b in m["content"]]
+    assert [b["type"] for b in blocks] == ["tool_result", "text"]
+    assert blocks[0]["tool_use_id"] == "toolu_1" and "was not run" in str(blocks[0]["content"])
+    assert blocks[1]["text"] == "something else"
     await s.close()
 
 

@@ -61,12 +61,13 @@ def test_each_provider_lists_its_default_model_first():
     assert rows[0] == ("demo", "demo-1") and ("anthropic", "claude-opus-4-6") in rows
 
 
-def test_a_typed_model_names_its_provider_or_stays_on_the_current_one():
-    usable = ["demo", "openai-chat"]
-    assert parse_typed("openai-chat:qwen3:8b", "demo", usable) == ("openai-chat", "qwen3:8b")
-    assert parse_typed("openai-chat/local", "demo", usable) == ("openai-chat", "local")
-    assert parse_typed("my-model", "openai-chat", usable) == ("openai-chat", "my-model")
-    assert parse_typed("   ", "demo", usable) is None
+def test_a_typed_model_names_its_provider_or_leaves_it_to_the_naming_rule():
+    """``provider:model`` names both; a bare name (even with a slash or a colon, as gateways and
+    Ollama write them) names no provider: core.providers.naming finds it (tests/unit/test_naming.py)."""
+    assert parse_typed("openai-chat:qwen3:8b") == ("openai-chat", "qwen3:8b")
+    assert parse_typed("openai/gpt-4.1") == ("", "openai/gpt-4.1")
+    assert parse_typed("my-model") == ("", "my-model")
+    assert parse_typed("   ") is None
 
 
 def test_fallback_entries_and_strategies_resolved_for_the_new_provider():

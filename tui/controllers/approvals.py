@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
 
+UNFINISHED = (
+    "This chat's last turn did not finish (deferchat was closed or stopped while it ran); what it "
+    "stored is above. Send a message to go on (the unfinished turn is closed as stopped first), or "
+    "press f5 to resume it."
+)
+
+
 class ParkedAnswer:
     """Answers one parked approval with the owner's decision, and hands any later request
     in the resumed turn to the live queue (a fixed answer must not approve what comes next)."""
@@ -104,13 +111,7 @@ class Approvals:
             return
         pending = session.pending_approvals()
         if not pending:
-            await host.log_view.add(
-                NoteItem(
-                    text="This chat has an unfinished turn: run \u201cResume the "
-                    "unfinished turn\u201d from the command palette (ctrl+p).",
-                    level="warning",
-                )
-            )
+            await host.log_view.add(NoteItem(text=UNFINISHED, level="warning"))
             return
         row = pending[0]
         placement = session.plan.placement_of(row.tool) if session.plan else None
@@ -137,7 +138,7 @@ class Approvals:
             self.signals()
             return
         view = self.queue.pop(0)
-        await self.host.bottom.mount(ApprovalBar(view, id="approval"), before=self.host.composer)
+        await self.host.bottom.mount(ApprovalBar(view, id="approval"), before=self.host.slash_menu)
         self.signals()
         self.host.terminal.notify("deferchat: waiting for your approval", view.display or view.tool)
 
@@ -164,9 +165,13 @@ class Approvals:
         self.signals()
 
     def go_to_bar(self) -> None:
+        """Tab: to the bar, at once (a key typed right after Tab goes to the bar, never into the
+        box), and the bar's guard starts again (that key answers nothing: Tab then y in one burst
+        is not a decision)."""
         bar = self.bar
         if bar is not None:
-            bar.focus()
+            self.host.screen.set_focus(bar)
+            bar.guard()
 
     async def decided(self, view: ApprovalView, decision: Decision, resume_parked: ResumeParked) -> None:
         """The owner answered ``view``: a live request gets its decision; a parked one resumes

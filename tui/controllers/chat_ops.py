@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,13 +40,20 @@ class ChatOps:
         session = self.host.session
         self.host.push_screen(ChatsScreen(self, session.chat_id if session else None), chosen)
 
-    def on_current(self, operation: str) -> None:
-        """``rename``, ``delete`` or ``export`` the open chat (a worker: it asks the owner)."""
+    def rename_current(self) -> None:
+        self._on_current(self.rename_chat)
+
+    def delete_current(self) -> None:
+        self._on_current(self.delete_chat)
+
+    def export_current(self) -> None:
+        self._on_current(self.export_chat)
+
+    def _on_current(self, operation: Callable[[str], Awaitable[object]]) -> None:
+        """Run ``operation`` on the open chat, in a worker (it asks the owner)."""
         session = self.host.session
-        if session is None:
-            return
-        work = {"rename": self.rename_chat, "delete": self.delete_chat, "export": self.export_chat}[operation]
-        self.host.run_worker(work(session.chat_id), exit_on_error=False)
+        if session is not None:
+            self.host.run_worker(operation(session.chat_id), exit_on_error=False)
 
     # -- ChatOperations -----------------------------------------------------------------------------
     def list_chats(self) -> list[ChatRow]:
@@ -86,7 +94,8 @@ class ChatOps:
             host.open_session(None)
         return True
 
-    async def export_chat(self, chat_id: str) -> Path | None:
+    async def export_chat(self, chat_id: str, to: str | None = None) -> Path | None:
+        """Export a chat to Markdown: to ``to``, else where the owner says (asked, with a default)."""
         from core.export import chat_markdown
         from tui.screens.dialogs import Confirm, TextPrompt
 
@@ -94,8 +103,10 @@ class ChatOps:
         row = host.store.chat(chat_id)
         if row is None:
             return None
-        default = host.export_dir / f"{slug(row.title or 'chat')}.md"
-        answer = await host.push_screen_wait(TextPrompt("Export to Markdown (tool calls included)", str(default)))
+        answer = to
+        if not answer:
+            default = host.export_dir / f"{slug(row.title or 'chat')}.md"
+            answer = await host.push_screen_wait(TextPrompt("Export to Markdown (tool calls included)", str(default)))
         if not answer:
             return None
         if await asyncio.to_thread(exists, answer) and not await host.push_screen_wait(
@@ -111,31 +122,69 @@ class ChatOps:
         return path
 
     # -- the open chat's model and system prompt ----------------------------------------------------
-    def pick_model(self) -> None:
+    def pick_model(self, refresh: bool = False) -> None:
+        """The model picker: each usable provider with what its server lists (what is known at
+        once, the rest listed in a worker thread; ``refresh``: every server asked again, the
+        palette's *List the provider's models*), any ``provider:model`` or bare name typed."""
         host = self.host
         session = host.session
         if session is None:
             host.notify("No chat is open.", severity="warning")
             return
-        from core.chat.switch import models_of, owner_target, usable_providers
+        from core.chat.switch import usable_providers
+        from core.providers.listing import Listing, fresh_listing, list_now
 
-        usable = usable_providers(host.engine.settings)
+        settings = host.engine.settings
+        usable = usable_providers(settings)
         current = (session.provider_name, session.provider.model)
         if current[0] not in usable:
             usable.insert(0, current[0])
+        row = session.chat()
+        # each provider listed where a switch would take it: the chat's own URL on its provider
+        base_urls = {p: row.base_url if p == row.provider else settings.base_url_for(p) for p in usable}
+        known = {p: fresh_listing(settings, p, base_urls[p]) for p in usable}  # the cache only: no network
+
+        def lister(provider: str, again: bool) -> Listing:
+            return list_now(settings, provider, base_urls.get(provider), refresh=again)
 
         def picked(choice: tuple[str, str] | None) -> None:
-            if choice is None or host.session is not session or choice == current:
-                return
-            try:
-                # a provider offered for its configured base URL is built with it
-                session.switch(*owner_target(session, *choice))  # provider.switched: the log, the header
-            except UserFacingError as exc:
-                host.notify(str(exc), severity="error")
+            if choice is not None and host.session is session and choice != current:
+                self.switch_to(*choice)
 
         from tui.screens.model_picker import ModelPicker
 
-        host.push_screen(ModelPicker(current, usable, {p: models_of(p) for p in usable}), picked)
+        host.push_screen(ModelPicker(current, usable, known, lister, refresh=refresh), picked)
+
+    def switch_to(self, provider: str | None, model: str | None) -> None:
+        """Continue the open chat on ``provider`` / ``model`` (what is not named stays as the
+        chat has it on its provider, else comes from the settings: ``owner_target``)."""
+        host = self.host
+        session = host.session
+        if session is None:
+            host.notify("No chat is open.", severity="warning")
+            return
+        from core.chat.switch import owner_target
+
+        target = owner_target(session, provider, model)  # a configured base URL comes with its provider
+        if target[:2] == (session.provider_name, session.provider.model):
+            host.notify(f"This chat is on {target[0]}:{target[1]} already.", timeout=3)
+            return
+        try:
+            session.switch(*target)  # provider.switched: the log, the header
+        except UserFacingError as exc:
+            host.notify(str(exc), severity="error")
+
+    def model_choices(self) -> list[tuple[str, str]]:
+        """(provider, model) pairs a switch can reach now: the current one first."""
+        from core.chat.switch import models_of, usable_providers
+
+        usable = usable_providers(self.host.engine.settings)
+        session = self.host.session
+        pairs = [(p, m) for p in usable for m in models_of(p)]
+        if session is not None:
+            current = (session.provider_name, session.provider.model)
+            pairs = [current, *(p for p in pairs if p != current)]
+        return pairs
 
     def edit_system_prompt(self) -> None:
         host = self.host

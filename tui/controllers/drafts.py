@@ -48,7 +48,8 @@ class Drafts:
 
     def show_queue(self) -> None:
         self.host.composer.queued = len(self.queued)
-        self.host.queued_note.show(self.queued, editing=self.editing is not None)
+        until = "this turn ends" if self.host.session is not None else "the chat is open"
+        self.host.queued_note.show(self.queued, editing=self.editing is not None, until=until)
 
     def next_queued(self) -> str | None:
         """The first queued message, taken off the queue to be sent now."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from core.store import Store
     from tui.collector import Collector
     from tui.router import EventRouter
+    from tui.slash import SlashRegistry
     from tui.terminal import TerminalSignals
     from tui.widgets.approval import ApprovalBar
     from tui.widgets.chat_log import ChatLog
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from tui.widgets.footer import AppFooter
     from tui.widgets.header import ChatHeader
     from tui.widgets.roster import RosterPanel
+    from tui.widgets.slash_menu import SlashMenu
     from tui.widgets.status import StatusLine
 
 ScreenResult = TypeVar("ScreenResult")
@@ -50,12 +52,15 @@ class Host(Protocol):
     status_line: StatusLine
     composer: Composer
     queued_note: QueuedNote
-    bottom: Vertical  # the status line, the queue, the approval bar (when one waits), the message box
+    slash_menu: SlashMenu  # the completion list of slash commands, right above the message box
+    bottom: Vertical  # the status line, the queue, the approval bar (when one waits), the list, the box
     roster: RosterPanel
     footer: AppFooter
     router: EventRouter
     terminal: TerminalSignals
     collector: Collector
+
+    slash_commands: SlashRegistry  # every room adds its slash commands here (tui/slash.py)
 
     # -- what the app was started with ------------------------------------------------------------
     options: ChatOptions
@@ -157,5 +162,7 @@ class Host(Protocol):
     def refresh_bindings(self) -> None: ...
 
     def copy_to_clipboard(self, text: str) -> None: ...
+
+    async def run_action(self, action: str) -> bool: ...
 
     def get_key_display(self, binding: Binding) -> str: ...

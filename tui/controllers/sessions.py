@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from core.chat.session import ChatSession
     from core.engine import Engine
     from core.roster.models import RosterPlan
+    from tui.controllers.mcp import Mcp
     from tui.screens.project_config import ProjectConfigs
 
 log = logging.getLogger("deferchat.tui")
@@ -67,9 +68,16 @@ class EngineEvent(Message):
 
 class Sessions:
     def __init__(
-        self, host: Host, drafts: Drafts, approvals: Approvals, turns: Turns, post: Callable[[Message], object]
+        self,
+        host: Host,
+        drafts: Drafts,
+        approvals: Approvals,
+        turns: Turns,
+        post: Callable[[Message], object],
+        mcp: Mcp | None = None,
     ) -> None:
         self.host = host
+        self.mcp = mcp  # a server's requests for input go to its form (tui.controllers.mcp)
         self.drafts = drafts
         self.approvals = approvals
         self.turns = turns
@@ -80,13 +88,15 @@ class Sessions:
         self.fresh_chat = False  # the open chat was made new by this app
         self._switching = asyncio.Lock()
         self._workers: list[Worker[None]] = []
+        self._first = True  # the app's first chat is still to be asked for (it opens after the first frame)
         self._project_configs: ProjectConfigs | None = None
 
     @property
     def opening(self) -> bool:
-        """A chat is being opened (or waits for the one before to finish opening)."""
+        """A chat is being opened (or waits for the one before to finish opening, or is the
+        app's first, asked for once the first frame is drawn)."""
         self._workers = [w for w in self._workers if not w.is_finished]
-        return bool(self._workers)
+        return bool(self._workers) or self._first
 
     @property
     def project_configs(self) -> ProjectConfigs:
@@ -102,6 +112,7 @@ class Sessions:
     def open(self, chat_id: str | None) -> None:
         """Close the open chat (if any) and open ``chat_id``, or a new chat when None. A new
         chat asked for while the open one is new and unused is that one (not a second)."""
+        self._first = False
         if chat_id is None and self.unused_new_chat() and not self._switching.locked():
             self.host.notify("This chat is new and still unused: type your message here.", timeout=3)
             self.host.focus_input()
@@ -131,6 +142,7 @@ class Sessions:
         self.generation += 1
         generation = self.generation
         approver = self.approvals.new_approver()
+        elicitor = self.mcp.new_elicitor() if self.mcp is not None else None
         await self._reset_view()
         host.set_status("Opening the chat: planning the roster and starting its MCP servers\u2026")
         host.header_bar.set_opening()
@@ -154,11 +166,13 @@ class Sessions:
                 host.options if chat_id is None else ChatOptions(),
                 approver=approver,
                 subscribers=[self.subscriber(generation)],
+                elicitor=elicitor,
             )
         except UserFacingError as exc:
             host.set_status("")
             await host.log_view.add(NoteItem(text=str(exc), level="error"))
             host.header_bar.set_failed(str(exc))
+            self.drafts.give_back_queue(f"The chat did not open ({exc})")
             return
         except Exception as exc:  # keep the app usable: the chats list still works
             log.exception("opening a chat failed")
@@ -167,6 +181,7 @@ class Sessions:
                 NoteItem(text=f"could not open the chat: {type(exc).__name__}: {exc}", level="error")
             )
             host.header_bar.set_failed(f"{type(exc).__name__}: {exc}")
+            self.drafts.give_back_queue(f"The chat did not open ({type(exc).__name__}: {exc})")
             return
         finally:
             shown = self._settle_preview(preview)
@@ -190,6 +205,14 @@ class Sessions:
         host.set_status("")
         host.collector.settle()  # what startup built is frozen for the collector (once)
         self.approvals.watch(lambda: generation == self.generation)
+        if self.mcp is not None:
+            self.mcp.watch(lambda: generation == self.generation)
+        if not self._another_waits():  # else the next open keeps it as this chat's draft
+            self.turns.opened()  # a message sent while it opened goes now
+
+    def _another_waits(self) -> bool:
+        """Another open was asked for while this one ran (it waits for the lock)."""
+        return sum(not w.is_finished for w in self._workers) > 1
 
     async def _early_plan(self, engine: Engine, chat_id: str | None, generation: int) -> RosterPlan | None:
         """The roster before the chat is open: a new chat's plan preview (planned from the
@@ -293,6 +316,8 @@ class Sessions:
             unused = None
         self.turns.cancel()
         self.approvals.stop_watching()
+        if self.mcp is not None:
+            self.mcp.stop_watching()
         self.fresh_chat = False
         session, self.session = self.session, None
         if session is not None:

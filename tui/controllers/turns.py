@@ -11,6 +11,7 @@ model will see the chat.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -33,15 +34,26 @@ if TYPE_CHECKING:
 log = logging.getLogger("deferchat.tui")
 
 COLLECT_AFTER = 0.5  # seconds after a turn ends (or stops for an approval) before the collector runs again
+STOP_WAIT = 5.0  # seconds a quit waits, at most, for the stopped turn to settle
 
 
 class Turns:
-    def __init__(self, host: Host, drafts: Drafts, approvals: Approvals) -> None:
+    def __init__(
+        self,
+        host: Host,
+        drafts: Drafts,
+        approvals: Approvals,
+        prepare: Callable[[str], Awaitable[list[Any]]] | None = None,
+    ) -> None:
         self.host = host
+        self.prepare = prepare  # the resources to go with a message sent (the mcp room's)
         self.drafts = drafts
         self.approvals = approvals
         self.running = False
+        self.closing = False  # the app is quitting: a turn that ends starts no queued one
         self._worker: Worker[None] | None = None
+        self._idle = asyncio.Event()  # set while no turn runs
+        self._idle.set()
         self._collect_timer: Timer | None = None
 
     # -- a message sent -----------------------------------------------------------------------------
@@ -50,12 +62,10 @@ class Turns:
         host, drafts = self.host, self.drafts
         session = host.session
         if session is None:
-            host.notify(
-                "The chat is still opening."
-                if host.opening
-                else "No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.",
-                severity="warning",
-            )
+            if host.opening:  # queued, shown as queued, and sent once the chat is open (opened)
+                drafts.queue(text)
+                return
+            host.notify("No chat is open: ctrl+n starts a new one, ctrl+o lists the chats.", severity="warning")
             host.composer.put(text)
             return
         drafts.remember(session.chat_id, text)
@@ -66,27 +76,47 @@ class Turns:
                 host.notify("A turn is running: the edited message is queued as a new message.", severity="warning")
             drafts.queue(text)
             return
-        busy = host.store.busy(session.chat_id)
-        if busy is not None:  # a turn of this chat runs in another deferchat
-            host.notify(str(busy), severity="warning")
-            host.composer.put(text)
-            return
-        if session.parked() is not None:
-            host.notify(
-                "This chat has an unfinished turn: resume it first (ctrl+p, \u201cResume the unfinished turn\u201d).",
-                severity="warning",
-            )
+        why = self._why_not_now(session)
+        if why is not None:
+            host.notify(why, severity="warning")
             host.composer.put(text)
             return
         if editing is not None:
             self.run(partial(self._replace_turn, session, editing, text))
         else:
-            self.run(partial(session.send, text))
+            self.run(partial(self._send, session, text))
         drafts.show_queue()
+
+    def opened(self) -> None:
+        """The chat is open: the first message sent while it opened goes now (the others when
+        its turn ends, as any queue); one that cannot go comes back to the box, saying why."""
+        session = self.host.session
+        if session is None or not self.drafts.queued or self.running:
+            return
+        why = self._why_not_now(session)
+        if why is not None:
+            self.drafts.give_back_queue(why.rstrip("."))
+            return
+        text = self.drafts.next_queued()
+        if text is not None:
+            self.drafts.remember(session.chat_id, text)
+            self.run(partial(session.send, text))
+
+    def _why_not_now(self, session: ChatSession) -> str | None:
+        """Why a new message cannot start a turn of ``session`` now (None: it can). An
+        unfinished turn is no reason: the engine closes it as stopped before the message goes."""
+        busy = self.host.store.busy(session.chat_id)
+        return str(busy) if busy is not None else None  # a turn of this chat runs in another deferchat
+
+    async def _send(self, session: ChatSession, text: str) -> Any:
+        """Send ``text`` with what is to go with it (the resources attached to it)."""
+        attachments = await self.prepare(text) if self.prepare is not None else []
+        return await session.send(text, attachments=attachments)
 
     # -- running one --------------------------------------------------------------------------------
     def run(self, work: Callable[[], Awaitable[Any]]) -> None:
         self.running = True
+        self._idle.clear()
         self.hold_collector()  # no collector pause while the answer streams (tui/collector.py)
         self.host.refresh_bindings()  # the footer shows Stop
         self.host.set_status("Working\u2026 (Esc stops)")
@@ -107,6 +137,7 @@ class Turns:
             await host.log_view.add(NoteItem(text=f"the turn failed: {type(exc).__name__}: {exc}", level="error"))
         finally:
             self.running = False
+            self._idle.set()
             host.refresh_bindings()
             host.set_status("")
             if status is None:  # no turn.completed is coming to resume the collector
@@ -117,12 +148,12 @@ class Turns:
         """The turn ended: a finished one sends the next queued message; a failed or stopped
         one gives the queue back to the box (the owner decides what still makes sense)."""
         session = self.host.session
-        if not self.drafts.queued or session is None:
+        if not self.drafts.queued or session is None or self.closing:
             return
         if status == "done":
             text = self.drafts.next_queued()
             if text is not None:
-                self.run(partial(session.send, text))
+                self.run(partial(self._send, session, text))
         elif status != "parked":
             self.drafts.give_back_queue("The turn " + ("was stopped" if status == "stopped" else "did not finish"))
 
@@ -132,6 +163,7 @@ class Turns:
             self._worker.cancel()
             self._worker = None
         self.running = False
+        self._idle.set()
 
     def seen(self, event: Event) -> None:
         """An event of the open chat, after the log showed it."""
@@ -176,6 +208,17 @@ class Turns:
         await self.approvals.clear()  # the stopped turn's approval is withdrawn
         self.host.focus_input()
 
+    async def stop_for_good(self, timeout: float = STOP_WAIT) -> None:
+        """The app is quitting: stop the running turn as Esc does (its partial answer kept, the
+        turn marked stopped; core.chat.stopping) and wait, ``timeout`` at most, for it to end,
+        starting nothing queued after it. A turn that does not end in time is left to the
+        chat's close, which leaves it open and resumable, as a killed process would."""
+        self.closing = True
+        await self.stop()
+        if self.running:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), timeout)
+
     # -- resuming a parked turn ---------------------------------------------------------------------
     async def resume(self) -> None:
         host = self.host
@@ -208,16 +251,17 @@ class Turns:
         if self.running:
             host.notify(f"A turn is running: stop it (Esc) or let it end, then {what}.", severity="warning")
             return None
-        if session.parked() is not None:
-            host.notify("This chat has an unfinished turn: answer its approval or resume it first.", severity="warning")
-            return None
         return session
 
     def retry(self) -> None:
         """Run the last turn again: a failed request is asked again where it failed (nothing the
-        turn already ran runs twice); otherwise the last message is sent again in its place."""
+        turn already ran runs twice); otherwise the last message is sent again in its place. An
+        unfinished turn (a reopened chat's) is resumed instead."""
         session = self._can_rerun("retry")
         if session is None:
+            return
+        if session.parked() is not None:  # an unfinished turn: f5 goes on with it
+            self.host.run_worker(self.resume(), exit_on_error=False)
             return
         try:
             plan = session.retry_plan()
@@ -232,6 +276,18 @@ class Turns:
         if plan.kind == "resend":
             await self._show_history_before(session, plan.message_id)
         return await session.retry()
+
+    def commands(self) -> list[Any]:
+        """This room's slash commands (the registry, :mod:`tui.slash`)."""
+        from tui.slash import SlashCommand
+
+        return [
+            SlashCommand(
+                "compact",
+                "Summarise the chat's history: every turn but the latest, into one summary (the turns are kept)",
+                action="compact",
+            )
+        ]
 
     def compact(self) -> None:
         """Summarise every turn but the latest now (the palette; ``/compact``): the engine's

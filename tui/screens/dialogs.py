@@ -47,10 +47,11 @@ class Confirm(ModalScreen[bool]):
         Binding("y", "answer(True)", "Yes", id="dialog_yes"),
     ]
 
-    def __init__(self, question: str, yes: str = "Yes", *, default_no: bool = False) -> None:
+    def __init__(self, question: str, yes: str = "Yes", *, no: str = "Cancel", default_no: bool = False) -> None:
         super().__init__(classes="dialog-screen")
         self.question = question
         self.yes = yes
+        self.no = no
         self.default_no = default_no  # Enter alone answers no (overwriting a file, for one)
 
     def compose(self) -> ComposeResult:
@@ -58,7 +59,7 @@ class Confirm(ModalScreen[bool]):
             yield Static(Content(self.question), classes="dialog-title")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.yes} (y)", id="yes", variant="error")
-                yield Button("Cancel (n)", id="no")
+                yield Button(f"{self.no} (n)", id="no")
 
     def on_mount(self) -> None:
         self.query_one("#no" if self.default_no else "#yes", Button).focus()

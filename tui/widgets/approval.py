@@ -7,10 +7,10 @@ or a click), and there:
 - ``y`` allows once, ``n`` denies; ←/→ choose a button and Enter presses it;
 - the chat-wide grant (it lasts for the rest of the chat, after a restart too) takes ``!``
   (or its button), then a confirmation: Enter on *Confirm*, no sooner than half a second later;
-- Escape goes back to the message box, the approval still waiting.
+- Escape (or Tab) goes back to the message box, the approval still waiting and the turn going on.
 
-For :attr:`ApprovalBar.GRACE` seconds after the bar appears (and after the confirmation opens)
-keys and clicks on it are ignored, and the bar says so. The terminal bell rings when it appears.
+For :attr:`ApprovalBar.GRACE` seconds after the bar appears (after the confirmation opens, and
+after Tab moves here) keys and clicks on it are ignored, and the bar says so. The terminal bell rings when it appears.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ CONFIRM_CHOICES = ("confirm_chat", "cancel_chat")
 HINT_AWAY = "Tab: answer this approval \u00b7 what you type stays in the message box"
 HINT_HERE = (
     "y allow once \u00b7 n deny \u00b7 ! allow for this chat\u2026 \u00b7 \u2190/\u2192 and Enter "
-    "\u00b7 Tab: back to the message box"
+    "\u00b7 Tab or Esc: back to the message box"
 )
-HINT_CONFIRM = "Enter confirms \u00b7 Back (\u2192 Enter) or Tab: nothing granted"
+HINT_CONFIRM = "Enter confirms \u00b7 Back (\u2192 Enter): nothing granted \u00b7 Tab or Esc: back to the message box"
 
 
 class ApprovalBar(Vertical):
@@ -144,6 +144,13 @@ class ApprovalBar(Vertical):
         self.app.bell()
 
     # -- state --------------------------------------------------------------------------------
+    def guard(self) -> None:
+        """Ignore keys and clicks for :attr:`GRACE` seconds from now: the owner just came here
+        (Tab), so a key typed in the same burst answers nothing."""
+        self.shown_at = now()
+        self.set_class(True, "-grace")
+        self.set_timer(self.GRACE, self._arm)
+
     def _arm(self) -> None:
         self.set_class(False, "-grace")
 
@@ -193,9 +200,7 @@ class ApprovalBar(Vertical):
         self.query_one("#choices").display = not confirming
         self.query_one("#confirm").display = confirming
         if confirming:  # a grace period of its own: "!" and Enter typed in one burst grant nothing
-            self.shown_at = now()
-            self.set_class(True, "-grace")
-            self.set_timer(self.GRACE, self._arm)
+            self.guard()
         self._hint()
         self._show_selection()
 

@@ -6,6 +6,8 @@ line. ↑ on the first line recalls earlier messages (this chat's first, then ot
 the chat log; Home / End do too while the box is empty (ctrl+home / ctrl+end always). The app
 owns what is recalled (:meth:`Composer.set_history`, kept in :attr:`Composer.recall`) and the
 queue of messages waiting for a turn to end; ↑ in an empty box takes the last queued one back.
+While a completion list is open above the box (slash commands), ↑/↓, Tab, Enter and Esc are
+the list's (:class:`Composer.CompletionKey`); every other key types as always.
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ def newline_hint(shift_enter: bool) -> str:
 def placeholder(shift_enter: bool) -> str:
     return (
         f"Message (Enter sends \u00b7 {newline_hint(shift_enter)}: new line \u00b7 \u2191 earlier messages "
-        "\u00b7 ctrl+p: commands)"
+        "\u00b7 / or ctrl+p: commands)"
     )
+
+
+COMPLETION_KEYS = frozenset({"up", "down", "tab", "enter", "escape"})
 
 
 class Composer(TextArea):
@@ -81,6 +86,13 @@ class Composer(TextArea):
     class TakeQueued(Message):
         """↑ in an empty box while messages are queued: take the last one back to edit."""
 
+    class CompletionKey(Message):
+        """A key the completion list above the box takes while it is open (:data:`COMPLETION_KEYS`)."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
     def __init__(self, **kw) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True, **kw)
         self.shift_enter = shift_enter_works()
@@ -89,11 +101,18 @@ class Composer(TextArea):
         self.browsing = -1  # the recalled entry's index in ``recall``; -1: the box's own text
         self.draft = ""  # what was being typed when the recall began
         self.queued = 0  # how many messages the app holds back (↑ in an empty box takes one)
+        self.completing = False  # a completion list is open above the box: it takes COMPLETION_KEYS
 
     def on_mount(self) -> None:
         self.cursor_blink = not self.app.is_headless
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.completing and event.key in COMPLETION_KEYS:
+            # the list's, not the box's (nor the bindings': no send, no history, no focus change)
+            event.prevent_default()
+            event.stop()
+            self.post_message(self.CompletionKey(event.key))
+            return
         if event.key == "shift+enter" and not self.shift_enter:
             # The terminal sends it after all: show it first from now on.
             self.shift_enter = True
@@ -190,10 +209,10 @@ class Composer(TextArea):
 
 
 class QueuedNote(Static):
-    """The messages sent while a turn runs, waiting for it to end."""
+    """The messages sent while a turn runs (or while the chat opens), waiting for it to end."""
 
-    def show(self, queued: Sequence[str], *, editing: bool = False) -> None:
-        """The queue (and whether the box holds the last message being edited)."""
+    def show(self, queued: Sequence[str], *, editing: bool = False, until: str = "this turn ends") -> None:
+        """The queue, sent when ``until`` (and whether the box holds the last message being edited)."""
         lines: list[str] = []
         if editing:
             lines.append(
@@ -204,7 +223,7 @@ class QueuedNote(Static):
             first = first if len(first) <= 60 else first[:59] + "\u2026"
             more = f" and {len(queued) - 1} more" if len(queued) > 1 else ""
             lines.append(
-                f"\u23f3 queued: \u201c{first}\u201d{more} \u2014 sent when this turn ends \u00b7 "
+                f"\u23f3 queued: \u201c{first}\u201d{more} \u2014 sent when {until} \u00b7 "
                 "\u2191 in the empty box takes it back"
             )
         self.display = bool(lines)

@@ -36,6 +36,7 @@ _STATUS_GLYPH = {
     "restarted": "\u21bb",
     "failed": "\u2717",
     "stopped": "\u2013",
+    "needs_sign_in": "\u26a0",
 }
 
 
@@ -293,12 +294,16 @@ class RosterPanel(Vertical):
         parts: list[tuple[str, str] | str] = [("MCP ", "bold")]
         for name in sorted(self.servers):
             status, tools, message = self.servers[name]
-            style = {"failed": "bold red", "ready": "green", "restarted": "yellow"}.get(status, "dim")
+            style = {"failed": "bold red", "ready": "green", "restarted": "yellow", "needs_sign_in": "bold yellow"}.get(
+                status, "dim"
+            )
             text = f"{_STATUS_GLYPH.get(status, '?')} {safe(name)}"
             if status in ("ready", "restarted"):
                 text += f" {tools}"
             if status == "failed":
                 text += f": {safe(message)}"
+            elif status == "needs_sign_in":
+                text += " needs sign-in"
             parts += [(text, style), "  "]
         self.servers_line.update(Content.assemble(*parts))
         self.servers_line.display = True

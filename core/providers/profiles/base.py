@@ -150,6 +150,8 @@ class ProviderProfile:
     """The environment variable its SDK reads a base URL from when none is given."""
     default_host: str | None = None
     """The host its SDK talks to when no base URL is set."""
+    default_path: str = ""
+    """The path of its SDK's default base URL on that host (``/v1`` for OpenAI's)."""
     genuine_hosts: tuple[str, ...] = ()
     """Hosts that are the genuine first-party API (an unset base URL is genuine too)."""
     native_strategy: StrategyName | None = None
@@ -185,6 +187,11 @@ class ProviderProfile:
         for attr in ("reasoning_models", "thinking_models", "interleaved_thinking_models"):
             if (pattern := getattr(self, attr)) is not None:
                 self._patterns[attr] = re.compile(pattern, re.IGNORECASE)
+
+    @property
+    def default_base_url(self) -> str | None:
+        """The base URL its SDK uses when given none (None for an offline provider)."""
+        return f"https://{self.default_host}{self.default_path}" if self.default_host else None
 
     @property
     def owns_key(self) -> bool:

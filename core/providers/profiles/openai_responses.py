@@ -41,6 +41,7 @@ OPENAI = ProviderProfile(
     env_var="OPENAI_API_KEY",
     base_url_env="OPENAI_BASE_URL",
     default_host=HOST,
+    default_path="/v1",
     genuine_hosts=(HOST,),
     native_strategy=OPENAI_STRATEGY,
     native_search="defer_loading + hosted tool_search",
