@@ -118,3 +118,10 @@ def test_config_toml_takes_a_models_window_and_the_history_switch(tmp_path: Path
     )
     assert settings.history.auto_compact is False
     assert json.loads(Settings().model_dump_json())["history"] == {"auto_compact": True}
+
+
+def test_the_servers_listing_is_read_from_the_providers_cache() -> None:
+    from core.providers import listing
+    from core.providers.window import default_listed
+
+    assert default_listed() is listing.listed_window  # what a chat's budget is given

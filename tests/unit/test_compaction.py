@@ -29,6 +29,7 @@ from core.context import envelope
 from core.engine import ChatOptions, Engine
 from core.export import chat_markdown
 from core.pipeline.approvals import Decision, FixedApprover
+from core.providers.listing import list_models
 from core.providers.wirenames import encode
 from core.store import Store
 from tests.streaming_server import StreamingServer, parse_response
@@ -152,11 +153,21 @@ async def test_a_long_chat_is_summarised_by_its_model_and_never_overruns_the_win
     assert long_text(29) in json.dumps(last[-1]) and long_text(0) not in json.dumps(last)
 
 
-async def test_a_300_turn_chat_never_sends_a_request_over_the_servers_window(home: Path, roster: str) -> None:
-    with StreamingServer({"responses": [answer("Fine.")], "repeat": True, "context_window": WINDOW}) as server:
-        _, events = await chat_of(engine_for(home), server, roster, 300, words=40)
-    assert refused(server) == []
-    assert max(r["prompt_tokens"] + r["body"]["max_tokens"] for r in server.requests) <= WINDOW
+async def test_a_300_turn_chat_never_sends_a_request_over_the_window_its_server_lists(home: Path, roster: str) -> None:
+    # issue 20's done-when: the server lists its model's window (as vLLM's max_model_len) and
+    # refuses anything longer; nothing in config.toml says it: the budget reads the listing's cache
+    listed = [{"id": MODEL, "max_model_len": WINDOW}]
+    script = {"responses": [answer("Fine.")], "repeat": True, "context_window": WINDOW, "models": listed}
+    with StreamingServer(script) as server:
+        engine = Engine(store=Store(home / "deferchat.db"), settings=Settings())
+        listing = await list_models(engine.settings, "openai-chat", server.url_for("openai-chat"))
+        assert [(m.id, m.context_window) for m in listing.models] == [(MODEL, WINDOW)]
+        session, events = await chat_of(engine, server, roster, 300, words=40)
+        window = session.turns.window
+    assert (window.tokens, window.source) == (WINDOW, "server")
+    sent = [r for r in server.requests if r.get("wire") == "openai-chat"]
+    assert refused(server) == [] and len(sent) >= 300
+    assert max(r["prompt_tokens"] + r["body"]["max_tokens"] for r in sent) <= WINDOW
     assert len(compactions(events)) >= 3
 
 
