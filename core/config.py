@@ -42,6 +42,11 @@
     input = 2.5                       # its profile's row; a field left out keeps the profile's)
     output = 15.0
     cache_read = 0.25
+    [models."openai-chat:qwen3"]      # one model's context window, over the server's listing and
+    context_window = 32768            # the profile (tokens, prompt and answer together)
+    max_output_tokens = 2048          # the longest answer a request asks for (default 4096)
+    [history]
+    auto_compact = true               # summarise the oldest turns as the chat nears the window
 
 README.md (*Every key of config.toml*) lists every key with its meaning and default;
 tests/unit/test_readme_config_keys.py holds that list equal to what this module accepts. Where a
@@ -158,6 +163,26 @@ class PriceSettings(BaseModel):
     cache_write: NonNegativeFloat | None = None
 
 
+class ModelSettings(BaseModel):
+    """``[models."provider:model"]``: what the owner knows of one model, over its profile and the
+    server's listing (:mod:`core.providers.window`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    context_window: int | None = Field(None, ge=1024)
+    """Tokens one request may hold, prompt and answer together."""
+    max_output_tokens: int | None = Field(None, ge=1)
+    """The longest answer each request asks for (its ``max_tokens``; default 4,096)."""
+
+
+class HistorySettings(BaseModel):
+    """``[history]``: what happens as a chat nears its model's context window."""
+
+    model_config = ConfigDict(extra="forbid")
+    auto_compact: bool = True
+    """Summarise the oldest turns into one summary when the history nears the window (False:
+    the oldest turns are left out of requests, and that is said; ``/compact`` still summarises)."""
+
+
 def check_fallback(entry: str) -> str:
     """``entry``, a fallback model (``provider:model`` or a bare provider), when it names a known
     provider; ValueError otherwise. What ``fallback`` in config.toml and ``--fallback`` accept."""
@@ -203,6 +228,8 @@ class Settings(BaseModel):
     # editor sets another. A chat keeps the one it opened with when this changes.
     system_prompt: str | None = None
     prices: dict[str, PriceSettings] = Field(default_factory=dict, description='"provider:model" -> its price')
+    models: dict[str, ModelSettings] = Field(default_factory=dict, description='"provider:model" -> its window')
+    history: HistorySettings = Field(default_factory=HistorySettings)
 
     @model_validator(mode="after")
     def _fallback_names_a_provider(self) -> Settings:
@@ -265,6 +292,10 @@ class Settings(BaseModel):
     def base_url_for(self, provider: str) -> str | None:
         """The base URL configured for ``provider``: ``base_url``, when it is the configured provider."""
         return self.base_url if self.base_url and provider == self.configured_provider() else None
+
+    def model_settings(self, provider: str, model: str) -> ModelSettings | None:
+        """``[models."provider:model"]`` for this model, if config.toml has it."""
+        return self.models.get(f"{provider}:{model}")
 
     def owner_timezone(self) -> str:
         if self.timezone:

@@ -195,6 +195,7 @@ class UsageEvent(_Event):
     status: Literal["done", "stopped", "interrupted", "failed"] = "done"
     estimated: bool = False  # some counts are deferchat's estimate: the provider's usage never came
     http_status: int | None = None
+    purpose: Literal["turn", "summary"] = "turn"  # summary: a request that summarised the history
 
 
 class PrefixBreak(_Event):
@@ -345,6 +346,28 @@ class ProviderSwitched(_Event):
         return without_userinfo(value)  # stored and shown: the credential stays in memory
 
 
+class HistoryCompacted(_Event):
+    """The chat's oldest turns were summarised into one summary that takes their place in
+    requests (the store keeps them): ``turns`` and ``messages`` it now covers, the history's
+    tokens before and after (cl100k, as the budget counts them), how it was made (``model``: the
+    chat's own model wrote it; ``extractive``: made from the turns themselves, the model having
+    failed (``error``) or the chat being offline; ``dropped``: the turns are left out, which the
+    summary says), ``reason`` (``auto``: the chat neared its model's window; ``owner``: asked for),
+    and ``message``, the line a person reads."""
+
+    type: Literal["history.compacted"] = "history.compacted"
+    summary_id: str = ""
+    turns: int
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    window: int = 0
+    method: Literal["model", "extractive", "dropped"] = "model"
+    reason: Literal["auto", "owner"] = "auto"
+    error: str = ""
+    message: str = ""
+
+
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     code: str
@@ -393,6 +416,7 @@ Event = Annotated[
     | ChatTitled
     | ProviderRetrying
     | ProviderSwitched
+    | HistoryCompacted
     | ErrorEvent
     | TurnCompleted,
     Field(discriminator="type"),

@@ -1,7 +1,9 @@
 """A chat as Markdown: the messages, and every tool call under the tool's own name.
 
 A call the model made through ``tool.call`` is written as the deferred tool it reached,
-with "via tool.call", its status, arguments and result (from the invocation row).
+with "via tool.call", its status, arguments and result (from the invocation row). A summary of
+the oldest turns (:mod:`core.chat.compaction`) follows the last turn it covers, marked as a
+summary that took their place in requests; the turns themselves stay above it, in full.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.roster.models import RosterPlan
-from core.store import InvocationRow, Store
+from core.store import InvocationRow, Store, SummaryRow
 
 
 def _when(ts: float | None) -> str:
@@ -55,6 +57,9 @@ def chat_markdown(store: Store, chat_id: str) -> str:
         )
     lines.append("")
     messages = store.messages(chat_id)
+    summaries: dict[str, list[SummaryRow]] = {}
+    for row in store.summaries(chat_id):
+        summaries.setdefault(row.through_id, []).append(row)
     for i, m in enumerate(messages):
         for block in m.blocks:
             kind = block.get("type")
@@ -73,8 +78,33 @@ def chat_markdown(store: Store, chat_id: str) -> str:
             turn = store.turn(m.turn_id)  # the last message of its turn: say if the owner stopped it
             if turn is not None and turn.status == "stopped":
                 lines += [f"> {STOPPED_MARK}", ""]
+        for row in summaries.get(m.id, ()):
+            lines += summary_lines(row)
     lines += _usage_lines(store, chat_id)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def summary_lines(row: SummaryRow) -> list[str]:
+    """A summary of the turns above it, where it took their place in requests, marked as such."""
+    from core.chat.compaction import first_turns
+
+    turns = first_turns(row.turns)
+    sizes = f"{row.tokens_before:,} \u2192 {row.tokens_after:,} tokens"
+    when = "as the owner asked" if row.reason == "owner" else "as the chat neared its model's context window"
+    if row.method == "dropped":
+        head = f"**History: {turns} left out of requests** ({sizes}, {when}; automatic summaries were off)"
+        body = ""
+    else:
+        by = f"by {row.provider}/{row.model}" if row.method == "model" else "from the turns' own text"
+        why = f" (the model could not write it: {row.error})" if row.method == "extractive" and row.error else ""
+        head = f"**History: summary of {turns}**, written {by}{why} {when} ({sizes}); it takes their place in requests"
+        body = row.text
+    tools = row.tool_names()
+    out = [f"> {head}  ", ">"]
+    out += [f"> {line}" if line else ">" for line in body.splitlines()]
+    if tools:
+        out += [">", f"> Deferred tools those turns used: {', '.join(f'`{t}`' for t in tools)}"]
+    return [*out, ""]
 
 
 def _usage_lines(store: Store, chat_id: str) -> list[str]:

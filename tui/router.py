@@ -18,6 +18,7 @@ from core.events import (
     ErrorEvent,
     Event,
     GrantRevoked,
+    HistoryCompacted,
     ModelText,
     ModelTextDelta,
     ModelThinking,
@@ -164,6 +165,8 @@ class EventRouter:
                 await self.on_error(event)
             case ProviderSwitched():
                 await self.on_switched(event)
+            case HistoryCompacted():
+                await self.on_compacted(event)
             case ServerStatus():
                 await self.on_server_status(event)
             case RosterChanged():
@@ -304,6 +307,11 @@ class EventRouter:
         await self.log.add(NoteItem(text=text, level="warning" if e.cause == "fallback" else "info"))
         self.header.show_run(provider=e.provider, model=e.model, strategy=e.strategy, reason=e.strategy_reason)
         self.roster.set_strategy(e.strategy, e.strategy_reason)
+
+    async def on_compacted(self, e: HistoryCompacted) -> None:
+        """The oldest turns were summarised (or left out): a note in the log says so and how."""
+        await self._end_segment()
+        await self.log.add(NoteItem(text=e.message, level="info" if e.method == "model" else "warning"))
 
     async def on_error(self, e: ErrorEvent) -> None:
         await self._end_segment()

@@ -222,9 +222,18 @@ class Meter:
         status: RequestStatus = "done",
         estimated: bool = False,
         http_status: int | None = None,
+        purpose: Literal["turn", "summary"] = "turn",
     ) -> ev.UsageEvent:
         """``request``'s response is done (or ended otherwise, after the provider received it:
-        ``status``): emit its usage and cost."""
+        ``status``): emit its usage and cost. A ``summary`` request (the history summarised,
+        :mod:`core.chat.compaction`) is no part of the chat's prefix: its event carries the chat's
+        own last prefix, so the next request's breaks are still read against the chat's, in this
+        process or the next."""
+        if purpose == "summary":
+            before = self._previous()
+            prefix = str(before.prefix) if before is not None else ""
+        else:
+            prefix = str(self._prefix(request))
         event = ev.UsageEvent(
             status=status,
             estimated=estimated,
@@ -239,7 +248,8 @@ class Meter:
             cost_usd=0.0
             if http_status is not None
             else cost_usd(usage, price_for(provider, request.model, self.prices)),
-            prefix=str(self._prefix(request)),
+            prefix=prefix,
+            purpose=purpose,
         )
         self.emit(event)
         return event

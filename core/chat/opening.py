@@ -145,7 +145,7 @@ async def open_new(env: OpeningContext, opts: ChatOptions, events: EventLog, ser
     make = provider_maker(env, script, opts.base_url)
     made = make(provider, model, base_url)
     await servers.start(roster, opts.mcp_config, opts.start_demo_servers)
-    live = servers.live_specs(roster)
+    live = servers.live
     inp = PlanInput(
         agent=roster.agent,
         configured=roster.configured,
@@ -257,7 +257,9 @@ async def reopen(
         )
     make = provider_maker(env, opts.script or sources.get("script"), opts.base_url)
     made = make(row.provider, row.model, row.base_url)
-    await servers.start(roster, sources.get("mcp_config"), bool(sources.get("start_demo_servers", True)))
+    await servers.start(
+        roster, sources.get("mcp_config"), bool(sources.get("start_demo_servers", True)), lazy=opts.lazy_servers
+    )
     opened = OpenedChat(
         chat_id=row.id,
         plan=plan,
@@ -265,7 +267,7 @@ async def reopen(
         sources=sources,
         provider_name=row.provider,
         provider=made,
-        live=servers.live_specs(roster),
+        live=servers.live,  # kept up to date as lazily started servers come up
         pinned=True,
         # the chat's strategy now: a switch of provider resolved it again (the plan keeps its own)
         strategy=row.strategy or plan.strategy,

@@ -26,6 +26,8 @@ class ChatOptions:
     title: str | None = None
     start_demo_servers: bool = True
     fallback: list[str] | None = None  # "provider:model" tried in order; None: config.toml's
+    # a reopened chat starts its MCP servers when first needed, not at open (core.chat.servers)
+    lazy_servers: bool = False
 
 
 @dataclass

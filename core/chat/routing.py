@@ -50,6 +50,11 @@ class ToolRouter:
         self.tool_settings = tool_settings
         self.changes_told: dict[str, str | None] = {}  # what the person was told of each changed tool
 
+    async def ready(self) -> None:
+        """Every tool's server started, so :meth:`live_pin` reads what each tool is now (a parked
+        call's pin check, in a chat whose servers start lazily: core.chat.servers)."""
+        await self.servers.start_all()
+
     def live_pin(self, name: str) -> str | None:
         """The pin of ``name`` as it is now; control tools are built in and never change."""
         spec = self.live.get(name)

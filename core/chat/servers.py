@@ -7,10 +7,18 @@ processes on stdio instead); every other server is started as its config says. A
 changes its tools is noted; the chat keeps its pinned plan (ADR-0123 decision 19), and each call
 is judged by the stricter of the pinned tool and the tool as its server lists it now
 (:meth:`ChatServers.listed_now`, asked by the pipeline).
+
+A new chat starts every server (its plan needs their listings). A chat reopened with its pinned
+plan may start them *lazily* (``deferchat ask --chat`` and ``resume``: ``ChatOptions.lazy_servers``):
+nothing is started, and the MCP SDK not even imported, until one of a server's tools is called
+(:meth:`ChatServers.call` starts that server first, and the call waits for it; a start that fails
+is that call's error) or their listings are needed (:meth:`ChatServers.start_all`: a parked call's
+pin check). Until then the tools as they are now (:attr:`ChatServers.live`) are the roster's own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,6 +74,11 @@ class ChatServers:
         # their writes are described from it (core.demo.previews).
         self.demo: frozenset[str] = frozenset()
         self.demo_db: Path | None = None
+        self.live: dict[str, ToolSpec] = {}  # the tools as they are now, kept up to date as servers start
+        self._roster: Roster | None = None
+        # (mcp_config, start_demo) while the servers wait to start when first needed (see the module)
+        self._lazy: tuple[str | None, bool] | None = None
+        self._configuring = asyncio.Lock()
 
     def _on_event(self, event: McpEvent) -> None:
         if isinstance(event, ev.ServerStatus):
@@ -78,7 +91,21 @@ class ChatServers:
             )
         self._emit(event)
 
-    async def start(self, roster: Roster, mcp_config: str | None, start_demo: bool) -> None:
+    async def start(self, roster: Roster, mcp_config: str | None, start_demo: bool, *, lazy: bool = False) -> None:
+        """Configure the chat's servers and start them all; ``lazy``: remember what to start and
+        start nothing (no config read, no MCP SDK) until a call or a listing needs a server."""
+        self._roster = roster
+        if lazy:
+            self._lazy = (mcp_config, start_demo)
+            self._refresh()
+            return
+        await self._configure(roster, mcp_config, start_demo)
+        if self.manager is not None:
+            await self.manager.start()
+        self._refresh()
+
+    async def _configure(self, roster: Roster, mcp_config: str | None, start_demo: bool) -> None:
+        """The chat's servers configured in a manager (none started): the configs, then the demo's."""
         from core.mcp.config import always_load_servers, load_mcp_config
 
         own = load_mcp_config([mcp_config] if mcp_config else [])
@@ -104,7 +131,29 @@ class ChatServers:
             tool_settings=self.tool_settings,
             elicitor=self.elicitor,
         )
-        await self.manager.start()
+
+    async def _configured(self) -> McpManager | None:
+        """The manager, configured now if the servers were to start lazily (once: concurrent
+        callers wait for the first)."""
+        if self._lazy is not None and self._roster is not None:
+            async with self._configuring:
+                if self._lazy is not None:
+                    mcp_config, start_demo = self._lazy
+                    await self._configure(self._roster, mcp_config, start_demo)
+                    self._lazy = None
+        return self.manager
+
+    def _refresh(self) -> None:
+        if self._roster is not None:
+            self.live.clear()
+            self.live.update(self.live_specs(self._roster))
+
+    async def start_all(self) -> None:
+        """Start every server not started yet (their listings are needed now)."""
+        manager = await self._configured()
+        if manager is not None:
+            await manager.start()
+            self._refresh()
 
     def live_specs(self, roster: Roster) -> dict[str, ToolSpec]:
         """Tools as they are now: the roster's configured tools, live MCP tools where a server
@@ -120,21 +169,36 @@ class ChatServers:
         return tuple(self.manager.rejected()) if self.manager is not None else ()
 
     async def listed_now(self, spec: ToolSpec) -> tuple[bool, ToolSpec | None]:
-        """How ``spec``'s server lists it now (see :meth:`McpManager.listed_now`)."""
-        if self.manager is None:
+        """How ``spec``'s server lists it now (see :meth:`McpManager.listed_now`). In a chat whose
+        servers start lazily the tool's server is started first: the call about to be judged
+        needs it anyway, and a re-listing must be seen before the first call, not after it. A
+        server that fails to start cannot tell (the call then reports why)."""
+        manager = await self._configured()
+        if manager is None:
             return False, None
-        return await self.manager.listed_now(spec)
+        if spec.server is not None and spec.server in {s.name for s in manager.servers()}:
+            if not manager.started(spec.server):
+                try:
+                    await manager.start([spec.server])
+                except Exception:  # the call's own start reports the failure
+                    return False, None
+                self._refresh()
+        return await manager.listed_now(spec)
 
     async def call(self, spec: ToolSpec, arguments: dict[str, object]) -> ToolResult:
         from core.pipeline import codes
 
-        if self.manager is None or spec.server not in {s.name for s in self.manager.servers()}:
+        manager = await self._configured()
+        if manager is None or spec.server not in {s.name for s in manager.servers()}:
             return ToolResult.failure(
                 codes.UNAVAILABLE,
                 f"{spec.name}: no MCP server {spec.server!r} is running for "
                 "this chat (the roster lists it, but no configuration starts it)",
             )
-        return await self.manager.call(spec, arguments)  # each server's own call_timeout applies
+        if spec.server is not None and not manager.started(spec.server):
+            await manager.start([spec.server])  # a lazily started chat: the call waits for its server
+            self._refresh()
+        return await manager.call(spec, arguments)  # each server's own call_timeout applies
 
     async def close(self) -> None:
         if self.manager is not None:

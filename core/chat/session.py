@@ -27,6 +27,7 @@ from core.errors import UsageError
 from core.pipeline.approvals import Approver
 from core.pipeline.policy import Policy
 from core.providers.base import Provider, ProviderError
+from core.providers.window import ContextWindow
 from core.roster.models import RosterPlan
 from core.store import ApprovalRow, ChatRow, Store, TurnRow
 from core.tokens import TokenEstimator
@@ -101,16 +102,22 @@ class ChatSession:
         )
         search = DeferredSearch(self.plan, self.specs, self.strategy, events.emit)
         controls = ControlContext(chat_id=self.chat_id, specs=self.specs, search=search, store=store, emit=events.emit)
-        from core.demo.dataset import tool_database, tool_settings, tool_workspace
+        from core.demo.dataset import tool_settings, tool_workspace
 
         provider_name = opened.provider_name  # the one it opened on: a switch keeps its tools' database
+
+        def tool_database() -> Any:  # the built-ins' database, opened when a built-in first runs
+            from core.demo.dataset import tool_database
+
+            return tool_database(provider_name, store.db)
+
         router = ToolRouter(
             chat_id=self.chat_id,
             specs=self.specs,
             live=self.live,
             controls=controls,
             servers=servers,
-            builtin_db=lambda: tool_database(provider_name, store.db),
+            builtin_db=tool_database,
             workspace=tool_workspace(provider_name, settings.workspace_path()),
             timezone=settings.owner_timezone(),
             tool_settings=tool_settings(provider_name, settings.tools.model_dump()),
@@ -133,8 +140,17 @@ class ChatSession:
             record=record,
             fallback=self._fall_back,
             meter=Meter(store=store, chat_id=self.chat_id, emit=events.emit, prices=settings.prices),
+            window=self.window_for(self.provider.name, self.provider.model, self.chat().base_url),
+            auto_compact=settings.history.auto_compact,
         )
         self.search = search
+
+    def window_for(self, provider: str, model: str, base_url: str | None) -> ContextWindow:
+        """``model``'s context window on ``provider`` (:mod:`core.providers.window`: config.toml,
+        the server's cached listing, the profile, or the default)."""
+        from core.providers.window import context_window, default_listed
+
+        return context_window(self.settings, provider, model, base_url, listed=default_listed())
 
     def build_strategy(self, name: str, loaded: list[str], *, foreign_history: bool) -> BaseStrategy:
         """The strategy ``name`` over the chat's pinned plan, with its pinned search flavour."""
@@ -313,6 +329,18 @@ class ChatSession:
         from core.chat.switch import fall_back
 
         return fall_back(self, turn_id, exc)
+
+    async def compact(self) -> ev.HistoryCompacted:
+        """The owner asked (``/compact``, the palette): summarise every turn but the latest into
+        one summary that takes their place in requests (:mod:`core.chat.compaction`). Refused
+        (``UsageError``) while a turn runs or is parked, and when there is nothing to summarise."""
+        if self.turn_running:
+            raise UsageError("a turn is running: stop it or let it finish before summarising the chat")
+        if (turn := self.parked()) is not None:
+            raise UsageError(
+                f"chat {self.chat_id} has an unfinished turn ({turn.status}); answer or resume it before summarising"
+            )
+        return await self.turns.compact()
 
     async def close(self) -> None:
         await self.servers.close()

@@ -172,7 +172,7 @@ def switch_session(
     session.provider = made
     session.strategy, session.strategy_reason = new, why
     session.search.strategy = new
-    session.turns.use(made, new)
+    session.turns.use(made, new, session.window_for(provider, model, base_url))
     session.sources["switched"] = True
     try:
         stored = row.sources_dict()

@@ -1,11 +1,16 @@
 """The turn loop: one user message (or a resumed turn) through model steps until the model stops
 calling tools, parks on an approval, fails, runs out of steps, or the owner stops it.
 
-Each step compacts the history to its budget, asks the strategy for the request's surface,
+Each step fits the history to the request's budget (:mod:`core.chat.compaction`: the model's
+window, its oldest turns summarised as it nears it), asks the strategy for the request's surface,
 streams the response (emitting its events), stores it, and answers every tool use through the
 pipeline and every search the client must run. A turn that parks is resumed later, here or in
 another process, from what the store holds. :meth:`TurnLoop.stop` stops the running turn at once
 (see :mod:`core.chat.stopping` for what is kept).
+
+The history is kept in memory across steps and turns (:mod:`core.chat.history`) and each request's
+conversion for its API is kept per message (:class:`core.providers.portable.PortableHistory`), so a
+step costs what is new, not the whole chat.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import events as ev
-from core.chat.blocks import well_formed
+from core.chat.compaction import Compaction, HistoryTooLarge
 from core.chat.eventlog import EventLog
+from core.chat.history import ChatHistory
 from core.chat.meter import Meter, RequestStatus
 from core.chat.options import TurnResult, TurnStatus
 from core.chat.stopping import STOP_REASON, STOPPED_ERROR, PartialResponse, settle_unanswered
-from core.context.prompt import compact
+from core.context.budget import DEFAULT_OUTPUT_TOKENS, Budget
 from core.controls.search import DeferredSearch
 from core.deferral.strategies import Strategy
 from core.errors import UsageError
@@ -46,7 +52,8 @@ from core.providers.base import (
     Usage,
     thinking_of,
 )
-from core.providers.portable import for_target
+from core.providers.portable import PortableHistory
+from core.providers.window import DEFAULT_WINDOW, ContextWindow
 from core.roster.models import RosterPlan
 from core.store import Store, TurnRow
 from core.tokens import TokenEstimator
@@ -63,7 +70,6 @@ class _Answered:
     usage: Usage | None = None  # the last usage it reported
 
 
-HISTORY_BUDGET_TOKENS = 120_000
 YIELD_EVERY = 0.008  # seconds a stream's events are handled in a row before the loop gets a turn
 TITLE_CHARS = 60
 UNTITLED = (None, "", "New chat")
@@ -97,6 +103,8 @@ class TurnLoop:
         meter: Meter,
         record: str | None = None,
         fallback: Callable[[str, ProviderError], bool] | None = None,
+        window: ContextWindow | None = None,
+        auto_compact: bool = True,
     ):
         self.chat_id = chat_id
         self.store = store
@@ -123,27 +131,66 @@ class TurnLoop:
         self._partial: PartialResponse | None = None
         self._cut_short: tuple[ModelRequest, _Answered] | None = None  # the request a stop cut short
         self._answered: dict[str, dict[str, Any]] = {}
+        # the chat's messages, held across steps and turns; the store stays the truth (core.chat.history)
+        self.history = ChatHistory(store, chat_id)
+        self.window = window or ContextWindow(DEFAULT_WINDOW, "default")
+        self.compaction = Compaction(
+            chat_id=chat_id,
+            store=store,
+            history=self.history,
+            estimator=estimator,
+            meter=meter,
+            emit=events.emit,
+            deferred=set(plan.deferred_tool_names),
+            auto=auto_compact,
+        )
+        self._portable: dict[str, PortableHistory] = {}  # each target's conversion, kept per message
 
-    def use(self, provider: Provider, strategy: Strategy) -> None:
+    def use(self, provider: Provider, strategy: Strategy, window: ContextWindow | None = None) -> None:
         """Run the next requests on ``provider`` with ``strategy`` (a switch, between turns or,
-        for a fallback, between two requests of one turn)."""
+        for a fallback, between two requests of one turn), within its model's ``window``."""
         self.provider, self.strategy = provider, strategy
+        if window is not None:
+            self.window = window
 
-    def _request(self, sent: list[dict[str, Any]]) -> ModelRequest:
-        """The next request: the strategy's surface for the sent history, and that history
-        converted for the provider's API (core.providers.portable; the store keeps it as it is)."""
-        surface = self.strategy.surface(sent)
-        if surface.seeded:
-            self.events.emit(ev.ToolDiscovered(names=surface.seeded, source="history"))
+    def budget(self) -> Budget:
+        """The next request's budget: the model's window, less what its answer may take."""
+        max_tokens = self.window.output_tokens or DEFAULT_OUTPUT_TOKENS
+        reserve = getattr(self.provider, "output_reserve", None)
+        return Budget(self.window, reserve(max_tokens) if callable(reserve) else max_tokens)
+
+    async def _request(self) -> ModelRequest:
+        """The next request: the history fitted to the budget (compacted when it nears the
+        window), the strategy's surface for it, and it converted for the provider's API
+        (core.providers.portable; the store keeps it as it is)."""
+        self.history.sync()  # another process may have written to the chat since the last request
+        budget = self.budget()
+        surfaces: list[Any] = []
+
+        def surface(view: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+            surfaces.append(self.strategy.surface(view))
+            return surfaces[-1].tools, surfaces[-1].system
+
+        sent = await self.compaction.fit(budget, surface, self.provider)
+        final = surfaces[-1]
+        seeded = list(dict.fromkeys(n for s in surfaces for n in s.seeded))
+        if seeded:
+            self.events.emit(ev.ToolDiscovered(names=seeded, source="history"))
         target = self.provider.name
-        converted = surface.converted  # a native strategy converted a switched chat's history already
-        messages = converted[1] if converted is not None and converted[0] == target else None
-        return ModelRequest(
+        converted = final.converted  # a native strategy converted a switched chat's history already
+        if converted is not None and converted[0] == target:
+            messages = converted[1]
+        else:
+            messages = self._portable.setdefault(target, PortableHistory(target)).convert(sent, final.tools)
+        # built, not validated: a validated model would copy each message, and the adapter knows a
+        # message it already put on the wire by its identity (core.memo)
+        return ModelRequest.model_construct(
             model=self.provider.model,
-            system=surface.system,
-            tools=surface.tools,
-            messages=for_target(sent, target, surface.tools) if messages is None else messages,
-            cache_prefix_tools=surface.cache_prefix_tools,
+            system=final.system,
+            tools=final.tools,
+            messages=messages,
+            max_tokens=self.window.output_tokens or DEFAULT_OUTPUT_TOKENS,
+            cache_prefix_tools=final.cache_prefix_tools,
         )
 
     # -- the turn's bounds -------------------------------------------------------------------------
@@ -258,6 +305,7 @@ class TurnLoop:
 
     def _begin(self, turn_id: str) -> None:
         self.events.turn_id = turn_id
+        self.compaction.refresh()  # another process may have compacted the chat since
         self.search.begin_turn()
         self.strategy.begin_turn()
 
@@ -265,6 +313,7 @@ class TurnLoop:
         self, turn_id: str, status: TurnStatus, error: str | None = None, text: str = "", stop_reason: str | None = None
     ) -> TurnResult:
         self.store.end_turn(turn_id, self.chat_id, status, error)
+        self.estimator.flush()  # the counts made this turn (a prefix's) stay for the next process
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 
@@ -279,12 +328,12 @@ class TurnLoop:
         of this chat running in another process refuses this one (``ChatBusy``), or, with
         ``wait``, this one waits for it. The same holds for :meth:`resume` and :meth:`rerun`."""
         async with self._busy, self.store.turn_lease(self.chat_id, wait=wait):
+            self.history.sync()  # what another process wrote between two turns of this one
             open_turn = self.open_turn()
             if open_turn is not None:
                 self._close_unfinished(open_turn.id)
-            parent = self.store.last_message_id(self.chat_id) if replaces is None else self._parent_of(replaces)
-            msg_id = self.store.add_message(
-                self.chat_id,
+            parent = self.history.last_id if replaces is None else self._parent_of(replaces)
+            msg_id = self.history.add(
                 "user",
                 [{"type": "text", "text": text}, *blocks],  # blocks: attached resources, each enveloped
                 turn_id=None,
@@ -292,7 +341,7 @@ class TurnLoop:
                 replaces=replaces,
             )
             turn_id = self.store.start_turn(self.chat_id, msg_id)
-            self.store.set_message_turn(msg_id, turn_id)
+            self.history.set_turn(msg_id, turn_id)
             self._begin(turn_id)
             chat = self.store.chat(self.chat_id)
             if chat is not None and chat.title in UNTITLED:
@@ -333,6 +382,7 @@ class TurnLoop:
             return await self._guarded(turn_id, self._resumed(turn_id))
 
     async def _resumed(self, turn_id: str) -> TurnResult:
+        self.history.sync()
         history = self._history()
         if history and history[-1]["role"] == "assistant":
             content = self._with_call_ids(history[-1]["content"])
@@ -340,6 +390,8 @@ class TurnLoop:
             searches = self.provider.pending_client_searches(content)
             if not uses and not searches:
                 return self._end(turn_id, "done")
+            if uses and callable(ready := getattr(self.tools, "ready", None)):
+                await ready()  # the parked calls' pin check reads the tools as they are now
             if await self._answer(turn_id, uses, searches, resuming=True):
                 return self._end(turn_id, "parked")
         return await self._loop(turn_id)
@@ -347,7 +399,7 @@ class TurnLoop:
     # -- steps -------------------------------------------------------------------------------------
     def _history(self) -> list[dict[str, Any]]:
         # whatever a stored message holds, the loop, the strategies and the adapters read blocks
-        return [{"role": m.role, "content": well_formed(m.content)} for m in self.store.messages(self.chat_id)]
+        return self.history.messages()
 
     def _with_call_ids(self, content: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The last stored response's blocks with an id on every tool use: one an older version
@@ -355,25 +407,20 @@ class TurnLoop:
         tool_result and invocation row carry the same id, on this resume and any later one."""
         fixed = CallIds().content(content)
         if fixed != content:
-            rows = self.store.messages(self.chat_id)
-            if rows:
-                self.store.db.table("messages").update(rows[-1].id, {"content": json.dumps(fixed, ensure_ascii=False)})
+            self.history.rewrite_last(fixed)
         return fixed
 
     def _add(self, role: str, content: list[dict[str, Any]], turn_id: str) -> str:
-        return self.store.add_message(
-            self.chat_id, role, content, turn_id=turn_id, parent_id=self.store.last_message_id(self.chat_id)
-        )
+        return self.history.add(role, content, turn_id=turn_id, parent_id=self.history.last_id)
 
     async def _loop(self, turn_id: str) -> TurnResult:
         text_out = ""
         for step in range(self.max_steps):
             self._check_stop()
-            sent = compact(self._history(), HISTORY_BUDGET_TOKENS, self.estimator)
             self.store.update_turn(turn_id, steps=step + 1)
             try:
                 while True:
-                    request = self._request(sent)
+                    request = await self._request()
                     self._record(request)
                     try:
                         done, searches = await self._stream(request)
@@ -384,6 +431,9 @@ class TurnLoop:
                             raise
                         self._partial = None  # the failed answer is not kept: the fallback answers anew
             except ProviderError as exc:
+                return self._end(turn_id, "failed", exc.message, stop_reason="error")
+            except HistoryTooLarge as exc:  # no request the model's window cannot hold is sent
+                self.events.emit(ev.ErrorEvent(code=exc.code, message=exc.message))
                 return self._end(turn_id, "failed", exc.message, stop_reason="error")
             except Exception as exc:  # an adapter bug must not lose the chat
                 log.exception("provider failed")
@@ -407,6 +457,32 @@ class TurnLoop:
         msg = f"the model called tools {self.max_steps} times in a row without answering; stopped"
         self.events.emit(ev.ErrorEvent(code="engine.max_steps", message=msg))
         return self._end(turn_id, "failed", msg, stop_reason="max_steps")
+
+    async def compact(self) -> ev.HistoryCompacted:
+        """Summarise every turn but the latest now (the owner asked: ``/compact``), holding the
+        chat's turn lease as a turn does."""
+        async with self._busy, self.store.turn_lease(self.chat_id):
+            task = asyncio.current_task()
+            self._task, self._stopping = task, False  # stop() stops it as it stops a turn
+            try:
+                self.history.sync()
+                self.compaction.refresh()
+                budget = self.budget()
+                view = self.compaction.view()
+                surface = self.strategy.surface(view)
+                need = self.compaction.need(budget, surface.tools, surface.system)
+                done = await self.compaction.compact(
+                    budget, self.provider, reason="owner", room=max(need.room, 1), before=need.tokens
+                )
+            except asyncio.CancelledError:
+                if not self._stopping or task is None or task.uncancel() > 0:
+                    raise
+                raise UsageError("summarising was stopped; the chat is as it was") from None
+            finally:
+                self._task, self._stopping = None, False
+            if done is None:
+                raise UsageError("nothing to summarise yet: after any summary, the chat has only its latest turn")
+            return done
 
     async def _stream(self, request: ModelRequest) -> tuple[ResponseDone, list[ServerToolUse]]:
         """Stream one response, emitting its events. Returns the response and the searches the

@@ -191,6 +191,7 @@ async def _ask(args: argparse.Namespace) -> int:
         policy=policy_from(args),
         caps=caps_from(args),
         fallback=fallback,
+        lazy_servers=True,  # a chat reopened with --chat starts a server only when a turn needs it
     )
     session = await engine.open_chat(
         args.chat,

@@ -110,6 +110,8 @@ def transcript_line(event: Any) -> str | None:
     if t == "provider.switched":
         why = "falling back" if event.cause == "fallback" else "switched"
         return f"[{why} to {_s(event.provider)}/{_s(event.model)}, strategy {_s(event.strategy)}]"
+    if t == "history.compacted":
+        return f"[{_s(event.message)}]"
     if t == "prefix.break":
         return f"[prefix break ({event.cause}): {_s(event.detail)}]"
     if t == "chat.system_prompt":

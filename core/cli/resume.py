@@ -27,7 +27,7 @@ async def _resume(args: argparse.Namespace) -> int:
     check_busy(engine.store, args.chat, args.wait)  # a turn of the chat runs elsewhere: exit 4 now
     session = await engine.open_chat(
         args.chat,
-        ChatOptions(script=args.script),
+        ChatOptions(script=args.script, lazy_servers=True),
         approver=approver_for(args.approve),
         elicitor=elicitor_for(),
         subscribers=[EventPrinter(args.json)],

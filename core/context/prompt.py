@@ -1,4 +1,5 @@
-"""Prompt assembly: Region A (the stable system prefix) and history compaction.
+"""Prompt assembly: Region A (the stable system prefix). (The history is fitted to the model's
+window by :mod:`core.chat.compaction`.)
 
 Region A is built from the chat's pinned plan for each request (:mod:`core.chat.session` keeps
 the last text while nothing it is built from changes). Within a chat it changes only when the
@@ -8,11 +9,8 @@ provider's prompt cache keeps hitting. Each class is held to its own cap.
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.context.regions import AGENT_PROFILE, INSTRUCTIONS, RegionClass
 from core.tokens import TokenEstimator
-from core.tools import canonical_json
 
 DEFAULT_INSTRUCTIONS = (
     "You are a capable personal assistant working in deferchat, a terminal chat client. "
@@ -23,8 +21,9 @@ DEFAULT_INSTRUCTIONS = (
 
 
 def fit(text: str, region: RegionClass, est: TokenEstimator) -> str:
-    """Cut ``text`` to its class cap (by lines, then characters), marking the cut."""
-    if est.count(text) <= region.max_tokens:
+    """Cut ``text`` to its class cap (by lines, then characters), marking the cut. A text whose
+    UTF-8 size is within the cap fits without being counted (a token is at least a byte)."""
+    if len(text.encode("utf-8", "surrogatepass")) <= region.max_tokens or est.count(text) <= region.max_tokens:
         return text
     lines = text.splitlines()
     while lines and est.count("\n".join(lines)) > region.max_tokens - 20:
@@ -68,35 +67,3 @@ def assemble_system(
     if index_text:
         parts.append(index_text.rstrip("\n"))  # already within its caps: the planner placed it
     return "\n\n".join(parts)
-
-
-def _turn_starts(messages: list[dict[str, Any]]) -> list[int]:
-    """Indexes of user messages that carry the owner's words (not only tool results)."""
-    starts = []
-    for i, m in enumerate(messages):
-        if m.get("role") != "user":
-            continue
-        content = m.get("content")
-        if isinstance(content, str) or any(b.get("type") == "text" for b in content or []):
-            starts.append(i)
-    return starts
-
-
-def compact(messages: list[dict[str, Any]], budget_tokens: int, est: TokenEstimator) -> list[dict[str, Any]]:
-    """Drop the oldest whole turns until the history fits ``budget_tokens``.
-
-    A turn is cut only at the owner's own message, so a tool_use is never separated from
-    its tool_result. The latest turn is always kept whole.
-    """
-    sizes = [est.count(canonical_json(m)) for m in messages]
-    total = sum(sizes)
-    if total <= budget_tokens:
-        return messages
-    starts = _turn_starts(messages)
-    cut = 0
-    for start in starts[1:]:
-        if total <= budget_tokens:
-            break
-        total -= sum(sizes[cut:start])
-        cut = start
-    return messages[cut:]

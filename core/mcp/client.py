@@ -128,7 +128,7 @@ class McpManager:
         }
         self._secrets = [pair for s in self._servers.values() for pair in s.config.secrets]
         REDACTOR.add(self._secrets)
-        self._started = False
+        self._launched: set[str] = set()  # the servers start() was asked for
         self._closed = False
         self._sdk: asyncio.Future[dict[str, Any]] | None = None
 
@@ -171,27 +171,39 @@ class McpManager:
         except Exception:
             log.exception("MCP event subscriber failed on %s", event.type)
 
-    async def start(self) -> list[ServerReport]:
-        """Connect to every server in parallel; return when each is ready or has failed.
+    async def start(self, only: Iterable[str] | None = None) -> list[ServerReport]:
+        """Connect to every server in parallel (``only``: to those named, the others left
+        unstarted until a later call names them); return when each is ready or has failed.
 
         Each server is bounded by its own ``timeout``, so this returns within the largest one.
+        A server already started is not started again; one still starting is waited for.
         """
-        if self._started:
-            return self.servers()
-        self._started = True
-        self._load_sdk()
-        for held in (s for s in self._servers.values() if s.config.needs_approval):
+        wanted = [s for s in self._servers.values() if only is None or s.name in set(only)]
+        todo = [s for s in wanted if s.name not in self._launched]
+        self._launched.update(s.name for s in todo)
+        if todo:
+            self._load_sdk(todo)
+        for held in (s for s in todo if s.config.needs_approval):
             await held.hold_for_approval()
-        conns = [s.launch() for s in self._servers.values() if not s.config.needs_approval]
+        for s in todo:
+            if not s.config.needs_approval:
+                s.launch()
+        conns = [s.conn for s in wanted if s.conn is not None and not s.conn.ready.done()]
         if conns:
             await asyncio.gather(*(asyncio.shield(c.ready) for c in conns))
         return self.servers()
 
-    def _load_sdk(self) -> None:
+    def started(self, server: str) -> bool:
+        """Whether ``server`` was started (or held for approval) in this session."""
+        return server in self._launched
+
+    def _load_sdk(self, servers: Iterable[Server] | None = None) -> None:
         """Import the SDK off the event loop (a Textual UI keeps drawing), and build the in-process
-        servers there too; connections wait for it."""
+        servers there too (of ``servers``, the ones being started: default all); connections wait
+        for it. Once: a server started later is built when it connects."""
         if self._sdk is None:
-            ahead = {s.name: s.local for s in self._servers.values() if s.local and not s.config.needs_approval}
+            chosen = self._servers.values() if servers is None else servers
+            ahead = {s.name: s.local for s in chosen if s.local and not s.config.needs_approval}
             self._sdk = asyncio.ensure_future(asyncio.to_thread(load_sdk, ahead))
 
     async def sign_in(self, name: str, sign_in: SignIn) -> ServerReport:
@@ -215,8 +227,8 @@ class McpManager:
             raise UsageError(f"MCP server {name!r} cannot start: {server.config.error}")
         if self._closed:
             raise UsageError("the MCP session is closed")
-        self._started = True
-        self._load_sdk()
+        self._launched.add(name)
+        self._load_sdk([server])
         conn = server.launch(restart=server.conn is not None, sign_in=sign_in)
         await asyncio.shield(conn.ready)
         return server.report()

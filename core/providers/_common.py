@@ -37,6 +37,7 @@ import os
 import random
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal
 
@@ -102,6 +103,24 @@ _RETRIED_STATUSES = frozenset({408, 409, 429})  # and 5xx: the statuses the SDKs
 _RETRY_REASONS = {408: "request timed out", 409: "conflict", 429: "rate limited", 529: "overloaded"}
 
 
+@dataclass
+class Prepared:
+    """One request's body: ``params`` as the SDK method's keyword arguments (the history under
+    ``history_key`` as a list), and what makes its bytes without walking that list again:
+    ``history``, the list's JSON text joined from each item's kept text."""
+
+    params: dict[str, Any]
+    names: WireNames
+    history_key: str
+    history: bytes
+    headers: dict[str, str] = field(default_factory=dict)  # the method's extra_headers
+
+    @property
+    def body_params(self) -> dict[str, Any]:
+        """``params`` as the body holds them (no ``extra_headers``: those are headers)."""
+        return {k: v for k, v in self.params.items() if k != "extra_headers"}
+
+
 class SdkAdapter(ProviderBase):
     """What the three SDK adapters share: the key (never shown), the SDK client's settings, bounded
     waits, retries, and mapping failures (see the module). Subclasses name their ``profile`` and
@@ -130,8 +149,12 @@ class SdkAdapter(ProviderBase):
         thinking: ThinkingSettings | None = None,
         env: Mapping[str, str] | None = None,
         origin: Origin | None = None,
+        raw_bodies: bool = True,
     ):
         self.name = self.profile.name
+        # send the body joined from kept JSON through the SDK's post (core.providers.raw), not
+        # through its method (which walks the whole history again): False for the comparison test
+        self.raw_bodies = raw_bodies
         self.thinking = thinking or ThinkingSettings()  # [thinking]: what each adapter reads of it is its own
         self.label = self.profile.label
         self.env_var = self.profile.env_var or ""
@@ -185,12 +208,31 @@ class SdkAdapter(ProviderBase):
 
     # -- one response ---------------------------------------------------------------------------
 
-    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
+    def prepare(self, request: ModelRequest) -> Prepared:
+        """The request's body for this wire (:class:`Prepared`)."""
         raise NotImplementedError
 
-    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
+    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
+        """The body for one request as the SDK method's keyword arguments, and the name table it
+        was built with."""
+        prepared = self.prepare(request)
+        return prepared.params, prepared.names
+
+    async def _send(self, client: Any, prepared: Prepared) -> Any:
         """One attempt: send the request; return the open stream (or, not streaming, the answer)."""
         raise NotImplementedError
+
+    def _raw(self, route: Any, prepared: Prepared) -> bytes | None:
+        """The body to ``post`` on ``route`` (:mod:`core.providers.raw`), or None to send through
+        the SDK's method (raw bodies off, or a key the route cannot place)."""
+        if not self.raw_bodies:
+            return None
+        from core.providers import raw
+
+        try:
+            return raw.body(route, prepared.body_params, prepared.history)
+        except raw.UnplacedKey:
+            return None
 
     def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         """The events of what ``_send`` returned; closes a stream however it ends."""
@@ -199,13 +241,14 @@ class SdkAdapter(ProviderBase):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         """Stream one response (see :class:`~core.providers.base.Provider`): retried while
         nothing has been read, a :class:`~core.providers.base.Retrying` before each retry."""
-        params, names = self.build_params(request)
+        prepared = self.prepare(request)
+        names = prepared.names
         try:
             client = self._sdk()
             attempt = 0
             while True:
                 try:
-                    opened = await self._open(lambda: self._send(client, params))
+                    opened = await self._open(lambda: self._send(client, prepared))
                     await self._check_answer(opened)
                     break
                 except Exception as exc:

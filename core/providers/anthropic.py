@@ -37,7 +37,9 @@ import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
+from core.providers import raw
 from core.providers._common import (
+    Prepared,
     SdkAdapter,
     blocks,
     incomplete_stream,
@@ -58,7 +60,8 @@ from core.providers.base import (
     Usage,
 )
 from core.providers.profiles import ANTHROPIC
-from core.providers.wirenames import FUNCTION_KINDS, WireNames
+from core.providers.raw import HistoryWire
+from core.providers.wirenames import FUNCTION_KINDS, RequestNames, WireNames
 
 EPHEMERAL = {"type": "ephemeral"}
 INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"  # anthropic.types.AnthropicBetaParam
@@ -180,13 +183,15 @@ def wire_block(block: dict[str, Any], names: WireNames) -> dict[str, Any] | None
     return dict(block)  # thinking, redacted_thinking, documents...: Anthropic's own, echoed verbatim
 
 
+def wire_message(message: dict[str, Any], names: WireNames) -> list[dict[str, Any]]:
+    """One engine message in Anthropic's wire form: one message, or none when nothing of it is
+    for this provider."""
+    content = [w for w in (wire_block(b, names) for b in blocks(message.get("content"))) if w is not None]
+    return [{"role": message["role"], "content": content}] if content else []
+
+
 def wire_messages(messages: list[dict[str, Any]], names: WireNames) -> list[dict[str, Any]]:
-    out = []
-    for message in messages:
-        content = [w for w in (wire_block(b, names) for b in blocks(message.get("content"))) if w is not None]
-        if content:
-            out.append({"role": message["role"], "content": content})
-    return out
+    return [w for message in messages for w in wire_message(message, names)]
 
 
 def unthought_tool_loop(messages: list[dict[str, Any]]) -> bool:
@@ -256,6 +261,9 @@ class AnthropicProvider(SdkAdapter):
         super().__init__(model, env=env, **options)
         self.cache = cache
         self._auth_token = None if self._api_key else resolve_key(None, self.profile.auth_token_env, env)
+        self._names = RequestNames()
+        self._table = WireNames(())  # the name table the history is being converted with
+        self._history = HistoryWire(lambda state, message: (state, wire_message(message, self._table)))
 
     def _new_client(self) -> Any:
         import anthropic
@@ -268,27 +276,36 @@ class AnthropicProvider(SdkAdapter):
     def _secrets(self) -> tuple[str | None, ...]:
         return (*super()._secrets(), self._auth_token)
 
-    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
-        """The Messages API body for one request, and the name table it was built with."""
-        names = WireNames.for_request(request.tools, request.messages)
+    def prepare(self, request: ModelRequest) -> Prepared:
+        """The Messages API body for one request (each history message's wire form and JSON made
+        once, :class:`core.providers.raw.HistoryWire`), and the name table it was built with."""
+        names = self._table = self._names.table(request.tools, request.messages)
+        messages = self._history.run(request.messages, object() if names.salted else None)
         tools = [wire_tool(t, names) for t in request.tools]
         if self.cache and (at := cache_breakpoint(request.tools, request.cache_prefix_tools)) is not None:
             tools[at] = {**tools[at], "cache_control": EPHEMERAL}
-        params: dict[str, Any] = {
-            "model": request.model or self.model,
-            "max_tokens": request.max_tokens,
-            "messages": wire_messages(request.messages, names),
-        }
+        params: dict[str, Any] = {"model": request.model or self.model, "max_tokens": request.max_tokens}
+        params["messages"] = messages
         if request.system:
             params["system"] = (
                 [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}] if self.cache else request.system
             )
-        if self.cache:
-            mark_history(params["messages"])
+        marked = None
+        if self.cache and messages:  # the kept last message is not marked: a copy of it is
+            messages[-1] = {**messages[-1], "content": list(messages[-1]["content"])}
+            mark_history(messages)
+            marked = raw.dumps(messages[-1])
         if tools:
             params["tools"] = tools
         self._think(params)
-        return params, names
+        history = self._history.body(last=marked)
+        return Prepared(params, names, "messages", history, params.get("extra_headers") or {})
+
+    def output_reserve(self, max_tokens: int) -> int:
+        """What an answer may take of the window: ``max_tokens``, and the thinking budget that
+        :meth:`_think` adds to it when this model thinks."""
+        budget = self.thinking.anthropic_budget_tokens
+        return max_tokens + budget if budget and self.profile.abilities(self.model).thinking else max_tokens
 
     def _think(self, params: dict[str, Any]) -> None:
         """Extended thinking on, when a budget is set, the model can think and the tool loop in
@@ -304,10 +321,23 @@ class AnthropicProvider(SdkAdapter):
         for key in _NOT_WITH_THINKING:
             params.pop(key, None)
 
-    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
-        if self.streaming:  # the stream helper sends in __aenter__; its __aexit__ only closes, as _read does
-            return await client.messages.stream(**params).__aenter__()
-        return await client.messages.create(**params)
+    async def _send(self, client: Any, prepared: Prepared) -> Any:
+        params = prepared.params
+        route = raw.ANTHROPIC_STREAM if self.streaming else raw.ANTHROPIC_CREATE
+        content = self._raw(route, prepared)
+        if content is None:  # through the SDK's method
+            if self.streaming:  # the stream helper sends in __aenter__; its __aexit__ only closes, as _read does
+                return await client.messages.stream(**params).__aenter__()
+            return await client.messages.create(**params)
+        from anthropic import AsyncStream
+        from anthropic.lib.streaming import AsyncMessageStreamManager
+        from anthropic.types import Message, RawMessageStreamEvent
+
+        if self.streaming:  # the stream helper's own manager around the post its method would make
+            events = AsyncStream[RawMessageStreamEvent]
+            sent = raw.post(client, route, content, cast_to=Message, stream_cls=events, headers=prepared.headers)
+            return await AsyncMessageStreamManager(sent).__aenter__()
+        return await raw.post(client, route, content, cast_to=Message, headers=prepared.headers)
 
     async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         if self.streaming:

@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from core.providers import raw
 from core.providers._common import (
+    Prepared,
     SdkAdapter,
     arguments_json,
     blocks,
@@ -47,7 +49,8 @@ from core.providers.base import (
     Usage,
 )
 from core.providers.profiles import OPENAI_CHAT
-from core.providers.wirenames import FUNCTION_KINDS, WireNames
+from core.providers.raw import HistoryWire
+from core.providers.wirenames import FUNCTION_KINDS, RequestNames, WireNames
 
 REASONING = "reasoning_content"  # the block type and the wire field of thinking-mode reasoning
 _FINISH = {
@@ -125,6 +128,9 @@ class OpenAIChatProvider(SdkAdapter):
     def __init__(self, model: str, *, include_usage: bool = True, **options: Any):
         super().__init__(model, **options)
         self.include_usage = include_usage
+        self._names = RequestNames()
+        self._table = WireNames(())  # the name table the history is being converted with
+        self._history = HistoryWire(lambda state, message: (state, chat_messages(message, self._table)))
         self.genuine = self.profile.is_genuine(self.base_url)
         if not self.genuine:
             self.label = f"{self.profile.label}-compatible server {shown_url(self.base_url)}"
@@ -137,12 +143,13 @@ class OpenAIChatProvider(SdkAdapter):
         _ = client.chat.completions  # load it now: an import in the first request would count against its first byte
         return client
 
-    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
-        """The Chat Completions body for one request, and the name table it was built with."""
-        names = WireNames.for_request(request.tools, request.messages)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
-        for message in request.messages:
-            messages.extend(chat_messages(message, names))
+    def prepare(self, request: ModelRequest) -> Prepared:
+        """The Chat Completions body for one request (each history message's wire form and JSON
+        made once, :class:`core.providers.raw.HistoryWire`), and the name table it was built with."""
+        names = self._table = self._names.table(request.tools, request.messages)
+        history = self._history.run(request.messages, object() if names.salted else None)
+        system: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+        messages = system + history
         # OpenAI itself wants max_completion_tokens (reasoning models reject max_tokens); the
         # compatible servers know max_tokens.
         limit = "max_completion_tokens" if self.genuine else "max_tokens"
@@ -154,12 +161,21 @@ class OpenAIChatProvider(SdkAdapter):
         effort = self.thinking.openai_effort
         if effort and self.genuine and self.profile.abilities(params["model"]).reasoning:
             params["reasoning_effort"] = effort  # [thinking] openai_effort, for OpenAI's reasoning models
-        return params, names
+        return Prepared(params, names, "messages", self._history.body(head=raw.dumps(system[0]) if system else b""))
 
-    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
-        if self.streaming:
-            return await client.chat.completions.create(**params, stream=True)
-        return await client.chat.completions.create(**params)
+    async def _send(self, client: Any, prepared: Prepared) -> Any:
+        params = prepared.params
+        route = raw.CHAT_STREAM if self.streaming else raw.CHAT
+        content = self._raw(route, prepared)
+        if content is None:  # through the SDK's method
+            if self.streaming:
+                return await client.chat.completions.create(**params, stream=True)
+            return await client.chat.completions.create(**params)
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        events = AsyncStream[ChatCompletionChunk] if self.streaming else None
+        return await raw.post(client, route, content, cast_to=ChatCompletion, stream_cls=events)
 
     async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         if self.streaming:

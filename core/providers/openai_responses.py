@@ -33,8 +33,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
+from core.providers import raw
 from core.providers._common import (
     ERROR_TYPES,
+    Prepared,
     SdkAdapter,
     arguments_json,
     blocks,
@@ -60,8 +62,10 @@ from core.providers.base import (
     thinking_of,
 )
 from core.providers.profiles import OPENAI
+from core.providers.raw import HistoryWire
 from core.providers.wirenames import (
     FUNCTION_KINDS,
+    RequestNames,
     WireNames,
     encode,
     function_tool_names,
@@ -163,54 +167,69 @@ def function_call_item(block: dict[str, Any], names: WireNames) -> dict[str, Any
     return item
 
 
+def message_items(
+    message: dict[str, Any],
+    names: WireNames,
+    definitions: Mapping[str, dict[str, Any]],
+    client_searches: frozenset[str],
+) -> tuple[frozenset[str], list[dict[str, Any]]]:
+    """One engine message as Responses ``input`` items, given the client searches the history
+    made before it (a result answering one is its ``tool_search_output``); returns those searches
+    with this message's own added, and the items."""
+    role = message["role"]
+    items: list[dict[str, Any]] = []
+    texts: list[str] = []
+    phase: str | None = None  # of the texts gathered: a change of phase starts another message
+    for block in blocks(message.get("content")):
+        kind = block.get("type")
+        if kind == "text":
+            if block.get("text"):
+                if texts and _phase(block) != phase:
+                    items.append(_text_message(role, texts, phase))
+                    texts = []
+                phase = _phase(block)
+                texts.append(block["text"])
+            continue
+        if texts:
+            items.append(_text_message(role, texts, phase))
+            texts = []
+        if kind == "provider_item" and block.get("provider") == PROVIDER:
+            items.append(dict(block["item"]))
+            if (search := _client_search_call(block)) is not None:
+                client_searches = client_searches | {search.get("call_id") or search.get("id") or ""}
+        elif kind == "tool_use":
+            items.append(function_call_item(block, names))
+        elif kind == "tool_result" and block.get("tool_use_id") in client_searches:
+            tools = [definitions[n] for n in tool_references(block) if n in definitions]
+            items.append(
+                {
+                    "type": "tool_search_output",
+                    "call_id": block["tool_use_id"],
+                    "execution": "client",
+                    "status": "completed",
+                    "tools": tools,
+                }
+            )
+        elif kind == "tool_result":
+            items.append(
+                {"type": "function_call_output", "call_id": block["tool_use_id"], "output": result_text(block)}
+            )
+        # server_tool_use / tool_search_tool_result / thinking / reasoning_content: another
+        # provider's, not sent
+    if texts:
+        items.append(_text_message(role, texts, phase))
+    return client_searches, items
+
+
 def wire_input(
     messages: list[dict[str, Any]], names: WireNames, definitions: Mapping[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Engine history -> Responses ``input`` items."""
     items: list[dict[str, Any]] = []
-    client_searches: set[str] = set()
+    searches: frozenset[str] = frozenset()
     for message in messages:
-        role = message["role"]
-        texts: list[str] = []
-        phase: str | None = None  # of the texts gathered: a change of phase starts another message
-        for block in blocks(message.get("content")):
-            kind = block.get("type")
-            if kind == "text":
-                if block.get("text"):
-                    if texts and _phase(block) != phase:
-                        items.append(_text_message(role, texts, phase))
-                        texts = []
-                    phase = _phase(block)
-                    texts.append(block["text"])
-                continue
-            if texts:
-                items.append(_text_message(role, texts, phase))
-                texts = []
-            if kind == "provider_item" and block.get("provider") == PROVIDER:
-                items.append(dict(block["item"]))
-                if (search := _client_search_call(block)) is not None:
-                    client_searches.add(search.get("call_id") or search.get("id") or "")
-            elif kind == "tool_use":
-                items.append(function_call_item(block, names))
-            elif kind == "tool_result" and block.get("tool_use_id") in client_searches:
-                tools = [definitions[n] for n in tool_references(block) if n in definitions]
-                items.append(
-                    {
-                        "type": "tool_search_output",
-                        "call_id": block["tool_use_id"],
-                        "execution": "client",
-                        "status": "completed",
-                        "tools": tools,
-                    }
-                )
-            elif kind == "tool_result":
-                items.append(
-                    {"type": "function_call_output", "call_id": block["tool_use_id"], "output": result_text(block)}
-                )
-            # server_tool_use / tool_search_tool_result / thinking / reasoning_content: another
-            # provider's, not sent
-        if texts:
-            items.append(_text_message(role, texts, phase))
+        searches, out = message_items(message, names, definitions, searches)
+        items.extend(out)
     return items
 
 
@@ -275,6 +294,12 @@ class OpenAIResponsesProvider(SdkAdapter):
     ):
         super().__init__(model, **options)
         self.include_reasoning = include_reasoning
+        self._names = RequestNames()
+        self._table = WireNames(())  # the name table and definitions the history is being converted with
+        self._definitions: dict[str, dict[str, Any]] = {}
+        self._history = HistoryWire(
+            lambda searches, message: message_items(message, self._table, self._definitions, searches), frozenset()
+        )
 
     def _hint(self) -> str:
         """A server that is not OpenAI and fails a Responses request outright likely speaks only Chat Completions."""
@@ -292,16 +317,16 @@ class OpenAIResponsesProvider(SdkAdapter):
     def pending_client_searches(self, content: list[dict[str, Any]]) -> list[ServerToolUse]:
         return pending_client_searches(content)
 
-    def build_params(self, request: ModelRequest) -> tuple[dict[str, Any], WireNames]:
-        """The Responses API body for one request, and the name table it was built with."""
-        names = WireNames.for_request(request.tools, request.messages)
-        definitions = {t["name"]: wire_function(t, names) for t in function_tools(request.tools)}
+    def prepare(self, request: ModelRequest) -> Prepared:
+        """The Responses API body for one request (each history message's items and their JSON
+        made once, :class:`core.providers.raw.HistoryWire`), and the name table it was built with."""
+        names = self._table = self._names.table(request.tools, request.messages)
+        definitions = self._definitions = {t["name"]: wire_function(t, names) for t in function_tools(request.tools)}
+        # a client search's answer expands into the definitions: they are part of what an item is
+        key = (object() if names.salted else None, raw.dumps(list(definitions.values())))
+        items = self._history.run(request.messages, key)
         model = request.model or self.model
-        params: dict[str, Any] = {
-            "model": model,
-            "input": wire_input(request.messages, names, definitions),
-            "max_output_tokens": request.max_tokens,
-        }
+        params: dict[str, Any] = {"model": model, "input": items, "max_output_tokens": request.max_tokens}
         if request.system:
             params["instructions"] = request.system
         if request.tools:
@@ -314,7 +339,7 @@ class OpenAIResponsesProvider(SdkAdapter):
             settings = {"effort": self.thinking.openai_effort, "summary": self.thinking.openai_summary}
             if chosen := {k: v for k, v in settings.items() if v is not None}:
                 params["reasoning"] = chosen
-        return params, names
+        return Prepared(params, names, "input", self._history.body())
 
     def _failed_event(self, event: Any) -> ProviderError:
         """A ``response.failed`` or ``error`` stream event as a ProviderError."""
@@ -323,13 +348,22 @@ class OpenAIResponsesProvider(SdkAdapter):
         message = redact(str(getattr(error, "message", "") or "the response failed"), self._secrets())
         return error_for_status(self.label, ERROR_TYPES.get(code, 500), self.env_var, message)
 
-    async def _send(self, client: Any, params: dict[str, Any]) -> Any:
+    async def _send(self, client: Any, prepared: Prepared) -> Any:
         # create(stream=True), not the responses.stream() helper: the helper's accumulator rejects
         # real traffic whose client tool_search_call changes call_id between output_item.added
         # and .done (recorded in openai-client-tool-search.1.chunks.txt).
-        if self.streaming:
-            return await client.responses.create(**params, stream=True)
-        return await client.responses.create(**params)
+        params = prepared.params
+        route = raw.RESPONSES_STREAM if self.streaming else raw.RESPONSES
+        content = self._raw(route, prepared)
+        if content is None:  # through the SDK's method
+            if self.streaming:
+                return await client.responses.create(**params, stream=True)
+            return await client.responses.create(**params)
+        from openai import AsyncStream
+        from openai.types.responses import Response, ResponseStreamEvent
+
+        events = AsyncStream[ResponseStreamEvent] if self.streaming else None
+        return await raw.post(client, route, content, cast_to=Response, stream_cls=events)
 
     async def _read(self, opened: Any, names: WireNames) -> AsyncGenerator[ProviderEvent, None]:
         reader = _Reader(names)

@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from core.memo import shared_prefix
 from core.providers.wirenames import blocks, function_tool_names
 
 ANTHROPIC = "anthropic"
@@ -120,22 +121,36 @@ class _Target:
         return [b for b, k in zip(content, keep, strict=True) if k]
 
 
-def _call_ids(messages: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
-    """(ids a tool_result may answer, ids a tool_search_tool_result may answer) in ``messages``."""
-    calls: set[str] = set()
-    searches: set[str] = set()
-    for m in messages:
-        for b in m["content"]:
-            kind = b.get("type")
-            if kind == "tool_use":
-                calls.add(str(b.get("id") or ""))
-            elif kind == "server_tool_use":
-                searches.add(str(b.get("id") or ""))
-            elif kind == "provider_item":
-                item = _item(b)
-                if item.get("type") == "tool_search_call" and item.get("execution") == "client":
-                    calls.add(str(item.get("call_id") or item.get("id") or ""))
-    return calls, searches
+class _Ids:
+    """The ids a stretch of filtered messages holds: ``calls`` a ``tool_result`` may answer,
+    ``searches`` a ``tool_search_tool_result`` may answer, ``answered`` the searches answered."""
+
+    __slots__ = ("answered", "calls", "searches")
+
+    def __init__(self, messages: Sequence[dict[str, Any]] = ()):
+        self.calls: set[str] = set()
+        self.searches: set[str] = set()
+        self.answered: set[str] = set()
+        for m in messages:
+            for b in m["content"]:
+                kind = b.get("type")
+                if kind == "tool_use":
+                    self.calls.add(str(b.get("id") or ""))
+                elif kind == "server_tool_use":
+                    self.searches.add(str(b.get("id") or ""))
+                elif kind == "tool_search_tool_result":
+                    self.answered.add(str(b.get("tool_use_id") or ""))
+                elif kind == "provider_item":
+                    item = _item(b)
+                    if item.get("type") == "tool_search_call" and item.get("execution") == "client":
+                        self.calls.add(str(item.get("call_id") or item.get("id") or ""))
+
+    def union(self, other: _Ids) -> _Ids:
+        out = _Ids()
+        out.calls = self.calls | other.calls
+        out.searches = self.searches | other.searches
+        out.answered = self.answered | other.answered
+        return out
 
 
 def _references_as_text(block: dict[str, Any], declared: set[str]) -> dict[str, Any]:
@@ -154,35 +169,27 @@ def _references_as_text(block: dict[str, Any], declared: set[str]) -> dict[str, 
     return {**block, "content": out} if changed else block
 
 
-def for_target(
-    messages: list[dict[str, Any]], target: str, tools: Sequence[dict[str, Any]] = ()
-) -> list[dict[str, Any]]:
-    """``messages`` (engine shape, internal names) as a request to provider ``target`` may carry
-    them, given the request's ``tools``. Pure: the input is not changed; unchanged blocks are
-    shared, not copied."""
-    accept = _Target(target, tools)
-    filtered = [{"role": m["role"], "content": accept.message(blocks(m.get("content")))} for m in messages]
-    calls, searches = _call_ids(filtered)
-    answered = {
-        str(b.get("tool_use_id") or "")
-        for m in filtered
-        for b in m["content"]
-        if b.get("type") == "tool_search_tool_result"
-    }
-    last_assistant = max((i for i, m in enumerate(filtered) if m["role"] == "assistant"), default=-1)
+def _filtered(accept: _Target, messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"role": m["role"], "content": accept.message(blocks(m.get("content")))} for m in messages]
+
+
+def _assemble(accept: _Target, filtered: list[dict[str, Any]], ids: _Ids, last_assistant: int) -> list[dict[str, Any]]:
+    """The cross-message half of :func:`for_target` over ``filtered`` (each message's own blocks
+    already chosen), with ``ids`` those of the whole request and ``last_assistant`` the index in
+    ``filtered`` of the request's last assistant message (-1: it is not among them)."""
     out: list[dict[str, Any]] = []
     for at, m in enumerate(filtered):
         content = []
         for b in m["content"]:
             kind = b.get("type")
-            if kind == "server_tool_use" and at != last_assistant and str(b.get("id") or "") not in answered:
+            if kind == "server_tool_use" and at != last_assistant and str(b.get("id") or "") not in ids.answered:
                 continue  # its result was to open a response that another provider gave instead
             if kind == "tool_result":
-                if str(b.get("tool_use_id") or "") not in calls:
+                if str(b.get("tool_use_id") or "") not in ids.calls:
                     continue
-                if target == ANTHROPIC:
+                if accept.target == ANTHROPIC:
                     b = _references_as_text(b, accept.declared)
-            elif kind == "tool_search_tool_result" and str(b.get("tool_use_id") or "") not in searches:
+            elif kind == "tool_search_tool_result" and str(b.get("tool_use_id") or "") not in ids.searches:
                 continue
             content.append(b)
         if not content:
@@ -192,6 +199,157 @@ def for_target(
         else:
             out.append({"role": m["role"], "content": content})
     return out
+
+
+def _last_assistant(messages: Sequence[dict[str, Any]]) -> int:
+    return max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+
+
+def _join(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Two assembled stretches as one: neighbours of the same role at the seam merged."""
+    if head and tail and head[-1]["role"] == tail[0]["role"]:
+        seam = {"role": tail[0]["role"], "content": head[-1]["content"] + tail[0]["content"]}
+        return [*head[:-1], seam, *tail[1:]]
+    return head + tail
+
+
+def for_target(
+    messages: list[dict[str, Any]], target: str, tools: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """``messages`` (engine shape, internal names) as a request to provider ``target`` may carry
+    them, given the request's ``tools``. Pure: the input is not changed; unchanged blocks are
+    shared, not copied."""
+    accept = _Target(target, tools)
+    filtered = _filtered(accept, messages)
+    return _assemble(accept, filtered, _Ids(filtered), _last_assistant(filtered))
+
+
+class PortableHistory:
+    """:func:`for_target` for one target, request after request of one chat, at the cost of what
+    is new: the same result, proven equal by ``tests/unit/test_portable_incremental.py``.
+
+    The messages up to the last assistant message of a request are *frozen* (up to the one before
+    it, when that one holds an Anthropic server search whose result may open the next response):
+    their converted form is kept (its dicts stay the same objects, which the adapters recognise),
+    with the ids they hold and the ids they still wait for (a result whose call is not among them,
+    a server search whose result is not). The next request's list must start with the very same
+    frozen messages; only the rest is converted, with the ids of the whole list. When that rest
+    answers something the frozen part waited for, when the tools change what the conversion keeps,
+    or when the list no longer starts with the frozen messages (a compaction, a reload),
+    everything is converted again, once."""
+
+    def __init__(self, target: str):
+        self.target = target
+        self.reconverted = 0  # times what was frozen was thrown away and converted again
+        self.converted = 0  # messages converted in all (a chat that only grows: about one each)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._inputs: list[dict[str, Any]] = []  # the frozen messages, as given
+        self._out: list[dict[str, Any]] = []  # their conversion, assembled
+        self._ids = _Ids()
+        self._waiting = _Ids()  # results without their call, searches without their result
+        self._open_last = False  # the frozen part's last assistant has a server search without its result
+        self._key: tuple[Any, ...] | None = None
+        self._refs = False  # the frozen part holds tool_reference blocks in results (Anthropic reads `declared`)
+        self._declared: set[str] = set()
+
+    def convert(self, messages: list[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+        accept = _Target(self.target, tools)
+        key = (frozenset(accept.anthropic_search), accept.openai_search)
+        frozen = len(self._inputs)
+        if (
+            key != self._key
+            or (self._refs and accept.declared != self._declared)
+            or frozen > len(messages)
+            or shared_prefix(self._inputs, messages) < frozen
+        ):
+            self.reconverted += frozen > 0
+            self._reset()
+            frozen = 0
+        tail = _filtered(accept, messages[frozen:])
+        tail_ids = _Ids(tail)
+        last = _last_assistant(tail)
+        waiting = self._waiting
+        if frozen and (
+            tail_ids.calls & waiting.calls
+            or tail_ids.searches & waiting.searches
+            or tail_ids.answered & waiting.answered
+            or (last < 0 and self._open_last)
+        ):
+            self.reconverted += 1
+            self._reset()
+            return self.convert(messages, tools)
+        self.converted += len(tail)
+        self._key = key
+        glob = self._ids.union(tail_ids)
+        end = last  # freeze what comes before the last assistant message, and before an
+        prev = _last_assistant(tail[:last]) if last > 0 else -1  # Anthropic search whose result
+        if prev >= 0 and _open_searches(tail[prev], self._ids.union(_Ids(tail[:last]))):  # may open the next
+            end = prev
+        if end > 0:
+            ext_ids = self._ids.union(_Ids(tail[:end]))
+            ext_waiting = _waiting(tail[:end], ext_ids)
+            rest_ids = _Ids(tail[end:])
+            if not (
+                rest_ids.calls & ext_waiting.calls
+                or rest_ids.searches & ext_waiting.searches
+                or rest_ids.answered & ext_waiting.answered
+            ):  # what is frozen now reads the same with the rest's ids: its dicts go out as they are
+                self._freeze(accept, messages[frozen : frozen + end], tail[:end], ext_ids, ext_waiting)
+                return _join(self._out, _assemble(accept, tail[end:], glob, last - end))
+        return _join(self._out, _assemble(accept, tail, glob, last))
+
+    def _freeze(
+        self,
+        accept: _Target,
+        inputs: list[dict[str, Any]],
+        filtered: list[dict[str, Any]],
+        ids: _Ids,
+        waiting: _Ids,
+    ) -> None:
+        self._out = _join(self._out, _assemble(accept, filtered, ids, -1))
+        self._inputs = self._inputs + inputs
+        self._ids = ids
+        self._waiting = self._waiting.union(waiting)
+        if accept.target == ANTHROPIC and any(
+            b.get("type") == "tool_result" and _has_references(b) for m in filtered for b in m["content"]
+        ):
+            self._refs = True
+        at = _last_assistant(filtered)
+        if at >= 0:
+            self._open_last = _open_searches(filtered[at], ids)
+        self._declared = accept.declared
+
+
+def _waiting(filtered: list[dict[str, Any]], ids: _Ids) -> _Ids:
+    """What ``filtered`` still waits for, given the ``ids`` of everything up to its end: results
+    whose call is not among them, search results whose search is not, searches not answered."""
+    waiting = _Ids()
+    for m in filtered:
+        for b in m["content"]:
+            kind = b.get("type")
+            if kind == "tool_result" and (i := str(b.get("tool_use_id") or "")) not in ids.calls:
+                waiting.calls.add(i)
+            elif kind == "tool_search_tool_result" and (i := str(b.get("tool_use_id") or "")) not in ids.searches:
+                waiting.searches.add(i)
+            elif kind == "server_tool_use" and (i := str(b.get("id") or "")) not in ids.answered:
+                waiting.answered.add(i)
+    return waiting
+
+
+def _open_searches(message: dict[str, Any], ids: _Ids) -> bool:
+    """Whether ``message`` holds a server search that ``ids`` has no result for."""
+    return any(
+        b.get("type") == "server_tool_use" and str(b.get("id") or "") not in ids.answered for b in message["content"]
+    )
+
+
+def _has_references(block: dict[str, Any]) -> bool:
+    content = block.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "tool_reference" for part in content
+    )
 
 
 def loaded_by_search(messages: list[dict[str, Any]], wire_to_internal: dict[str, str]) -> list[str]:
@@ -215,4 +373,4 @@ def loaded_by_search(messages: list[dict[str, Any]], wire_to_internal: dict[str,
     return list(seen)
 
 
-__all__ = ["PORTABLE", "for_target", "kept_kinds", "loaded_by_search"]
+__all__ = ["PORTABLE", "PortableHistory", "for_target", "kept_kinds", "loaded_by_search"]

@@ -73,6 +73,9 @@ class WireNames:
         unique = sorted(set(names))
         self._to_wire: dict[str, str] = {}
         self._to_internal: dict[str, str] = {}
+        # True when two names met and one was re-hashed: only then does a name's wire form depend
+        # on the other names of the request (what a history's kept wire form relies on)
+        self.salted = False
         # Readable names first: they never collide with each other, so they keep their form.
         ordered = sorted(unique, key=lambda n: (encode(n) != readable(n), n))
         for name in ordered:
@@ -80,6 +83,7 @@ class WireNames:
             while wire in self._to_internal:
                 salt += 1
                 wire = _hashed(name, salt)
+                self.salted = True
             self._to_wire[name] = wire
             self._to_internal[wire] = name
 
@@ -147,6 +151,29 @@ def history_tool_names(messages: list[dict[str, Any]]) -> Iterator[str]:
                 yield block["name"]
             elif kind in ("tool_result", "tool_search_tool_result"):
                 yield from tool_references(block)
+
+
+class RequestNames:
+    """:meth:`WireNames.for_request`, request after request of one chat: the names its history
+    mentions are gathered once per message (:class:`core.memo.PrefixMemo`), and the table is
+    built again only when the set of names changed."""
+
+    def __init__(self) -> None:
+        from core.memo import PrefixMemo
+
+        def step(seen: frozenset[str], message: dict[str, Any]) -> tuple[frozenset[str], None]:
+            new = set(history_tool_names([message])) - seen
+            return (seen | new if new else seen), None
+
+        self._memo: PrefixMemo[dict[str, Any], None, frozenset[str]] = PrefixMemo(step, frozenset())
+        self._last: tuple[frozenset[str], WireNames] | None = None
+
+    def table(self, tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> WireNames:
+        _, seen = self._memo.run(messages)
+        names = seen | set(function_tool_names(tools))
+        if self._last is None or self._last[0] != names:
+            self._last = (names, WireNames(names))
+        return self._last[1]
 
 
 def tool_references(block: dict[str, Any]) -> list[str]:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from core.store.ids import new_id, now
     from core.store.migrations import SCHEMA, SCHEMA_VERSION
     from core.store.paths import data_dir, default_db_path
-    from core.store.rows import ApprovalRow, ChatRow, GrantRow, InvocationRow, MessageRow, TurnRow
+    from core.store.rows import ApprovalRow, ChatRow, GrantRow, InvocationRow, MessageRow, SummaryRow, TurnRow
     from core.store.store import Store
     from core.store.token_cache import TokenCache, open_token_cache
 
@@ -49,6 +49,7 @@ _WHERE = {
     "GrantRow": "core.store.rows",
     "InvocationRow": "core.store.rows",
     "MessageRow": "core.store.rows",
+    "SummaryRow": "core.store.rows",
     "TurnRow": "core.store.rows",
     "Store": "core.store.store",
     "TokenCache": "core.store.token_cache",
@@ -64,6 +65,7 @@ __all__ = [
     "InvocationRow",
     "MessageRow",
     "Store",
+    "SummaryRow",
     "TokenCache",
     "TurnRow",
     "data_dir",

@@ -173,3 +173,32 @@ class TurnLeaseRow(_Row):
     expires_at: float = 0.0
     boot_id: str | None = None  # the holder's boot of its machine: with it, expires_mono decides
     expires_mono: float | None = None  # the expiry on that boot's monotonic clock (wall-clock steps do not move it)
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRow(_Row):
+    """A summary of a chat's oldest turns, which takes their place in requests (see
+    :mod:`core.store.migrations.m0009_history_summaries`)."""
+
+    id: str
+    chat_id: str = ""
+    created_at: float = 0.0
+    through_id: str = ""  # the last message it covers; every message of the branch up to it
+    text: str = ""
+    tools: str | None = None  # JSON list of the deferred tools those turns used
+    turns: int = 0
+    messages: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    method: str = "model"  # model | extractive | dropped
+    reason: str | None = None  # auto | owner
+    provider: str | None = None
+    model: str | None = None
+    error: str | None = None  # why the model's summary could not be made, if it could not
+
+    def tool_names(self) -> list[str]:
+        try:
+            value = json.loads(self.tools or "[]")
+        except ValueError:
+            return []
+        return [n for n in value if isinstance(n, str)] if isinstance(value, list) else []

@@ -22,7 +22,17 @@ from sqlite_utils import Database
 from core.store.database import StoreFile, immediate, open_file
 from core.store.errors import ChatBusy
 from core.store.ids import new_id, now
-from core.store.rows import ApprovalRow, ChatRow, GrantRow, InvocationRow, MessageRow, TurnLeaseRow, TurnRow, _Row
+from core.store.rows import (
+    ApprovalRow,
+    ChatRow,
+    GrantRow,
+    InvocationRow,
+    MessageRow,
+    SummaryRow,
+    TurnLeaseRow,
+    TurnRow,
+    _Row,
+)
 from core.store.token_cache import TokenCache
 
 if TYPE_CHECKING:
@@ -162,6 +172,7 @@ class Store:
             self.file = open_file(db)
         self.db = self.file.db
         self.token_cache = TokenCache(self.db, self.file)
+        self.messages_written = 0  # message writes through this store (see changes())
 
     @property
     def path(self) -> Path | None:
@@ -226,9 +237,11 @@ class Store:
             if busy is not None:
                 raise busy
             self.db.execute("delete from turn_leases where chat_id = ?", [chat_id])
-            for table in ("messages", "events", "approvals", "grants", "invocations", "turns", "input_history"):
+            tables = ("messages", "events", "approvals", "grants", "invocations", "turns", "input_history")
+            for table in (*tables, "history_summaries"):
                 self.db.execute(f"delete from [{table}] where chat_id = ?", [chat_id])
             self.db.execute("delete from chats where id = ?", [chat_id])
+            self.messages_written += 1
 
     # plans ---------------------------------------------------------------------------------
     @_writes
@@ -273,8 +286,16 @@ class Store:
         if replaces is not None:
             row["replaces"] = replaces
         _insert(self.db, "messages", row)
+        self.messages_written += 1
         self.update_chat(chat_id)
         return msg_id
+
+    @_writes
+    def rewrite_message(self, msg_id: str, content: list[dict[str, Any]]) -> None:
+        """A stored message's content replaced (a resume gives an old response's tool uses the
+        ids they lacked: :meth:`core.chat.turn.TurnLoop._with_call_ids`)."""
+        _update(self.db, "messages", msg_id, {"content": _dumps(content)})
+        self.messages_written += 1
 
     @_writes
     def set_message_turn(self, msg_id: str, turn_id: str) -> None:
@@ -294,6 +315,26 @@ class Store:
         )
 
     @_reads
+    def messages_mark(self, chat_id: str) -> tuple[str | None, str | None]:
+        """What tells, in one query on the chat's index, whether its messages changed since they
+        were last read: the newest message's id and raw content (a new message, an edit's, or a
+        rewrite of the newest, as a resume's call ids, changes it).
+        :class:`core.chat.history.ChatHistory` reads the whole branch again only when it changed,
+        and asks only when :meth:`changes` moved."""
+        row = self.db.execute(
+            "select id, content from messages where chat_id = ? order by created_at desc, rowid desc limit 1",
+            [chat_id],
+        ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def changes(self) -> tuple[int, int]:
+        """Moves whenever any messages may have changed: SQLite's ``data_version`` (another
+        connection, another process, committed a write) and this store's own count of message
+        writes (another history in this process wrote)."""
+        row = self.db.execute("pragma data_version").fetchone()
+        return int(row[0]), self.messages_written
+
+    @_reads
     def message(self, msg_id: str) -> MessageRow | None:
         return _first(_select(self.db, MessageRow, "select * from messages where id = ?", [msg_id]))
 
@@ -303,6 +344,23 @@ class Store:
             f"select id from messages where chat_id = ? order by {_order(self.db, 'messages', True)} limit 1", [chat_id]
         ).fetchone()
         return row[0] if row else None
+
+    # history summaries (core.chat.compaction) ---------------------------------------------------
+    @_writes
+    def add_summary(self, chat_id: str, **fields: Any) -> str:
+        """A summary of the chat's oldest turns (:class:`~core.store.rows.SummaryRow`'s fields)."""
+        summary_id = new_id("sum")
+        row = {"id": summary_id, "chat_id": chat_id, "created_at": now(), **fields}
+        if not isinstance(row.get("tools"), str):
+            row["tools"] = _dumps(list(row.get("tools") or []))
+        _insert(self.db, "history_summaries", row)
+        return summary_id
+
+    @_reads
+    def summaries(self, chat_id: str) -> list[SummaryRow]:
+        """The chat's summaries, oldest first."""
+        sql = "select * from history_summaries where chat_id = ? order by created_at, rowid"
+        return _select(self.db, SummaryRow, sql, [chat_id])
 
     # turns ---------------------------------------------------------------------------------
     @_writes

@@ -22,6 +22,7 @@ APP_COMMANDS = tuple(
         (
             *("chats", "cost", "export", "help", "model", "new", "permissions", "plan", "resume", "system", "whatif"),
             *("attach", "mcp", "mcp login", "mcp logout"),  # the MCP room's (tui/controllers/mcp.py)
+            "compact",  # the turns room's (tui/controllers/turns.py)
         )
     )
 )
@@ -69,7 +70,7 @@ async def test_the_list_completes_as_one_types_and_never_swallows_typing(engine)
         # ↑/↓ move in the list while it is open (not the input history)
         app.composer.text = ""
         await type_in(pilot, "/")
-        await pilot.press("down", "down", "down")  # past /attach (the MCP room's), /chats, /cost
+        await pilot.press("down", "down", "down", "down")  # past /attach (the MCP room's), /chats, /compact, /cost
         assert app.slash_menu.chosen is not None and app.slash_menu.chosen.label == "/export [PATH]"
         await pilot.press("up")
         assert app.slash_menu.chosen.label == "/cost"

@@ -258,36 +258,40 @@ NATIVE_DIRECTIONS = [(a, b) for a, b in DIRECTIONS if b in RECORDED]
 async def test_a_switched_chats_history_is_converted_once_per_request(env, first, then, monkeypatch):
     # the native strategy converts the switched history to find the calls no search of its own
     # loaded; the request carries that conversion, equal to a fresh one for the tools it sends
-    import core.chat.turn
     import core.providers.portable
 
-    convert = core.providers.portable.for_target
+    convert = core.providers.portable.PortableHistory.convert
     calls: list[str] = []
 
-    def counted(messages, target, tools=()):
-        calls.append(target)
-        return convert(messages, target, tools)
+    def counted(self, messages, tools=()):
+        calls.append(self.target)
+        return convert(self, messages, tools)
 
-    monkeypatch.setattr(core.providers.portable, "for_target", counted)
-    monkeypatch.setattr(core.chat.turn, "for_target", counted)
+    monkeypatch.setattr(core.providers.portable.PortableHistory, "convert", counted)
     events: list[Any] = []
     with StreamingServer([]) as server:
         _, session, _ = await first_leg(env, server, first, events)
         session.switch(then, MODELS[then])
         loop = session.turns
-        build = loop._request
+        build, fit = loop._request, loop.compaction.fit
+        views: list[list[dict[str, Any]]] = []
         requests: list[tuple[list[dict[str, Any]], Any]] = []
 
-        def request(sent):
-            made = build(sent)
-            requests.append((sent, made))
+        async def fitted(*args, **kwargs):
+            views.append(await fit(*args, **kwargs))
+            return views[-1]
+
+        async def request():
+            made = await build()
+            requests.append((views[-1], made))
             return made
 
+        monkeypatch.setattr(loop.compaction, "fit", fitted)
         monkeypatch.setattr(loop, "_request", request)
         calls.clear()
         server.push(tool("get_weather", {"location": "Oslo", "unit": "celsius"}), answer("Rain in Oslo."))
         assert (await session.send("And in Oslo?")).status == "done"
         assert len(requests) == 2 and calls == [then] * len(requests)
         for sent, made in requests:
-            assert json.dumps(made.messages) == json.dumps(convert(sent, then, made.tools))
+            assert json.dumps(made.messages) == json.dumps(core.providers.portable.for_target(sent, then, made.tools))
         await session.close()

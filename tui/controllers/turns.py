@@ -276,6 +276,30 @@ class Turns:
             await self._show_history_before(session, plan.message_id)
         return await session.retry()
 
+    def commands(self) -> list[Any]:
+        """This room's slash commands (the registry, :mod:`tui.slash`)."""
+        from tui.slash import SlashCommand
+
+        return [
+            SlashCommand(
+                "compact",
+                "Summarise the chat's history: every turn but the latest, into one summary (the turns are kept)",
+                action="compact",
+            )
+        ]
+
+    def compact(self) -> None:
+        """Summarise every turn but the latest now (the palette; ``/compact``): the engine's
+        ``history.compacted`` puts the note in the log. Esc stops it."""
+        session = self._can_rerun("summarise it")
+        if session is None:
+            return
+        self.run(partial(self._compact, session))
+
+    async def _compact(self, session: ChatSession) -> None:
+        self.host.set_status("Summarising the chat\u2026 (Esc stops)")
+        await session.compact()
+
     def edit_last(self) -> None:
         """Put the last message back in the box; sending it replaces that turn. Again: stop editing."""
         if self.drafts.editing is not None:

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from core.deferral.names import ACTIVE_TOOLS, StrategyName
 from core.deferral.strategies.base import BaseStrategy, Surface, SystemBuilder
-from core.deferral.strategies.history import natively_loaded_tool_names, referenced_deferred_tool_names
+from core.deferral.strategies.history import HistoryReader
 from core.roster.models import RosterPlan
 from core.tools import ToolSpec
 
@@ -37,6 +37,7 @@ class ActiveToolsStrategy(BaseStrategy):
     def __init__(self, plan: RosterPlan, specs: dict[str, ToolSpec], system: SystemBuilder, loaded: Iterable[str] = ()):
         super().__init__(plan, specs, system, loaded)
         self.pool = DiscoveryPool(set(self._deferred))
+        self._reader = HistoryReader(self.pool.deferred, self._deferred_by_wire)
 
     def begin_turn(self) -> None:
         super().begin_turn()
@@ -45,9 +46,8 @@ class ActiveToolsStrategy(BaseStrategy):
     def seed(self, messages: list[dict[str, Any]]) -> list[str]:
         """Add every deferred tool the sent history references (the cross-turn fix), and every
         one a native search in it loaded (a chat that switched here from a native strategy)."""
-        deferred = self.pool.deferred
-        used = referenced_deferred_tool_names(messages, deferred)
-        return self.pool.discover(used + natively_loaded_tool_names(messages, deferred, self._deferred_by_wire))
+        used, loaded = self._reader.read(messages)  # each message read once, however long the chat
+        return self.pool.discover(used + loaded)
 
     def discover(self, names: list[str]) -> list[str]:
         added = self.pool.discover(names)

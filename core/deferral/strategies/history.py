@@ -11,14 +11,22 @@ from typing import Any
 
 def referenced_deferred_tool_names(messages: list[dict[str, Any]], deferred: set[str]) -> list[str]:
     """Deferred tools named by tool-call parts of ``messages`` (the ones actually sent, after
-    compaction), in order of first appearance."""
+    compaction), and by a summary of earlier turns among them (its text block's ``summary``
+    names the deferred tools the turns it replaces called: :mod:`core.chat.compaction`), in
+    order of first appearance."""
     seen: dict[str, None] = {}
     for m in messages:
-        if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
+        if not isinstance(m.get("content"), list):
             continue
+        assistant = m.get("role") == "assistant"
         for block in m["content"]:
-            if block.get("type") == "tool_use" and block.get("name") in deferred:
+            kind = block.get("type")
+            if assistant and kind == "tool_use" and block.get("name") in deferred:
                 seen.setdefault(block["name"], None)
+            elif kind == "text" and isinstance(summary := block.get("summary"), dict):
+                for name in summary.get("tools") or ():
+                    if name in deferred:
+                        seen.setdefault(name, None)
     return list(seen)
 
 
@@ -42,3 +50,37 @@ def natively_loaded_tool_names(
 
     found = loaded_by_search(messages, wire_to_internal)
     return [n for n in found if n in deferred]
+
+
+class HistoryReader:
+    """:func:`referenced_deferred_tool_names` and :func:`natively_loaded_tool_names` of the history a
+    request sends, step after step, reading each message once (:class:`core.memo.PrefixMemo`):
+    the history only grows between two requests, and a message already read is the same dict."""
+
+    def __init__(self, deferred: set[str], wire_to_internal: dict[str, str]):
+        from core.memo import PrefixMemo
+
+        self.deferred = deferred
+        self.wire_to_internal = wire_to_internal
+        start: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self._memo: PrefixMemo[dict[str, Any], None, tuple[tuple[str, ...], tuple[str, ...]]] = PrefixMemo(
+            self._step, start
+        )
+
+    def _step(
+        self, state: tuple[tuple[str, ...], tuple[str, ...]], message: dict[str, Any]
+    ) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], None]:
+        referenced, loaded = state
+        new_refs = [n for n in referenced_deferred_tool_names([message], self.deferred) if n not in referenced]
+        new_loaded = [
+            n for n in natively_loaded_tool_names([message], self.deferred, self.wire_to_internal) if n not in loaded
+        ]
+        if new_refs or new_loaded:
+            state = (referenced + tuple(new_refs), loaded + tuple(new_loaded))
+        return state, None
+
+    def read(self, messages: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+        """(the deferred tools ``messages`` call, those a native search in them loaded), each in
+        order of first appearance."""
+        _, (referenced, loaded) = self._memo.run(messages)
+        return list(referenced), list(loaded)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 
 from core.deferral.names import ANTHROPIC, OPENAI, StrategyName
 from core.deferral.strategies.base import BaseStrategy, Surface, SystemBuilder
-from core.deferral.strategies.history import natively_loaded_tool_names, referenced_deferred_tool_names
+from core.deferral.strategies.history import HistoryReader
 from core.roster.models import RosterPlan
 from core.tools import ToolSpec
 
@@ -79,14 +79,18 @@ class NativeStrategy(BaseStrategy):
         self._tools = tools + ([copy.deepcopy(self.SEARCH_TOOLS[flavour])] if deferred else [])
         self.foreign_history = foreign_history
         self._carried: list[str] = []  # loaded in this turn before a fallback brought it here
+        self._converted: Any = None  # the switched history's conversion, kept across requests
+        self._reader: HistoryReader | None = None
 
     def surface(self, messages: list[dict[str, Any]]) -> Surface:
         tools = copy.deepcopy(self._tools)  # a caller changing what it got changes nothing later
         if not self.foreign_history:
             return Surface(self.system, tools, self._prefix_end(tools))
-        from core.providers.portable import for_target
+        if self._converted is None:
+            from core.providers.portable import PortableHistory
 
-        sent = for_target(messages, self.name, tools)
+            self._converted = PortableHistory(self.name)
+        sent = self._converted.convert(messages, tools)
         loaded_elsewhere = set(self.unloaded_calls(sent)) | set(self._carried)
         for tool in tools:
             if tool.get("defer_loading") and tool.get("name") in loaded_elsewhere:
@@ -115,9 +119,10 @@ class NativeStrategy(BaseStrategy):
         tool it never loaded, so such a tool is declared in full (``defer_loading`` off) while
         the history calls it; every other deferred tool stays deferred. ``sent`` is the history
         as converted for this provider and the request's tools (core.providers.portable)."""
-        deferred = set(self._deferred)
-        loaded = set(natively_loaded_tool_names(sent, deferred, self._deferred_by_wire))
-        return [n for n in referenced_deferred_tool_names(sent, deferred) if n not in loaded]
+        if self._reader is None:
+            self._reader = HistoryReader(set(self._deferred), self._deferred_by_wire)
+        referenced, loaded = self._reader.read(sent)
+        return [n for n in referenced if n not in set(loaded)]
 
     def note(self) -> str:
         if not self._deferred:

@@ -8,7 +8,7 @@ the tool search tool: those rows keep ``auto`` on active-tools.
 from __future__ import annotations
 
 from core.deferral.names import ANTHROPIC as ANTHROPIC_STRATEGY
-from core.providers.profiles.base import ModelPrice, ModelSupportRule, ProviderProfile
+from core.providers.profiles.base import ModelPrice, ModelSupportRule, ModelWindow, ProviderProfile
 
 HOST = "api.anthropic.com"
 
@@ -32,6 +32,22 @@ PRICES = {
     "claude-opus-4": _OPUS_4,
     "claude-haiku-4-5": _HAIKU_4_5,
 }
+
+# Context windows. Source: Anthropic's models overview
+# (https://platform.claude.com/docs/en/about-claude/models/overview, "Context window" and "Max
+# output" rows), read on 2026-12-01: 200K tokens for every current model (Opus 4.6/4.5/4.1/4,
+# Sonnet 4.6/4.5/4, Haiku 4.5) and the Claude 3 family. Some Sonnet and Opus models take 1M with the
+# `context-1m` beta header, which deferchat does not send: 200K is what a request without it holds.
+# Max output: Opus 4.6 128K, Sonnet 4.x and Haiku 4.5 64K, Opus 4.1/4 32K.
+_WINDOW_200K = 200_000
+WINDOWS = (
+    ("claude-opus-4-6*", ModelWindow(tokens=_WINDOW_200K, max_output=128_000)),
+    ("claude-opus-4-5*", ModelWindow(tokens=_WINDOW_200K, max_output=64_000)),
+    ("claude-opus-4*", ModelWindow(tokens=_WINDOW_200K, max_output=32_000)),
+    ("claude-sonnet-4*", ModelWindow(tokens=_WINDOW_200K, max_output=64_000)),
+    ("claude-haiku-4*", ModelWindow(tokens=_WINDOW_200K, max_output=64_000)),
+    ("*", ModelWindow(tokens=_WINDOW_200K)),  # every Claude model holds 200K: a newer name too
+)
 
 ANTHROPIC = ProviderProfile(
     name="anthropic",
@@ -60,4 +76,5 @@ ANTHROPIC = ProviderProfile(
     # Interleaved thinking (between tool calls): the Claude 4 family on, not Claude 3.7 Sonnet.
     interleaved_thinking_models=r"claude-(opus|sonnet|haiku)-[4-9]",
     prices=PRICES,
+    windows=WINDOWS,
 )

@@ -105,6 +105,16 @@ class ModelPrice:
     cache_write: float | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class ModelWindow:
+    """One model's context window as its provider documents it: ``tokens`` for prompt and answer
+    together, ``max_input`` where the prompt is capped below that, ``max_output`` the longest answer."""
+
+    tokens: int
+    max_input: int | None = None
+    max_output: int | None = None
+
+
 def dated_base(model: str) -> str:
     """A dated snapshot's base alias (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``,
     ``gpt-5-2025-08-07`` -> ``gpt-5``); any other name as it is."""
@@ -160,6 +170,11 @@ class ProviderProfile:
     """How long to wait on it (connect, first byte, idle gap, the retry-after cap)."""
     models: tuple[str, ...] = ()
     """Models to offer in the model picker besides the default (any other name can be typed)."""
+    windows: tuple[tuple[str, ModelWindow], ...] = ()
+    """``(glob, window)`` rows, first match wins: each known model's context window (matched on
+    the name's last path segment, case-insensitively, so ``openai/gpt-4.1`` on a gateway is
+    ``gpt-4.1``). ``[models."provider:model"]`` in config.toml and a server's listing come first
+    (:mod:`core.providers.window`)."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict, compare=False)
     """Model name -> its list price (a dated snapshot is priced as its alias); a model left out
     has no price: the meter shows its tokens only. ``[prices."provider:model"]`` in config.toml
@@ -192,6 +207,11 @@ class ProviderProfile:
     def price_of(self, model: str) -> ModelPrice | None:
         """The list price of ``model`` (or of its dated snapshot's alias), if this profile has one."""
         return self.prices.get(model) or self.prices.get(dated_base(model))
+
+    def window_of(self, model: str) -> ModelWindow | None:
+        """``model``'s documented context window, if this profile knows it."""
+        name = model.rsplit("/", 1)[-1].lower()
+        return next((w for pattern, w in self.windows if fnmatch.fnmatchcase(name, pattern.lower())), None)
 
     def support_row(self, model: str, rules: Sequence[ModelSupportRule] | None = None) -> ModelSupportRule | None:
         """The first row of ``rules`` (default: this profile's own) that speaks for ``model``."""

@@ -5,7 +5,7 @@ It reads the ADR-0123 index like a small agent, so ``auto`` gives it the wrapper
 
 from __future__ import annotations
 
-from core.providers.profiles.base import ProviderProfile
+from core.providers.profiles.base import ModelWindow, ProviderProfile
 
 DEMO = ProviderProfile(
     name="demo",
@@ -14,4 +14,6 @@ DEMO = ProviderProfile(
     adapter="core.demo.model:DemoProvider",
     offline=True,
     models=("demo-1",),
+    # the demo model's own window: small enough that a long demo chat shows its history summarised
+    windows=(("*", ModelWindow(tokens=32_000)),),
 )

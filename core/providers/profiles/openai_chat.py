@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.providers.profiles.base import DEFAULT_WAITS
-from core.providers.profiles.openai_responses import OPENAI
+from core.providers.profiles.openai_responses import OPENAI, WINDOWS
 
 OPENAI_CHAT = replace(
     OPENAI,
@@ -26,6 +26,9 @@ OPENAI_CHAT = replace(
     native_search="",
     model_support=(),
     waits=replace(DEFAULT_WAITS, first_byte=300.0),
+    # OpenAI's own models by name; any other name (a compatible server's model) has the window its
+    # server lists, or the one config.toml gives, else core.providers.window.DEFAULT_WINDOW
+    windows=WINDOWS,
 )
 
 # Hosts (and host suffixes) known to speak a genuine provider's protocol without being it.

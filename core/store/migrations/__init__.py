@@ -21,6 +21,7 @@ from core.store.migrations import (
     m0006_chat_system_prompt,
     m0007_approval_preview,
     m0008_grant_history,
+    m0009_history_summaries,
     m0010_order_seq,
 )
 
@@ -33,7 +34,8 @@ MODULES: tuple[ModuleType, ...] = (
     m0006_chat_system_prompt,
     m0007_approval_preview,
     m0008_grant_history,
-    m0010_order_seq,  # numbered 0010 to leave room for the migrations other branches add; renumber at merge
+    m0009_history_summaries,
+    m0010_order_seq,
 )
 
 SCHEMA = Migrations("deferchat")
