@@ -176,13 +176,13 @@ class ChatServers:
         manager = await self._configured()
         if manager is None:
             return False, None
-        if spec.server is not None and spec.server in {s.name for s in manager.servers()}:
-            if not manager.started(spec.server):
-                try:
-                    await manager.start([spec.server])
-                except Exception:  # the call's own start reports the failure
-                    return False, None
-                self._refresh()
+        names = {s.name for s in manager.servers()}
+        if spec.server is not None and spec.server in names and not manager.started(spec.server):
+            try:
+                await manager.start([spec.server])
+            except Exception:  # the call's own start reports the failure
+                return False, None
+            self._refresh()
         return await manager.listed_now(spec)
 
     async def call(self, spec: ToolSpec, arguments: dict[str, object]) -> ToolResult:
