@@ -300,6 +300,11 @@ class Store:
         self.update_chat(chat_id, status="parked" if status == "parked" else "idle")
 
     @_reads
+    def turns(self, chat_id: str) -> list[TurnRow]:
+        """The chat's turns, oldest first."""
+        return _select(self.db, TurnRow, "select * from turns where chat_id = ? order by started_at", [chat_id])
+
+    @_reads
     def open_turn(self, chat_id: str) -> TurnRow | None:
         """The chat's unfinished turn (parked or interrupted), if any."""
         return _first(
