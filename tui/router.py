@@ -53,6 +53,7 @@ from tui.state import (
     FAILED,
     PENDING,
     RUNNING,
+    STOPPED_NOTE,
     AssistantItem,
     Item,
     NoteItem,
@@ -70,8 +71,6 @@ if TYPE_CHECKING:
     from tui.widgets.chat_log import ChatLog
     from tui.widgets.header import ChatHeader
     from tui.widgets.roster import RosterPanel
-
-STOPPED_NOTE = "Stopped by you; what the model had written is kept."
 
 
 def granted_note(name: str, key: str = "") -> str:

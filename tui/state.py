@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from core.pipeline.preview import SIDE_EFFECT_WORDS as APPROVAL_WORDS
 from core.tools import SideEffect
 
 if TYPE_CHECKING:
-    from core.store import InvocationRow, MessageRow
+    from core.store import InvocationRow, MessageRow, TurnRow
 
 log = logging.getLogger("deferchat.tui")
 
@@ -225,15 +225,25 @@ def json_value(value: Any) -> Any:
     return value
 
 
+STOPPED_NOTE = "Stopped by you; what the model had written is kept."
+"""The log's line after a turn the owner stopped (live, and when the chat is opened again)."""
+
+
 def items_from_history(
-    messages: Iterable[MessageRow], invocations: Iterable[InvocationRow], displays: dict[str, str] | None = None
+    messages: Iterable[MessageRow],
+    invocations: Iterable[InvocationRow],
+    displays: dict[str, str] | None = None,
+    stopped: Collection[str] = (),
 ) -> list[Item]:
     """The log of a stored chat: its messages in order, every tool call under the tool's own
-    name (from its invocation row), tool results folded into their calls."""
+    name (from its invocation row), tool results folded into their calls, and after the last
+    message of each turn in ``stopped`` (the ids of the turns whose row says ``stopped``) the
+    note the log showed when it stopped."""
     by_call = {inv.call_id: inv for inv in invocations}
     displays = displays or {}
     items: list[Item] = []
-    for m in messages:
+    rows = list(messages)
+    for i, m in enumerate(rows):
         for block in m.blocks:
             kind = block.get("type")
             if kind == "text" and block.get("text"):
@@ -262,7 +272,15 @@ def items_from_history(
                 content = block.get("content") or {}
                 refs = [r.get("tool_name") for r in content.get("tool_references", []) if isinstance(r, dict)]
                 items.append(NoteItem(text="tool search found: " + (", ".join(str(r) for r in refs) or "nothing")))
+        last_of_turn = i + 1 == len(rows) or rows[i + 1].turn_id != m.turn_id
+        if m.turn_id in stopped and last_of_turn:
+            items.append(NoteItem(text=STOPPED_NOTE, level="warning"))
     return items
+
+
+def stopped_turns(turns: Iterable[TurnRow]) -> set[str]:
+    """The ids of the turns that ended stopped (by the owner, or closed unfinished as a stop would)."""
+    return {t.id for t in turns if t.status == "stopped"}
 
 
 STOPPED = "stopped"  # a thinking block whose turn ended before the block did

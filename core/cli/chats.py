@@ -16,7 +16,7 @@ from core.cli.exits import EXIT_OK
 from core.display import safe
 
 if TYPE_CHECKING:
-    from core.store import GrantRow, Store
+    from core.store import ChatRow, GrantRow, Store
 
 ACTIONS = ("list", "show", "export", "rename", "delete", "grants")
 _LIST_KEYS = ("id", "title", "provider", "model", "strategy", "status", "created_at", "updated_at")
@@ -37,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
         if not rows:
             output.out("no chats yet: run `deferchat` or `deferchat ask PROMPT`")
         for r in rows:
-            title = safe(r.title)  # model-written, on one line
-            output.out(f"{r.id}  {r.status:<7}  {r.provider}/{r.model}  {r.strategy:<12}  {title}")
+            output.out(_list_line(r))
         return EXIT_OK
     if not args.chat_id:
         raise UsageError(f"chats {action} needs a chat id")
@@ -75,6 +74,18 @@ def run(args: argparse.Namespace) -> int:
         output.err(f"deleted {chat.id}")
         return EXIT_OK
     raise UsageError(f"unknown chats action {action!r}")
+
+
+def _list_line(r: ChatRow) -> str:
+    """One chat of ``chats list``: every cell shown as text through the sanitiser, whatever the
+    database holds there (the title is the model's; an older version or another tool may have
+    written any of them, of any type SQLite keeps)."""
+
+    def cell(value: object, width: int = 0) -> str:
+        return safe(str(value)).ljust(width)
+
+    where = f"{cell(r.provider)}/{cell(r.model)}"
+    return f"{cell(r.id)}  {cell(r.status, 7)}  {where}  {cell(r.strategy, 12)}  {cell(r.title)}"
 
 
 def _show_usage(store: Store, chat_id: str, *, as_json: bool) -> int:

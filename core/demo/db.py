@@ -2,8 +2,9 @@
 
 The demo servers keep their mail and calls here, and the built-in tools of a chat on the
 demo model keep theirs here too (:mod:`core.demo.dataset`). Several processes may open a new
-file at the same moment; the schema and each seed run inside one ``BEGIN IMMEDIATE``
-transaction, so exactly one of them seeds and the rest wait and see.
+file at the same moment: each waits for the others' locks, WAL is set once (and a switch
+another process holds up is tried again), and the schema and each seed run inside one
+``BEGIN IMMEDIATE`` transaction, so exactly one of them seeds and the rest wait and see.
 """
 
 from __future__ import annotations
@@ -36,14 +37,21 @@ CREATE INDEX IF NOT EXISTS gmail_messages_thread ON gmail_messages (thread_id);
 """
 
 
+BUSY_TIMEOUT_S = 15.0
+
+
 def connect(path: str | Path) -> sqlite3.Connection:
-    """Open (creating) the demo database: autocommit mode, WAL, waits rather than fails on locks."""
+    """Open (creating) the demo database: autocommit mode, waiting rather than failing on locks
+    (the busy timeout is set first), WAL set once (:func:`core.store.wal.set_wal`: another demo
+    server opening the new file at the same moment is waited for, as the main store does)."""
+    from core.store.wal import set_wal
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(p, timeout=15, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(p, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 15000")
-    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    set_wal(conn, BUSY_TIMEOUT_S)
     return conn
 
 

@@ -33,6 +33,7 @@ from sqlite_utils import Database
 from core.store.errors import ELSEWHERE, StoreCorrupt, StoreError, StoreReadOnly, StoreTooNew, StoreUnusable
 from core.store.migrations import OUR_SETS_PREFIX, known_migrations, migration_sets
 from core.store.paths import check_path, default_db_path, read_only_why
+from core.store.wal import set_wal
 
 log = logging.getLogger("deferchat.store")
 
@@ -265,13 +266,12 @@ def _pending(db: Database) -> bool:
 
 
 def _set_wal(db: Database) -> None:
-    """WAL once: it is a property of the file, so a file already in WAL is left alone."""
-    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
-    if str(mode).lower() != "wal":
-        # WAL + NORMAL: a commit survives a killed process (kill -9); only an OS crash or power
-        # loss can drop the last commits, never corrupt the file. FULL would fsync every
-        # invocation-row update, which costs milliseconds per tool call.
-        db.execute("PRAGMA journal_mode = WAL")
+    """WAL once: it is a property of the file, so a file already in WAL is left alone; a switch
+    another process holds up is tried again (:func:`core.store.wal.set_wal`)."""
+    # WAL + NORMAL: a commit survives a killed process (kill -9); only an OS crash or power
+    # loss can drop the last commits, never corrupt the file. FULL would fsync every
+    # invocation-row update, which costs milliseconds per tool call.
+    set_wal(db, BUSY_TIMEOUT_S)
 
 
 def _migrate(db: Database) -> None:

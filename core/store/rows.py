@@ -2,19 +2,22 @@
 
 Each has every column of its table as the migrations in :mod:`core.store.migrations` made it.
 A column the store writes on every row is typed as its value (``str``, ``float``); one it may
-leave NULL is ``X | None``. A column a newer version added is ignored, so an old reader never
-trips over a new writer's row. JSON columns stay text except ``messages.content``, which every
-reader wants parsed (:attr:`MessageRow.blocks`).
+leave NULL is ``X | None``. A NULL where this version always writes a value (a database an
+older version or another tool wrote) reads as the field's default (``""``, ``0.0``, ``"idle"``),
+so no reader meets a None it was promised it never would. A column a newer version added is
+ignored, so an old reader never trips over a new writer's row. JSON columns stay text except
+``messages.content``, which every reader wants parsed (:attr:`MessageRow.blocks`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, Self
 
 _KNOWN: dict[type, frozenset[str]] = {}
+_FILLED: dict[type, dict[str, Any]] = {}
 
 
 class _Row:
@@ -30,9 +33,27 @@ class _Row:
         return known
 
     @classmethod
+    def filled(cls) -> dict[str, Any]:
+        """The fields a NULL reads as: those with a default that is not None, and that default."""
+        defaults = _FILLED.get(cls)
+        if defaults is None:
+            defaults = _FILLED[cls] = {
+                f.name: f.default
+                for f in fields(cls)  # type: ignore[arg-type]
+                if f.default is not MISSING and f.default is not None
+            }
+        return defaults
+
+    @classmethod
     def from_values(cls, names: Sequence[str], values: Sequence[Any]) -> Self:
-        known = cls.known_columns()
-        return cls(**{n: v for n, v in zip(names, values, strict=True) if n in known})
+        return cls.from_row(dict(zip(names, values, strict=True)))
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Self:
+        """The row from its columns: a column this version does not know left out, a NULL in a
+        column it always writes read as the field's default."""
+        known, filled = cls.known_columns(), cls.filled()
+        return cls(**{n: (filled[n] if v is None and n in filled else v) for n, v in row.items() if n in known})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)  # type: ignore[call-overload]
@@ -95,8 +116,7 @@ class MessageRow(_Row):
         row = dict(zip(names, values, strict=True))
         if isinstance(row.get("content"), str):
             row["content"] = json.loads(row["content"])
-        known = cls.known_columns()
-        return cls(**{n: v for n, v in row.items() if n in known})
+        return cls.from_row(row)
 
     @property
     def blocks(self) -> list[dict[str, Any]]:

@@ -395,6 +395,13 @@ class Store:
         self.update_chat(chat_id, status="parked" if status == "parked" else "idle")
 
     @_reads
+    def turns(self, chat_id: str) -> list[TurnRow]:
+        """The chat's turns, oldest first."""
+        return _select(
+            self.db, TurnRow, f"select * from turns where chat_id = ? order by {_order(self.db, 'turns')}", [chat_id]
+        )
+
+    @_reads
     def open_turn(self, chat_id: str) -> TurnRow | None:
         """The chat's unfinished turn (parked or interrupted), if any."""
         return _first(

@@ -6,7 +6,7 @@ import json
 
 from core import events as ev
 from core.roster.models import Placement
-from core.store import InvocationRow, MessageRow
+from core.store import InvocationRow, MessageRow, TurnRow
 from core.tools import SideEffect
 from tests.helpers import production_plan
 from tui.state import (
@@ -19,6 +19,7 @@ from tui.state import (
     MARK_EVENT_TYPES,
     SIDE_EFFECT_BADGE,
     SIDE_EFFECT_MEANING,
+    STOPPED_NOTE,
     AssistantItem,
     NoteItem,
     ToolItem,
@@ -28,6 +29,7 @@ from tui.state import (
     items_from_history,
     marks_for,
     marks_from_events,
+    stopped_turns,
     tool_display,
     tool_title,
 )
@@ -93,6 +95,40 @@ def test_history_folds_results_into_calls_under_the_tools_own_name() -> None:
     )
     assert call.arguments == {"phone_number": "+1"}
     assert "mcp.gmail_work.send_message" in items[4].text  # type: ignore[attr-defined]
+
+
+def test_a_stopped_turn_ends_with_the_note_the_log_showed_when_it_stopped() -> None:
+    def text(mid: str, turn: str, role: str, words: str) -> MessageRow:
+        return MessageRow(id=mid, turn_id=turn, role=role, content=[{"type": "text", "text": words}])
+
+    messages = [
+        text("m1", "t1", "user", "write a long answer"),
+        text("m2", "t1", "assistant", "The first half"),
+        MessageRow(id="m3", turn_id="t1", role="user", content=[{"type": "tool_result", "tool_use_id": "c"}]),
+        text("m4", "t2", "user", "and then?"),
+        text("m5", "t2", "assistant", "Done."),
+        text("m6", "t3", "user", "cut off when its process died, closed as stopped by the next message"),
+        text("m7", "t4", "user", "the next message"),
+    ]
+    turns = [
+        TurnRow(id="t1", status="stopped", error="stopped by the owner"),
+        TurnRow(id="t2", status="done"),
+        TurnRow(id="t3", status="stopped"),
+        TurnRow(id="t4", status="running"),
+    ]
+    items = items_from_history(messages, [], stopped=stopped_turns(turns))
+    read = [i.text if not isinstance(i, NoteItem) else f"[{i.level}] {i.text}" for i in items]
+    assert read == [
+        "write a long answer",
+        "The first half",
+        f"[warning] {STOPPED_NOTE}",  # after the turn's last message, its answered tool uses included
+        "and then?",
+        "Done.",
+        "cut off when its process died, closed as stopped by the next message",
+        f"[warning] {STOPPED_NOTE}",
+        "the next message",
+    ]
+    assert all(not isinstance(i, NoteItem) for i in items_from_history(messages, []))  # none asked, none shown
 
 
 def test_row_title_names_the_deferred_tool_and_the_wrapper() -> None:

@@ -16,7 +16,7 @@ from tests.streaming_server import markdown_answer, serve
 from tests.tui.conftest import make_app, opened, send, settled, until
 from tui.app import DeferchatApp
 from tui.router import STOPPED_NOTE
-from tui.state import AssistantItem, NoteItem
+from tui.state import AssistantItem, NoteItem, UserItem
 from tui.widgets.answer import AssistantMessage
 
 TOKENS = 400
@@ -111,6 +111,38 @@ async def test_a_key_stops_the_turn_at_once_and_the_next_message_is_answered(eng
             await settled(pilot)
             answers = [i.text for i in app.log_view.items if isinstance(i, AssistantItem)]
             assert answers == [partial, "Second answer, after the stop."]
+
+
+def conversation(app: DeferchatApp) -> list[tuple[str, str]]:
+    """The log as a person reads the exchange: their messages, the answers, the stopped notes."""
+    out = []
+    for item in app.log_view.items:
+        if isinstance(item, UserItem | AssistantItem):
+            out.append((type(item).__name__, item.text))
+        elif isinstance(item, NoteItem) and item.text == STOPPED_NOTE:
+            out.append(("stopped", item.level))
+    return out
+
+
+async def test_a_reopened_chat_shows_its_stopped_turn_as_stopped(engine: Any) -> None:
+    with serve([SLOW, NEXT]) as server:
+        options = {"provider": "openai-chat", "model": "m", "base_url": server.url_for("openai-chat")}
+        app = make_app(engine, **options)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await opened(pilot)
+            await send(pilot, "write the long answer")
+            await until(pilot, lambda: len(shown(app)) > 200, timeout=20)
+            await pilot.press("escape")
+            await settled(pilot)
+            await send(pilot, "and then?")
+            await settled(pilot)
+            live = conversation(app)
+            chat_id = app.session.chat_id  # type: ignore[union-attr]
+        assert [kind for kind, _ in live] == ["UserItem", "AssistantItem", "stopped", "UserItem", "AssistantItem"]
+        again = make_app(engine, open_chat=chat_id, **options)
+        async with again.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: again.session is not None and len(conversation(again)) == len(live))
+            assert conversation(again) == live  # the stop said where it happened, as it was said live
 
 
 async def test_ctrl_c_with_no_turn_running_keeps_the_quit_hint(engine: Any) -> None:

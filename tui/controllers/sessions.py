@@ -28,7 +28,14 @@ from tui.controllers.drafts import Drafts
 from tui.controllers.host import Host
 from tui.controllers.permissions import active_grants
 from tui.controllers.turns import Turns
-from tui.state import MARK_EVENT_TYPES, NoteItem, items_from_history, marks_from_events, tool_display
+from tui.state import (
+    MARK_EVENT_TYPES,
+    NoteItem,
+    items_from_history,
+    marks_from_events,
+    stopped_turns,
+    tool_display,
+)
 from tui.welcome import welcome
 
 if TYPE_CHECKING:
@@ -295,7 +302,12 @@ class Sessions:
         for server in session.roster_changed:
             roster.roster_changed(server)
         if self.pinned:
-            items = items_from_history(store.messages(session.chat_id), store.invocations(session.chat_id), displays)
+            items = items_from_history(
+                store.messages(session.chat_id),
+                store.invocations(session.chat_id),
+                displays,
+                stopped_turns(store.turns(session.chat_id)),  # "Stopped by you" as the log said it then
+            )
             router.adopt(items)
             await host.log_view.load(items)
             await self.approvals.offer_parked()

@@ -22,7 +22,7 @@ from core.events import Event, ToolApprovalRequired, ToolApproved, ToolDenied, T
 from tui.controllers.approvals import Approvals, ParkedAnswer
 from tui.controllers.drafts import Drafts
 from tui.controllers.host import Host, open_chat
-from tui.state import NoteItem, items_from_history
+from tui.state import NoteItem, items_from_history, stopped_turns
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -325,7 +325,8 @@ class Turns:
         messages = store.messages(session.chat_id)
         ids = [m.id for m in messages]
         kept = messages[: ids.index(message_id)] if message_id in ids else messages
-        items = items_from_history(kept, store.invocations(session.chat_id), router.displays)
+        stopped = stopped_turns(store.turns(session.chat_id))
+        items = items_from_history(kept, store.invocations(session.chat_id), router.displays, stopped)
         router.reset()
         router.adopt(items)
         await self.host.log_view.load(items)
