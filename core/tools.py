@@ -42,6 +42,28 @@ class SideEffect(str, Enum):
 
 READ_CLASSES = frozenset({SideEffect.NONE, SideEffect.WORKSPACE_READ, SideEffect.NETWORK_READ})
 
+EFFECT_WORDS: dict[str, str] = {
+    SideEffect.NONE: "changes nothing",
+    SideEffect.WORKSPACE_READ: "reads your data",
+    SideEffect.NETWORK_READ: "reads the internet",
+    SideEffect.WORKSPACE_WRITE: "changes your data",
+    SideEffect.NETWORK_WRITE: "sends to the internet",
+    SideEffect.COMMUNICATION: "contacts people",
+}
+"""What a tool of each class does, in a person's words, short (a roster row, an approval's title);
+the class's code is for the detail views. Keyed by the enum, a str enum: a plain string looks up
+the same entry."""
+
+EFFECT_MEANING: dict[str, str] = {
+    SideEffect.NONE: "computes only",
+    SideEffect.WORKSPACE_READ: "reads your local data",
+    SideEffect.NETWORK_READ: "reads the open web or a remote API",
+    SideEffect.WORKSPACE_WRITE: "changes your local data",
+    SideEffect.NETWORK_WRITE: "changes state in a remote system",
+    SideEffect.COMMUNICATION: "reaches a person (mail, call, notification)",
+}
+"""The same, said whole (an approval's facts, why the policy asks)."""
+
 
 class Trust(str, Enum):
     """How text from a tool's spec and results is rendered to the model."""

@@ -19,7 +19,7 @@ from core.context.envelope import CLOSE_TAG, OPEN_TAG
 from core.events import Event, ModelToolSearch, ToolDiscovered, ToolRequested, parse_event
 from core.pipeline import codes
 from core.pipeline.preview import SIDE_EFFECT_WORDS as APPROVAL_WORDS
-from core.tools import SideEffect
+from core.tools import EFFECT_WORDS, SideEffect
 
 if TYPE_CHECKING:
     from core.store import InvocationRow, MessageRow, TurnRow
@@ -67,16 +67,9 @@ SIDE_EFFECT_BADGE: dict[str, str] = {
 SIDE_EFFECT_MEANING: dict[str, str] = APPROVAL_WORDS  # the words an approval uses (core.pipeline.preview)
 
 
-SIDE_EFFECT_WORDS: dict[str, str] = {
-    SideEffect.NONE: "changes nothing",
-    SideEffect.WORKSPACE_READ: "reads your files",
-    SideEffect.NETWORK_READ: "reads the internet",
-    SideEffect.WORKSPACE_WRITE: "changes your files",
-    SideEffect.NETWORK_WRITE: "sends to the internet",
-    SideEffect.COMMUNICATION: "contacts people",
-}
-"""What a tool does, in a person's words: the roster's rows (the class and its code are in the
-tool's detail)."""
+SIDE_EFFECT_WORDS: dict[str, str] = EFFECT_WORDS
+"""What a tool does, in a person's words (core's, :data:`core.tools.EFFECT_WORDS`): the roster's
+rows (the class and its code are in the tool's detail)."""
 CONTROL_WORDS = "control tool"  # deferchat's own tools (tool.call, tool.search, ...): they reach nothing
 
 

@@ -82,17 +82,14 @@ def approval_prompt(request: ApprovalRequest, *, expanded: bool = False) -> str:
     from core.pipeline.preview import SIDE_EFFECT_WORDS, layout, spec_preview_of
 
     preview = request.preview or spec_preview_of(request.tool, request.arguments)
-    head = (
-        f"\nApprove {safe(request.tool)}"
-        + (f" (via {safe(request.via)})" if request.via else "")
-        + f" [{safe(request.side_effect)}]"
-    )
-    meaning = SIDE_EFFECT_WORDS.get(request.side_effect)
-    lines = [head + (f" \u2014 {meaning}" if meaning else "")]
+    head = f"\nApprove {safe(request.tool)}" + (f" (via {safe(request.via)})" if request.via else "")
+    meaning = SIDE_EFFECT_WORDS.get(request.side_effect)  # the class's code is in the detail (d)
+    lines = [head + (f" \u2014 it {meaning}" if meaning else f" [{safe(request.side_effect)}]")]
     lines += _field_lines(layout(preview, expanded=expanded))
     if request.reason:
         lines.append(f"{INDENT}why it asks: {safe(request.reason)}")
     if expanded:
+        lines.append(f"{INDENT}class: {safe(request.side_effect)}")
         raw = json.dumps(request.arguments, ensure_ascii=False, indent=2, sort_keys=True)
         lines += [f"{INDENT}the arguments the tool receives (canonical JSON):"]
         lines += [INDENT * 2 + line for line in safe(raw, multiline=True).split("\n")]

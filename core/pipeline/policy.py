@@ -30,9 +30,10 @@ from core.pipeline.canonical import (
     rewrites,
     split_values,
 )
-from core.tools import SideEffect, ToolSpec
+from core.tools import EFFECT_MEANING, SideEffect, ToolSpec
 
 Action = Literal["allow", "ask", "deny"]
+_VERB: dict[str, str] = {"allow": "allows it", "ask": "asks first", "deny": "refuses it"}  # a reason, in words
 
 
 class Rule(BaseModel):
@@ -159,17 +160,19 @@ class Policy(BaseModel):
         if matching:
             best = max(matching, key=lambda r: r.specificity)  # max keeps the first among equals
             what = (
-                f"tool {best.tool}"
+                f"for {best.tool}"
                 if best.tool
-                else f"server {best.server}"
+                else f"for the server {best.server}"
                 if best.server
-                else f"class {best.side_effect.value if best.side_effect else '*'}"
+                else f"for every tool that {EFFECT_MEANING[best.side_effect]}"
+                if best.side_effect
+                else "for every tool"
             )
-            return best.action, best.reason or f"policy rule for {what}: {best.action}"
+            return best.action, best.reason or f"a rule of your policy {what}: {_VERB[best.action]}"
         if spec.side_effect in self.classes:
             action = self.classes[spec.side_effect]
-            return action, f"policy for {spec.side_effect.value}: {action}"
-        return self.default, f"policy default: {self.default}"
+            return action, f"your policy {_VERB[action]} for every tool that {EFFECT_MEANING[spec.side_effect]}"
+        return self.default, f"your policy's default: {_VERB[self.default]}"
 
     def hardline_for(
         self, spec: ToolSpec, arguments: Any, paths: Mapping[str, PathBase] | None = None

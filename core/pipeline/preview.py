@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.display import mixed_scripts, safe
-from core.tools import Origin, ToolSpec
+from core.tools import EFFECT_MEANING, Origin, ToolSpec
 
 FieldKind = Literal["email", "phone", "url", "path", "id", "account", "target", "text"]
 DECISIVE_KINDS: frozenset[str] = frozenset({"email", "phone", "url", "path", "id", "account", "target"})
@@ -216,8 +216,8 @@ _FORMATS: dict[str, FieldKind] = {
     "ipv6": "target",
 }
 _LOOKS_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://\S")
-_LOOKS_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_LOOKS_PHONE = re.compile(r"^\+[\d\s().-]{6,}$")
+_LOOKS_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_LOOKS_PHONE = re.compile(r"\+[\d\s().-]{6,}")
 
 
 def _words(key: str) -> list[str]:
@@ -232,9 +232,9 @@ def _sniff(value: Any) -> FieldKind | None:
         return None
     if all(_LOOKS_URL.match(t.strip()) for t in texts):
         return "url"
-    if all(_LOOKS_EMAIL.match(t.strip()) for t in texts):
+    if all(_LOOKS_EMAIL.fullmatch(t.strip()) for t in texts):
         return "email"
-    if all(_LOOKS_PHONE.match(t.strip()) and sum(c.isdigit() for c in t) >= 7 for t in texts):
+    if all(_LOOKS_PHONE.fullmatch(t.strip()) and sum(c.isdigit() for c in t) >= 7 for t in texts):
         return "phone"
     return None
 
@@ -412,14 +412,7 @@ def spec_preview_of(tool: str, arguments: Any) -> ActionPreview:
 
 # --- the preview as lines, for the presentations (the CLI's prompt, the TUI's bar) ---------------
 
-SIDE_EFFECT_WORDS: dict[str, str] = {
-    "NONE": "computes only",
-    "WORKSPACE_READ": "reads your local data",
-    "NETWORK_READ": "reads the open web or a remote API",
-    "WORKSPACE_WRITE": "changes your local data",
-    "NETWORK_WRITE": "changes state in a remote system",
-    "COMMUNICATION": "reaches a person (mail, call, notification)",
-}
+SIDE_EFFECT_WORDS: dict[str, str] = EFFECT_MEANING  # what each class does, said whole (core.tools)
 
 Section = Literal["summary", "problem", "decisive", "change", "detail", "server"]
 

@@ -48,8 +48,8 @@ async def test_production_roster_counts_and_budgets(engine) -> None:
         time_now = prompt_of(app, "time.now")
         assert time_now.splitlines()[1].strip() == "changes nothing \u00b7 93 tokens" and "\u26a0" not in time_now
         assert prompt_of(app, "tool.call").splitlines()[1].strip() == "control tool \u00b7 89 tokens"
-        assert "reads your files" in prompt_of(app, "memory.search")
-        assert "changes your files" in prompt_of(app, "memory.save")
+        assert "reads your data" in prompt_of(app, "memory.search")
+        assert "changes your data" in prompt_of(app, "memory.save")
         assert "contacts people" in prompt_of(app, "notify.owner")
         app.roster.options.highlighted = 0
         await pilot.press("enter")  # and folds them again

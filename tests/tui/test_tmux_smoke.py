@@ -91,7 +91,7 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
         tmux.wait_for(
             "Waiting for your approval: start_call (mcp.bland_call.start_call)",
             "Allow once (y)",
-            "[NETWORK_WRITE]",
+            "Changes state in a remote system",
             "awaiting approval \u00b7 start_call",
         )
 

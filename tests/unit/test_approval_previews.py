@@ -210,7 +210,7 @@ async def test_workspace_writes_show_the_resolved_path_and_the_file_before(home:
     (workspace / "private").mkdir()
     (workspace / "private" / "c.txt").write_text("one\ntwo\n")
     (workspace / "pub" / "link").symlink_to(workspace / "private")
-    (replace, create, refused, outside), _ = await asked(
+    (replace, create, refused), store = await asked(
         home,
         [
             use(1, "workspace.write_file", {"path": "pub/../private/c.txt", "content": "new", "overwrite": True}),
@@ -221,7 +221,7 @@ async def test_workspace_writes_show_the_resolved_path_and_the_file_before(home:
     )
     path = field(replace.preview, "Path")
     assert path.decisive and path.kind == "path" and path.value == str((workspace / "private" / "c.txt").resolve())
-    assert "written 'pub/../private/c.txt'" in path.note
+    assert path.note.startswith("private/c.txt in your workspace")  # the file the rules judged, as it will be written
     assert (field(replace.preview, "File").before, field(replace.preview, "File").value) == (
         "8 bytes, 2 lines",
         "3 bytes, 1 line",
@@ -233,7 +233,9 @@ async def test_workspace_writes_show_the_resolved_path_and_the_file_before(home:
     assert field(create.preview, "File").note == "creates the folder private/d"
     assert field(create.preview, "File").value == "1 byte, 1 line"
     assert refused.preview is not None and any("overwrite is false" in p for p in refused.preview.problems)
-    assert outside.preview is not None and any("outside the workspace" in p for p in outside.preview.problems)
+    # a path out of the workspace has no canonical form there: refused before anyone is asked
+    (escape,) = [inv for inv in store.invocations(store.chats()[0].id) if "escape" in (inv.arguments or "")]
+    assert escape.status == "failed" and "workspace" in (escape.error_message or ""), escape
 
 
 async def test_notify_says_where_the_notification_goes(home: Path) -> None:

@@ -250,7 +250,7 @@ async def test_when_the_model_cannot_summarise_the_turns_are_summarised_from_the
 
 async def test_an_offline_chat_is_summarised_from_its_own_turns(home: Path) -> None:
     events: list[ev.Event] = []
-    settings = Settings(models={"demo:demo-1": ModelSettings(context_window=20_000, max_output_tokens=256)})
+    settings = Settings(models={"demo:demo-1": ModelSettings(context_window=16_000, max_output_tokens=256)})
     engine = Engine(store=Store(home / "deferchat.db"), settings=settings)
     opts = ChatOptions(provider="demo", model="demo-1", start_demo_servers=False)
     session = await engine.open_chat(None, opts, subscribers=[events.append])

@@ -178,7 +178,7 @@ class ApprovalBar(Vertical):
         v = self.view
         name = safe(v.display or v.tool)  # a server's name: shown as it is, never obeyed (core.display)
         preview = v.shown_preview
-        title = f"\u26a0 Waiting for your approval: {name} [{safe(v.side_effect)}]"
+        title = f"\u26a0 Waiting for your approval: {name}"  # what it does, in words, is in the facts below
         if v.via:
             title += f" \u00b7 via {safe(v.via)}"
         if preview.server is not None or v.untrusted:
