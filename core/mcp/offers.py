@@ -271,3 +271,75 @@ def matching(resources: list[ResourceInfo], query: str) -> list[ResourceInfo]:
     return sorted(
         found, key=lambda r: (not (r.name.casefold().startswith(head) or r.uri.casefold().startswith(head)), r.server)
     )
+
+
+# -- @ mentions: a resource named in the message box ---------------------------------------------
+_OPENERS = "([{\"'"  # what may stand before a mention's @: "(@notes" is one, "bob@example.com" is not
+_CLOSERS = ".,;:!?)]}\"'"  # what may follow a mention as the sentence goes on: "see @desk:notes://a."
+
+
+class Mention(BaseModel):
+    """The ``@word`` the message box's cursor is in: where it starts and ends in the text (the
+    ``@`` at ``start``), and what is typed of it before the cursor (after the ``@``)."""
+
+    start: int
+    end: int
+    query: str
+
+    def span(self, text: str) -> str:
+        return text[self.start : self.end]
+
+
+def _mention_start(text: str, at: int) -> bool:
+    """``text[at]`` is an ``@`` that starts a mention: at the start, after a space or an opening
+    bracket or quote (never inside a word, as in an email address)."""
+    if text[at] != "@":
+        return False
+    if at == 0 or text[at - 1].isspace():
+        return True
+    return text[at - 1] in _OPENERS and (at == 1 or text[at - 2].isspace())
+
+
+def mention_at(text: str, cursor: int) -> Mention | None:
+    """The mention the cursor (an offset into ``text``) is in or at the end of, or None."""
+    if not 0 <= cursor <= len(text):
+        return None
+    start = cursor
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    at = start + 1 if start < len(text) and text[start] in _OPENERS else start
+    if at >= cursor or not _mention_start(text, at):
+        return None
+    end = cursor
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    while end > cursor and text[end - 1] in ")]}\"'":  # "(@wel)": the bracket stays the sentence's
+        end -= 1
+    return Mention(start=at, end=end, query=text[at + 1 : cursor])
+
+
+def mention(resource: ResourceInfo, uri: str | None = None) -> str:
+    """How a message names a resource: ``@server:uri`` (``uri``: a template's, filled in)."""
+    return f"@{resource.server}:{uri or resource.uri}"
+
+
+def mentions(text: str) -> set[str]:
+    """Every ``@word`` of ``text`` that stands as a mention, as written and without the
+    punctuation a sentence puts after it (an email address's ``@`` is none)."""
+    found: set[str] = set()
+    for match in re.finditer(r"@\S*", text):
+        if not _mention_start(text, match.start()):
+            continue
+        word = match.group()
+        found.add(word)
+        found.add(word.rstrip(_CLOSERS))
+    return found
+
+
+def mention_matching(resources: list[ResourceInfo], query: str) -> list[ResourceInfo]:
+    """What ``@query`` offers: ``server:rest`` narrows to that server's resources matching the
+    rest (``@desk:notes://welcome`` names one), anything else as :func:`matching` reads it."""
+    server, colon, rest = query.partition(":")
+    if colon and any(r.server == server for r in resources):
+        return matching([r for r in resources if r.server == server], rest)
+    return matching(resources, query)
