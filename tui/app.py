@@ -218,6 +218,7 @@ class DeferchatApp(App[int]):
         self.views = Views(self, self.sessions)
         self.permissions = Permissions(self)
         self.slash = Slash(self, self.drafts, self.chat_ops)
+        self.slash.complete_words(self.mcp.mention_offer)  # @ in a message: the servers' resources
         self.quit_signals = QuitSignals(self)  # SIGTERM, SIGHUP: stop the turn and quit (stop_and_quit)
         self._asking_quit = False  # ctrl+q's question is up
 
@@ -394,6 +395,10 @@ class DeferchatApp(App[int]):
 
     def on_text_area_changed(self, message: TextArea.Changed) -> None:
         if message.text_area is self.composer:
+            self.slash.typed()
+
+    def on_text_area_selection_changed(self, message: TextArea.SelectionChanged) -> None:
+        if message.text_area is self.composer:  # the cursor left (or came into) an @word
             self.slash.typed()
 
     def on_composer_completion_key(self, message: Composer.CompletionKey) -> None:

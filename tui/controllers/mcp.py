@@ -13,7 +13,11 @@ resources attached to a message, and servers' prompts.
   answers *cancel* for a form nobody answers in time.
 * **Resources.** *Attach a resource* (and ``@`` in the message box) picks one of the servers'
   resources (a template's variables asked in a form); it is read at once and goes with the next
-  message sent, inside its server's envelope.
+  message sent, inside its server's envelope. ``@`` at the start of a word opens the completion
+  list of the open chat's resources (:meth:`Mcp.mention_offer`, through the slash room's list),
+  narrowed by what follows it (server, name, title, address); taking one attaches it and puts
+  ``@server:uri`` in place of the word. A resource attached so whose mention is deleted before
+  sending does not go. An ``@`` inside a word (``bob@example.com``) is text.
 * **Prompts.** *Use a server's prompt* (and ``/server:prompt``) asks for its arguments and puts
   what it returns in the message box; the resources it embeds are attached. Nothing is sent until
   the person sends it.
@@ -21,7 +25,8 @@ resources attached to a message, and servers' prompts.
   ``/mcp logout NAME``, ``/attach [SERVER:URI]`` (completing the servers' resources), and one
   ``/server:prompt [ARGS]`` per prompt the servers offer (its arguments ``name=value``, or the
   whole text for a prompt of one argument; what is missing is asked). A message that names
-  ``@server:uri`` of a listed resource gets that resource attached when it is sent.
+  ``@server:uri`` of a listed resource (as a word of its own) gets that resource attached when it
+  is sent.
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ if TYPE_CHECKING:
 
     from core.mcp.client import McpManager
     from core.mcp.elicitation import QueueElicitor
-    from core.mcp.offers import Attachment, PromptInfo, ResourceInfo
+    from core.mcp.offers import Attachment, Mention, PromptInfo, ResourceInfo
+    from tui.controllers.slash import WordOffer
 
 log = logging.getLogger("deferchat.tui")
 
@@ -81,6 +87,7 @@ class Mcp:
         self.replace_unused_chat = replace_unused_chat  # an unused new chat opened again: True when it was
         self.elicitor: QueueElicitor | None = None
         self.attachments: list[Attachment] = []
+        self.mentioned: dict[tuple[str, str], str] = {}  # attached through @: (server, uri) -> its @mention
         self._watcher: Worker[None] | None = None
         self._signing_in: set[str] = set()
         self.resource_cache: list[ResourceInfo] = []  # what the slash commands complete, kept current
@@ -97,7 +104,7 @@ class Mcp:
         from core.mcp.elicitation import QueueElicitor
 
         self.elicitor = QueueElicitor()
-        self.attachments = []
+        self.attachments, self.mentioned = [], {}
         self.resource_cache, self.prompt_cache = [], []
         return self.elicitor
 
@@ -237,8 +244,9 @@ class Mcp:
         if chosen is not None:
             await self.attach_resource(chosen)
 
-    async def attach_resource(self, chosen: ResourceInfo) -> None:
-        """Read one resource (a template's variables asked first) and keep it for the next message."""
+    async def attach_resource(self, chosen: ResourceInfo) -> Attachment | None:
+        """Read one resource (a template's variables asked first) and keep it for the next message;
+        None when it was not (the form cancelled, the read failed: said)."""
         from core.errors import UserFacingError
         from core.mcp.elicitation import ElicitationRequest
         from core.mcp.offers import expand_template, template_fields
@@ -246,7 +254,7 @@ class Mcp:
 
         host, session = self.host, self.host.session
         if session is None:
-            return
+            return None
         uri = chosen.uri
         if chosen.template:
             form = ElicitationRequest(id="template", server=chosen.server, fields=template_fields(chosen))
@@ -254,18 +262,62 @@ class Mcp:
                 FormScreen(form, title=f"Fill in {safe(chosen.uri)} ({safe(chosen.server)})", send="Attach")
             )
             if answer.action != "accept":
-                return
+                return None
             uri = expand_template(chosen.uri, {k: str(v) for k, v in (answer.content or {}).items()})
         try:
             attachment = await session.read_resource(chosen.server, uri)
         except UserFacingError as exc:
             host.notify(str(exc), severity="error")
-            return
+            return None
         self.attachments.append(attachment)
         cut = f", cut to {len(attachment.text):,} of {attachment.chars:,} characters" if attachment.truncated else ""
         await host.log_view.add(
             NoteItem(text=f"\U0001f4ce {uri} from {chosen.server} goes with your next message{cut}")
         )
+        return attachment
+
+    # -- @ in the message box -----------------------------------------------------------------------
+    def mention_offer(self, text: str, cursor: int) -> WordOffer | None:
+        """The open chat's resources for the ``@word`` at the cursor (the slash room's list shows
+        them), or None: no chat, no ``@`` starting the word, nothing matching."""
+        from core.mcp.offers import mention, mention_at, mention_matching
+        from tui.controllers.slash import WordOffer
+        from tui.widgets.slash_menu import Entry
+
+        if self.manager is None or not self.resource_cache:
+            return None
+        at = mention_at(text, cursor)
+        if at is None:
+            return None
+        found = mention_matching(self.resource_cache, at.query)[:50]
+        if any(mention(r) == at.span(text) for r in found):  # the word names one already: nothing to do
+            return None
+        entries = [Entry(fill=mention(r), label=mention(r), description=resource_row(r)) for r in found]
+        return WordOffer(entries, take=lambda i: self.mention_taken(found[i], at, text))
+
+    def mention_taken(self, chosen: ResourceInfo, at: Mention, text: str) -> None:
+        self.host.run_worker(self._mention(chosen, at, text), group="attach", exclusive=True, exit_on_error=False)
+
+    async def _mention(self, chosen: ResourceInfo, at: Mention, text: str) -> None:
+        """Attach what ``@`` chose (a template's variables asked), then name it in the box in place
+        of the typed word, when the word is still there."""
+        from core.mcp.offers import mention
+
+        have = next((a for a in self.attachments if (a.server, a.uri) == (chosen.server, chosen.uri)), None)
+        attachment = have if have is not None and not chosen.template else await self.attach_resource(chosen)
+        composer = self.host.composer
+        if attachment is None:
+            self.host.focus_input()
+            return
+        named = mention(chosen, attachment.uri)
+        self.mentioned[(attachment.server, attachment.uri)] = named
+        typed = at.span(text)
+        now = composer.text
+        if now[at.start : at.start + len(typed)] == typed:
+            after = at.start + len(typed)
+            space = "" if now[after : after + 1].isspace() else " "
+            composer.replace_span(at.start, after, named + space, cursor=at.start + len(named) + 1)
+        self.host.focus_input()
 
     def take_attachments(self) -> list[Attachment]:
         """The attachments for the message being sent (the next one starts with none)."""
@@ -276,14 +328,23 @@ class Mcp:
         """The attachments to send with ``text``: those picked, and each listed resource the text
         names as ``@server:uri`` (read now; one that cannot be read is said and left out)."""
         from core.errors import UserFacingError
+        from core.mcp.offers import mention, mentions
 
-        taken = self.take_attachments()
+        named = mentions(text)
+        taken, mentioned = self.take_attachments(), self.mentioned
+        self.mentioned = {}
+        dropped = [a for a in taken if mentioned.get((a.server, a.uri), "") not in (named | {""})]
+        if dropped:  # attached through @ and the @mention deleted since: the person took it back
+            taken = [a for a in taken if a not in dropped]
+            self.host.notify(
+                "Not attached (its @ mention was deleted): " + ", ".join(safe(a.uri) for a in dropped), timeout=6
+            )
         session = self.host.session
-        if session is None or "@" not in text:
+        if session is None or not named:
             return taken
         have = {(a.server, a.uri) for a in taken}
         for r in self.resource_cache:
-            if r.template or (r.server, r.uri) in have or f"@{r.server}:{r.uri}" not in text:
+            if r.template or (r.server, r.uri) in have or mention(r) not in named:
                 continue
             try:
                 taken.append(await session.read_resource(r.server, r.uri))
@@ -441,6 +502,14 @@ class Mcp:
         if got.attachments:
             names = ", ".join(a.uri for a in got.attachments)
             await host.log_view.add(NoteItem(text=f"\U0001f4ce {names} (from {prompt.command}) go with it"))
+
+
+def resource_row(resource: ResourceInfo) -> str:
+    """How the ``@`` list describes a resource (the server's words, shown through ``safe`` by the list)."""
+    said = " \u2014 ".join(w for w in (resource.title or resource.name, resource.description) if w)
+    if resource.template:
+        said += f" (asks for {', '.join(resource.variables())})"
+    return said
 
 
 def prompt_values(prompt: PromptInfo, text: str) -> dict[str, str]:

@@ -8,6 +8,11 @@ commands that match (the first highlighted: Tab completes it, Enter runs it); on
 named and a space typed, the arguments it offers (none highlighted until ↑/↓: Enter sends what
 was typed). Esc closes the list. Typing never goes anywhere but the box.
 
+The same list completes a word of a message at the cursor for the rooms that offer one
+(:meth:`Slash.complete_words`; the MCP room's ``@`` names a server's resource): the first
+entry highlighted, Tab or Enter hands the chosen one to the room that offered it
+(:class:`WordOffer`), Esc closes the list and keeps the text.
+
 A sent line that names no command is not sent at once: the owner is told, and Enter again
 (the same line) sends it as typed; ``//text`` sends ``/text`` without asking.
 """
@@ -16,7 +21,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import UserFacingError
@@ -32,6 +38,19 @@ if TYPE_CHECKING:
 log = logging.getLogger("deferchat.tui")
 
 
+@dataclass(frozen=True)
+class WordOffer:
+    """What a room offers for the word at the cursor: the rows, and what taking one does
+    (``take(index)``, the row's index in ``entries``; the room edits the box itself)."""
+
+    entries: list[Entry]
+    take: Callable[[int], object]
+
+
+WordCompleter = Callable[[str, int], "WordOffer | None"]
+"""A room's completion of the word at the cursor: the box's text and the cursor's offset in it."""
+
+
 class Slash:
     def __init__(self, host: Host, drafts: Drafts, chat_ops: ChatOps) -> None:
         self.host = host
@@ -41,6 +60,8 @@ class Slash:
         self.asked: str | None = None  # the line that names no command, the owner told about it once
         self.closed_at: str | None = None  # the box's text when Esc closed the list
         self.arguments = False  # the list shows a command's arguments (else command names)
+        self.words: list[WordCompleter] = []  # the rooms' completions of a word in a message (@: mcp)
+        self.offer: WordOffer | None = None  # the list shows a room's offer for the word at the cursor
         for command in app_commands(host, chat_ops, self):
             self.registry.add(command)
 
@@ -49,12 +70,19 @@ class Slash:
     def open(self) -> bool:
         return bool(self.menu.display)
 
+    def complete_words(self, completer: WordCompleter) -> None:
+        """A room's completion of the word at the cursor in a message (tried in the order added)."""
+        self.words.append(completer)
+
     def typed(self) -> None:
-        """The box's text changed: the list follows it."""
+        """The box's text (or its cursor) changed: the list follows it."""
         text = self.host.composer.text
         if text != self.closed_at:
             self.closed_at = None
+        self.offer = None
         entries, highlight = self._entries(text) if self.closed_at is None else ([], False)
+        if not entries and self.closed_at is None:
+            entries, highlight = self._word_entries(text)
         if entries:
             self.menu.show(entries, highlight=highlight)
         else:
@@ -87,6 +115,21 @@ class Slash:
         ]
         return entries, False
 
+    def _word_entries(self, text: str) -> tuple[list[Entry], bool]:
+        if text.startswith("/") and not text.startswith("//"):  # a command's line: its own list
+            return [], False
+        cursor = self.host.composer.cursor_offset
+        for completer in self.words:
+            try:
+                offer = completer(text, cursor)
+            except Exception:  # a room's completer must not break typing
+                log.exception("completing a word failed")
+                continue
+            if offer is not None and offer.entries:
+                self.offer = offer
+                return offer.entries, True
+        return [], False
+
     def _entry(self, command: SlashCommand) -> Entry:
         keys = self.host.keys_for(command.action) if command.action else ""
         return Entry(
@@ -106,6 +149,14 @@ class Slash:
             return
         if key in ("up", "down"):
             menu.move(-1 if key == "up" else 1)
+            return
+        offer = self.offer
+        if offer is not None:  # a room's word: Tab and Enter hand the chosen row to the room
+            at = menu.highlighted or 0
+            self.closed_at = composer.text
+            self.typed()
+            if 0 <= at < len(offer.entries):
+                offer.take(at)
             return
         chosen = menu.chosen
         if key == "tab":

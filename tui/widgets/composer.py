@@ -147,6 +147,26 @@ class Composer(TextArea):
         self.move_cursor(cursor)
         self.browsing = -1
 
+    @property
+    def cursor_offset(self) -> int:
+        """The cursor as an offset into :attr:`text`."""
+        row, column = self.cursor_location
+        lines = self.text.split("\n")
+        return sum(len(line) + 1 for line in lines[:row]) + column
+
+    @staticmethod
+    def location_of(text: str, offset: int) -> tuple[int, int]:
+        """The (row, column) of an offset into ``text``."""
+        lines = text[:offset].split("\n")
+        return len(lines) - 1, len(lines[-1])
+
+    def replace_span(self, start: int, end: int, insert: str, *, cursor: int | None = None) -> None:
+        """Replace ``text[start:end]`` with ``insert`` (undoable, as typing is); the cursor at the
+        offset ``cursor`` afterwards (default: after ``insert``)."""
+        text = self.text
+        self.replace(insert, self.location_of(text, start), self.location_of(text, end))
+        self.move_cursor(self.location_of(self.text, start + len(insert) if cursor is None else cursor))
+
     # -- recalling earlier messages ---------------------------------------------------------------
     def set_history(self, entries: Sequence[str]) -> None:
         """What ↑ recalls, newest first (duplicates dropped, the first one kept)."""
