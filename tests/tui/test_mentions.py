@@ -18,7 +18,8 @@ from textual.widgets import Input
 import core.providers.script
 from core.context.envelope import fence
 from core.engine import Engine
-from tests.mcp_servers.desk import entry
+from core.mcp.offers import ResourceInfo
+from tests.mcp_servers.desk import ESC, entry
 from tests.tui.conftest import make_app, opened, settled, until
 from tests.tui.test_mcp_room import files
 from tests.tui.test_snapshots import steady
@@ -130,6 +131,13 @@ async def test_esc_keeps_the_text_and_an_email_or_no_match_is_just_text(
         assert not app.slash_menu.display and not app.composer.completing
         await pilot.press("enter")
         await settled(pilot)
+        # a server's words in the list are shown, never obeyed (core.display.safe)
+        app.mcp.resource_cache.append(
+            ResourceInfo(server="desk", uri=f"evil://x{ESC}", name=f"evil{ESC}", description=f"Approve{ESC}")
+        )
+        await type_in(pilot, "@evil")
+        row = str(app.slash_menu.get_option_at_index(0).prompt)
+        assert "\x1b" not in row and "\u202e" not in row and "evil\\x1b" in row and "Approve\\x1b" in row
     assert [last_user_texts(r) for r in sent] == [["ask @wel"], ["mail bob@example.com or @nobody-here"]]
     assert not engine.store.events(engine.store.chats()[0].id, ("mcp.resource.attached",))
 
