@@ -21,7 +21,7 @@ from core.engine import Engine
 from core.mcp.offers import ResourceInfo
 from tests.mcp_servers.desk import ESC, entry
 from tests.tui.conftest import make_app, opened, settled, until
-from tests.tui.test_mcp_room import files
+from tests.tui.test_mcp_room import files, log_text
 from tests.tui.test_snapshots import steady
 from tui.app import DeferchatApp
 from tui.screens.elicitation import FormScreen
@@ -68,10 +68,6 @@ def last_user_texts(request: dict[str, Any]) -> list[str]:
     [*_, last] = [m for m in request["messages"] if m["role"] == "user"]
     content = last["content"]
     return [content] if isinstance(content, str) else [b.get("text", "") for b in content]
-
-
-def log_text(app: DeferchatApp) -> str:
-    return "\n".join(str(w.render()) for w in app.log_view.query("*") if hasattr(w, "render"))
 
 
 async def test_at_lists_narrows_and_tab_attaches_to_the_next_request(
