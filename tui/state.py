@@ -73,6 +73,24 @@ rows (the class and its code are in the tool's detail)."""
 CONTROL_WORDS = "control tool"  # deferchat's own tools (tool.call, tool.search, ...): they reach nothing
 
 
+EFFECT_VERB: dict[str, str] = {
+    SideEffect.NONE: "computes",
+    SideEffect.WORKSPACE_READ: "reads",
+    SideEffect.NETWORK_READ: "reads the web",
+    SideEffect.WORKSPACE_WRITE: "changes",
+    SideEffect.NETWORK_WRITE: "sends",
+    SideEffect.COMMUNICATION: "contacts",
+}
+"""The same in a word or two: a one-line roster row too narrow for :data:`SIDE_EFFECT_WORDS`."""
+
+
+def effect_verb(side_effect: str, origin: str = "") -> str:
+    """:func:`effect_words` in a word or two (a one-line roster row on a narrow panel)."""
+    if origin == "control":
+        return "control"
+    return EFFECT_VERB.get(side_effect, side_effect)
+
+
 def effect_words(side_effect: str, origin: str = "") -> str:
     """A roster row's words for what the tool does: "control tool" for deferchat's own, else
     :data:`SIDE_EFFECT_WORDS` (the class itself for one the TUI does not know)."""

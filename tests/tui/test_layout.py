@@ -30,7 +30,7 @@ from tui import app as app_module
 from tui.app import DeferchatApp, EngineEvent
 from tui.screens import whatif
 from tui.screens.whatif import WhatIfScreen
-from tui.state import CONTROL_WORDS, SIDE_EFFECT_WORDS, ToolItem
+from tui.state import CONTROL_WORDS, EFFECT_VERB, SIDE_EFFECT_WORDS, ToolItem
 from tui.widgets import roster as roster_module
 from tui.widgets.roster import summary_parts
 
@@ -169,6 +169,10 @@ def test_every_error_code_has_words_of_its_own() -> None:
     assert codes.describe("tool.something_new") == codes.describe(None) == "it failed"
 
 
+_SAYS = "|".join(re.escape(w) for w in (*SIDE_EFFECT_WORDS.values(), CONTROL_WORDS, *EFFECT_VERB.values(), "control"))
+LINE_ROW = re.compile(r"^ {4}\S")  # a one-line tool row: the marks' and the pin's columns, then its name
+LINE_WORDS = re.compile(r"\s(?:" + _SAYS + r")\s*$")  # ... and what it does, whole, at its end
+
 ROW_WORDS = re.compile(
     r"^\s*(?:\u2713 allowed \u00b7 )?(?:"
     + "|".join(re.escape(w) for w in (*SIDE_EFFECT_WORDS.values(), CONTROL_WORDS))
@@ -178,20 +182,27 @@ ROW_WORDS = re.compile(
 
 async def test_at_160_columns_the_rosters_rows_show_whole(engine) -> None:
     app = make_app(engine)
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with app.run_test(size=(160, 50)) as pilot:
         await opened(pilot)
-        app.roster.toggle_section("defined")  # every tool listed
         options = app.roster.options
+        await until(pilot, lambda: not app.roster.compact)  # Defined folded: two lines a tool fit
+        lines = rows_in(app, options.region)
+        words = [line for line in lines if ROW_WORDS.match(line)]
+        assert len(words) == 17, lines
+        for line in words:  # what it does, then its tokens: never cut
+            assert re.search(r" \u00b7 \d[\d,]* tokens?\s*$", line), f"the token count is cut: {line!r}"
+        app.roster.toggle_section("defined")  # every tool listed: a line each
+        await until(pilot, lambda: app.roster.compact)
         servers: set[str] = set()
         for last in (0, len(options.options) - 1):  # the top of the list, then its end (the MCP tools)
             options.highlighted = last
             options.scroll_to_highlight()
             await pilot.pause(0.1)
-            lines = rows_in(app, options.region)
-            words = [line for line in lines if ROW_WORDS.match(line)]
-            assert words, "no tool is on screen"
-            for line in words:  # what it does, then its tokens: never cut
-                assert re.search(r" \u00b7 \d[\d,]* tokens?\s*$", line), f"the token count is cut: {line!r}"
+            lines = rows_in(app, options.scrollable_content_region)  # the rows, not the scrollbar
+            rows = [line for line in lines if LINE_ROW.match(line)]
+            assert rows, "no tool is on screen"
+            for line in rows:  # what it does, whole, at the row's end
+                assert LINE_WORDS.search(line), f"what the tool does is cut: {line!r}"
             servers |= {m for line in lines for m in re.findall(r"\b(gmail_\w+|bland_\w+) \u26a0", line)}
         assert {"gmail_personal", "gmail_work"} <= servers
 
@@ -205,10 +216,11 @@ async def test_at_120x40_the_deferred_tools_are_on_the_first_screen(engine) -> N
         lines = [line.strip() for line in rows_in(app, app.roster.options.region)]
         assert lines[0].startswith("\u25b8 Defined 30/30") and "Enter shows them" in lines[1]
         assert lines[2].startswith("\u25be Indexed 17/40"), lines[:3]  # under the folded Defined
-        # the rest of the list is the deferred tools, two rows each, in the plan's order
-        names = [line.split()[0] for line in lines[3::2]]
+        # then the deferred tools, a line each, in the plan's order, every one of them
+        names = [line.split()[0] for line in lines[3:20]]
         short = [t.remote_name or t.name for t in map(plan.placement_of, plan.deferred_tool_names) if t]
-        assert len(names) >= 14 and names == short[: len(names)]
+        assert names == short
+        assert lines[20].startswith("\u25be Skipped 0")
         assert app.roster.options.scroll_y == 0
 
 

@@ -3,6 +3,8 @@ server status, roster.changed, the tool detail and the toggle."""
 
 from __future__ import annotations
 
+from textual.geometry import Region
+
 from core import events as ev
 from tests.tui.conftest import SCRIPTS, make_app, opened, send, settled, until
 from tui.app import EngineEvent
@@ -20,7 +22,7 @@ def prompt_of(app, name: str) -> str:
 
 async def test_production_roster_counts_and_budgets(engine) -> None:
     app = make_app(engine)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 50)) as pilot:  # room for two lines a tool, Defined folded
         await opened(pilot)
         plan = app.roster.plan
         assert (len(plan.defined_tool_names), len(plan.deferred_tool_names), len(plan.skipped_tool_names)) == (
@@ -28,7 +30,8 @@ async def test_production_roster_counts_and_budgets(engine) -> None:
             17,
             0,
         )
-        # Defined starts folded to its heading, so the deferred tools are on the first screen
+        # Defined is folded to its heading and count, so the deferred tools are on the first screen
+        await until(pilot, lambda: not app.roster.compact)
         assert headings(app) == [
             f"\u25b8 Defined 30/30 \u00b7 {plan.definition_tokens:,}/9,000 tok\n  30 tools \u00b7 Enter shows them",
             f"\u25be Indexed 17/40 \u00b7 {plan.index_tokens:,}/2,000 tok",
@@ -45,15 +48,20 @@ async def test_production_roster_counts_and_budgets(engine) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: len(app.roster.shown_names()) == 47)
         assert headings(app)[0] == f"\u25be Defined 30/30 \u00b7 {plan.definition_tokens:,}/9,000 tok"
-        time_now = prompt_of(app, "time.now")
-        assert time_now.splitlines()[1].strip() == "changes nothing \u00b7 93 tokens" and "\u26a0" not in time_now
-        assert prompt_of(app, "tool.call").splitlines()[1].strip() == "control tool \u00b7 89 tokens"
-        assert "reads your data" in prompt_of(app, "memory.search")
-        assert "changes your data" in prompt_of(app, "memory.save")
-        assert "contacts people" in prompt_of(app, "notify.owner")
+        # 47 tools in two lines each do not fit: a line each, what they do at the row's end
+        assert app.roster.compact
+        assert prompt_of(app, "time.now").split() == ["time.now", "changes", "nothing"]
+        assert prompt_of(app, "tool.call").split() == ["tool.call", "control", "tool"]
+        assert prompt_of(app, "memory.search").endswith("reads your data")
+        assert prompt_of(app, "memory.save").endswith("changes your data")
+        assert prompt_of(app, "notify.owner").endswith("contacts people")
+        # a wide panel has room for every row's words (a narrower one says them in a word)
+        assert prompt_of(app, "mcp.bland_call.start_call").split()[:3] == ["start_call", "bland_call", "\u26a0"]
+        assert prompt_of(app, "mcp.bland_call.start_call").endswith(" sends to the internet")
         app.roster.options.highlighted = 0
         await pilot.press("enter")  # and folds them again
         await until(pilot, lambda: len(app.roster.shown_names()) == 17)
+        await until(pilot, lambda: not app.roster.compact)
 
 
 async def test_filter_narrows_the_list(engine) -> None:
@@ -181,3 +189,173 @@ async def test_a_live_mark_keeps_the_list_where_the_reader_left_it(engine) -> No
         await pilot.pause(0.05)
         assert options.scroll_y == before
         assert MARK_GLYPH[CALLED] in prompt_of(app, "mcp.gmail_work.send_message")
+
+
+# -- the first screen: every deferred tool in view, sections the person folds -------------------
+DEMO_SERVERS = {"bland_call": 1, "bland_read": 2, "gmail_personal": 8, "gmail_work": 8}
+
+
+def row_region(app, option_id: str) -> Region:
+    """Where the list draws an option's row on screen: the list's content region, from the
+    option's first line (as the list laid it out) less the scroll, its height in lines."""
+    options = app.roster.options
+    index = options.get_option_index(option_id)
+    area = options.scrollable_content_region
+    top = area.y + options._index_to_line[index] - round(options.scroll_y)
+    return Region(area.x, top, area.width, options._heights[index])
+
+
+def in_view(app, option_id: str) -> bool:
+    """The row is drawn whole inside the list's visible area, inside the panel, on the screen."""
+    row = row_region(app, option_id)
+    visible = app.roster.options.scrollable_content_region
+    return (
+        row.area > 0
+        and visible.contains_region(row)
+        and app.roster.region.contains_region(row)
+        and app.screen.region.contains_region(row)
+    )
+
+
+async def demo_servers_ready(app, pilot) -> None:
+    """The first screen as the demo shows it: its four servers ready on the MCP line (posted as
+    the engine posts them; the tests do not start the servers)."""
+    for server, tools in DEMO_SERVERS.items():
+        status = ev.ServerStatus(server=server, status="ready", tools=tools, message=f"{tools} tools")
+        app.post_message(EngineEvent(status, app.generation))
+    await until(pilot, lambda: set(app.roster.servers) == set(DEMO_SERVERS))
+    await pilot.pause(0.1)
+
+
+async def test_at_120x40_every_deferred_tool_is_in_view_without_scrolling(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        await demo_servers_ready(app, pilot)
+        plan = app.roster.plan
+        assert app.roster.servers_line.display and app.roster.servers_line.region.height >= 1
+        assert app.roster.options.scroll_y == 0
+        out = [n for n in plan.deferred_tool_names if not in_view(app, n)]
+        assert not out, f"deferred tools below the fold: {out}"
+        # Defined says what it holds, folded; the sections under it are in view too
+        assert app.roster.folded() == {"defined"}
+        assert "30 tools" in headings(app)[0]
+        for key in ("defined", "deferred", "skipped"):
+            assert in_view(app, f"section:{key}")
+        # a line each, what it does at the row's end, in words (no codes)
+        start = prompt_of(app, "mcp.bland_call.start_call")
+        assert "\n" not in start and start.split()[:3] == ["start_call", "bland_call", "\u26a0"]
+        assert start.split()[-1] == "sends" and "NETWORK" not in start and "net-write" not in start
+        # the roster-changed notice takes rows from the list: the tools stay in view
+        app.post_message(EngineEvent(ev.RosterChanged(server="gmail_work", message="changed"), app.generation))
+        await until(pilot, lambda: app.roster.changed_line.display)
+        await pilot.pause(0.1)
+        assert all(in_view(app, n) for n in plan.deferred_tool_names)
+
+
+async def test_a_granted_and_a_discovered_tool_stay_marked_on_one_line_rows(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        await demo_servers_ready(app, pilot)
+        assert app.roster.compact
+        app.roster.set_grants({"mcp.bland_call.start_call": "allowed for this chat"})
+        app.post_message(EngineEvent(ev.ToolDiscovered(names=["mcp.gmail_work.send_message"]), app.generation))
+        await until(pilot, lambda: DISCOVERED in app.roster.marks.get("mcp.gmail_work.send_message", set()))
+        await pilot.pause(0.05)
+        assert "\u2713 allowed" in prompt_of(app, "mcp.bland_call.start_call")
+        assert prompt_of(app, "mcp.gmail_work.send_message").startswith(f" {MARK_GLYPH[DISCOVERED]}")
+        assert all(in_view(app, n) for n in app.roster.plan.deferred_tool_names)
+        # and every row is one line still: the grant takes the room of what it does, not a line
+        assert all(
+            app.roster.options._heights[app.roster.options.get_option_index(n)] == 1 for n in app.roster.shown_names()
+        )
+
+
+async def test_sections_fold_and_show_by_key(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        options = app.roster.options
+        options.focus()
+        options.highlighted = options.get_option_index("mcp.gmail_work.send_draft")
+        await pilot.press("left")  # folds the section the cursor is in; the cursor goes to its heading
+        await until(pilot, lambda: app.roster.folded() == {"defined", "deferred"})
+        assert options.highlighted_option.id == "section:deferred"
+        assert app.roster.shown_names() == []
+        # a folded section says how many it holds: nothing leaves the roster silently
+        assert headings(app)[1].splitlines()[1].strip() == "17 tools \u00b7 Enter shows them"
+        await pilot.press("right")
+        await until(pilot, lambda: app.roster.folded() == {"defined"})
+        assert len(app.roster.shown_names()) == 17
+        await pilot.press("up")  # the Defined heading
+        assert options.highlighted_option.id == "section:defined"
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.roster.folded())
+        assert len(app.roster.shown_names()) == 47
+        await pilot.press("left")
+        await until(pilot, lambda: app.roster.folded() == {"defined"})
+        # in the filter box the arrows move its cursor: nothing folds
+        await pilot.press("ctrl+f")
+        await pilot.press("x", "left")
+        assert app.roster.filter.cursor_position == 0 and app.roster.folded() == {"defined"}
+
+
+async def test_sections_fold_and_show_by_click(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        await pilot.pause(0.1)
+        options = app.roster.options
+
+        async def click(key: str) -> None:
+            row = row_region(app, f"section:{key}")
+            await pilot.click(options, offset=(row.x - options.region.x + 2, row.y - options.region.y))
+
+        await click("defined")
+        await until(pilot, lambda: not app.roster.folded())
+        await click("deferred")
+        await until(pilot, lambda: app.roster.folded() == {"deferred"})
+        assert not set(app.roster.shown_names()) & set(app.roster.plan.deferred_tool_names)
+        assert len(app.roster.shown_names()) == 30
+        await click("deferred")
+        await until(pilot, lambda: not app.roster.folded())
+
+
+async def test_the_persons_folds_hold_across_a_new_chat_a_switch_and_a_resize(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        app.roster.toggle_section("skipped")  # the person folds a section: their folds hold from now on
+        app.roster.toggle_section("defined")
+        assert app.roster.folded() == {"skipped"}
+        first = app.session.chat_id
+        await send(pilot, "hello")  # a used chat: ctrl+n opens another (an unused one is kept)
+        await settled(pilot)
+        await pilot.press("ctrl+n")  # a new chat: the roster is reset, planned and shown again
+        await until(pilot, lambda: app.session is not None and app.session.chat_id != first)
+        await opened(pilot)
+        assert app.roster.folded() == {"skipped"} and len(app.roster.shown_names()) == 47
+        app.roster.set_strategy("active-tools", "switched to a provider without an index")
+        await pilot.pause()
+        assert app.roster.folded() == {"skipped"} and len(app.roster.shown_names()) == 47
+        await pilot.resize_terminal(160, 60)
+        await pilot.pause(0.2)
+        assert app.roster.folded() == {"skipped"}
+
+
+async def test_the_default_follows_what_the_list_holds(engine) -> None:
+    app = make_app(engine)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot)
+        await pilot.pause(0.1)
+        assert app.roster.folded() == {"defined"} and app.roster.compact
+        await pilot.resize_terminal(130, 60)  # every section fits, a line a tool: nothing folded
+        await until(pilot, lambda: not app.roster.folded())
+        assert app.roster.compact and all(in_view(app, t.name) for t in app.roster.plan.tools)
+        await pilot.resize_terminal(160, 50)  # Defined folded, the deferred tools in two lines each
+        await until(pilot, lambda: app.roster.folded() == {"defined"} and not app.roster.compact)
+        assert all(in_view(app, n) for n in app.roster.plan.deferred_tool_names)
+        assert all(
+            app.roster.options._heights[app.roster.options.get_option_index(n)] == 2 for n in app.roster.shown_names()
+        )

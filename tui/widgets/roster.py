@@ -1,19 +1,28 @@
 """The roster panel: the chat's plan as sections (Defined, Indexed or Deferred, Skipped) with
-their budgets, each folded or shown (Defined starts folded, so the deferred tools are on the
-first screen; Enter or a click on a heading toggles it), every tool in words (what it does,
-its tokens, its server and untrusted marker: the side-effect codes, the policy and the builder
-are in the detail views), live marks for what this chat called, discovered or loaded, a pin
+their budgets, each folded or shown, every tool in words (what it does, its tokens, its server
+and untrusted marker: the side-effect codes, the policy and the builder are in the detail
+views), live marks for what this chat called, discovered or loaded, a pin
 mark on always-load tools (the tool screen's reason says what pins each), the chat's "allow
 for this chat" grants, a filter, server status and the roster-changed notice. It shows the
 plan; it never computes one.
 
 Where the terminal is too narrow for it, the app folds the panel into :class:`RosterStrip`,
-one line in the words of the panel's summary."""
+one line in the words of the panel's summary.
+
+The list is arranged to what its height holds (:meth:`RosterPanel.arrangement`): until the person
+folds or shows a section, Defined is folded to its heading and count when the whole list does not
+fit, so the deferred tools are on the first screen; and each tool takes two lines (what it does
+and its tokens below its name) where they fit, one line where they do not. Enter or a click on a
+heading folds or shows its section; Left folds the section under the cursor, Right shows it. The
+person's folds hold for the panel's life: across chats, a refreshed roster, a provider switch and
+any resize."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -33,6 +42,7 @@ from tui.state import (
     LOADED,
     MARK_GLYPH,
     SIDE_EFFECT_BADGE,
+    effect_verb,
     effect_words,
     is_read,
     tokens_words,
@@ -111,6 +121,58 @@ def tool_prompt(t: ToolPlacement, marks: set[str], granted: bool = False) -> Con
     return Content.assemble(*line1, "\n", *line2)
 
 
+def _line_head(t: ToolPlacement, marks: set[str]) -> Content:
+    """A one-line row's left part: the marks, the pin, the name, its server and untrusted marker."""
+    glyphs = "".join(MARK_GLYPH[m] if m in marks else " " for m in (CALLED, DISCOVERED, LOADED))
+    short = safe(t.remote_name if (t.server and t.remote_name) else t.name)
+    parts: list[tuple[str, str] | str] = [(glyphs, "bold cyan")]
+    parts.append((PIN_MARK, "bold yellow") if t.always_load else " ")
+    parts.append((short, "bold"))
+    if t.server:
+        parts += [" ", (safe(t.server), "dim")]
+    if t.untrusted:
+        parts.append((f" {UNTRUSTED_MARK}", "red"))
+    return Content.assemble(*parts)
+
+
+EffectWords = Callable[[str, str], str]
+
+
+def line_words(tools: Sequence[ToolPlacement], width: int) -> EffectWords:
+    """How one-line rows of ``tools`` say what each does: :func:`effect_words` where every row
+    has room for them at ``width`` (a section's rows read alike), else :func:`effect_verb` (a row
+    without room even for that leaves it to the detail view)."""
+    if all(_line_head(t, set()).cell_length + 1 + len(effect_words(t.side_effect, t.origin)) <= width for t in tools):
+        return effect_words
+    return effect_verb
+
+
+def tool_line(
+    t: ToolPlacement,
+    marks: set[str],
+    granted: bool = False,
+    width: int = 0,
+    words: EffectWords = effect_words,
+) -> Content:
+    """One line, for a list too short for :func:`tool_prompt`'s two: the marks, the name, its
+    server and untrusted marker; "allowed" for a granted tool (at the least its mark: never left
+    out); and what it does in ``words`` (:func:`line_words`), at the right edge of ``width``
+    cells (0: no limit, one space before), in a word or two where a grant takes the room. The
+    tokens are the detail view's."""
+    line = _line_head(t, marks)
+    if granted:
+        grant = f" \u2713 {GRANTED_WORDS}"
+        if width and line.cell_length + len(grant) > width:
+            grant = " \u2713"
+        line = Content.assemble(line, (grant, "bold green"))
+    for say in (words, effect_verb):
+        text = say(t.side_effect, t.origin)
+        gap = width - line.cell_length - len(text) if width else 2
+        if gap >= 1:
+            return Content.assemble(line, " " * gap, (text, badge_style(t.side_effect)))
+    return line
+
+
 PINNED = "pinned plan"  # the chat's plan; the what-if screen calls it the same
 PREVIEW = "plan preview \u00b7 servers starting"  # before the new chat's servers listed their tools
 
@@ -155,7 +217,7 @@ def section_heading(plan: RosterPlan, key: str, *, folded: bool, showing: int | 
         counted = line.split(" \u00b7 ")[0]
         return Content.styled(f"{UNFOLDED} {counted}  (showing {showing})", "bold reverse")
     heading = Content.styled(f"{FOLDED if folded else UNFOLDED} {line}", "bold reverse")
-    tools = {"defined": plan.defined_tool_names, "deferred": plan.deferred_tool_names}.get(key)
+    tools = {"defined": plan.defined_tool_names, "deferred": plan.deferred_tool_names}.get(key, plan.skipped_tool_names)
     if folded and tools:
         n = len(tools)
         return Content.assemble(heading, "\n", (f"  {n} tool{'s' if n != 1 else ''} \u00b7 Enter shows them", "dim"))
@@ -190,9 +252,28 @@ class RosterStrip(Static):
         self.update(Content.assemble(*parts))
 
 
+def heading_height(folded: bool, tools: int) -> int:
+    """The lines a section's heading takes (:func:`section_heading`: a folded one with tools says
+    how many on a second line)."""
+    return 2 if folded and tools else 1
+
+
+class RosterList(OptionList):
+    """The roster's list; it tells the panel when its size changes (the server line or the
+    changed notice appearing, the terminal resized), so the panel arranges the list again."""
+
+    class Resized(Message):
+        pass
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.post_message(self.Resized())
+
+
 class RosterPanel(Vertical):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "clear_filter", "Clear filter", show=False, id="roster_clear_filter"),
+        Binding("left", "fold_section", "Fold section", show=False, id="roster_fold_section"),
+        Binding("right", "unfold_section", "Show section", show=False, id="roster_unfold_section"),
     ]
 
     class ToolSelected(Message):
@@ -206,14 +287,17 @@ class RosterPanel(Vertical):
         self.pinned = False
         self.marks: dict[str, set[str]] = {}
         self.grants: dict[str, str] = {}  # tool -> its active grant in words ("allowed for this chat since ...")
-        self.folds: set[str] | None = None  # the sections the person folded (kept across chats); None: folded()
+        self.folds: set[str] | None = None  # the sections the person folded (kept across chats); None: arrangement()
+        self.compact = False  # the tools' rows take one line each (the list's height holds no more)
+        self._line_words: dict[Placement, EffectWords] = {}  # per section, for one-line rows
+        self._arranged: tuple[frozenset[str], bool, int] | None = None  # render_tools' last _arrangement_now
         self.servers: dict[str, tuple[str, int, str]] = {}
         self.changed: list[str] = []
         self.strip = RosterStrip(id="roster-strip")  # the app places it (above the chat log)
         self.title = Static("Roster", id="roster-title")
         self.summary = Static("", id="roster-summary")
         self.filter = Input(placeholder="filter tools (name, writes, called\u2026)", id="roster-filter")
-        self.options = OptionList(id="roster-list")
+        self.options = RosterList(id="roster-list")
         self.servers_line = Static("", id="roster-servers")
         self.changed_line = Static("", id="roster-changed")
         self.legend = Static(legend(None), id="roster-legend")
@@ -301,7 +385,11 @@ class RosterPanel(Vertical):
             self.options.replace_option_prompt(name, self._prompt(placement))
 
     def _prompt(self, t: ToolPlacement) -> Content:
-        return tool_prompt(t, self.marks.get(t.name, set()), t.name in self.grants)
+        marks, granted = self.marks.get(t.name, set()), t.name in self.grants
+        if self.compact:
+            width = self._arranged[2] if self._arranged is not None else 0
+            return tool_line(t, marks, granted, width, self._line_words.get(t.placement, effect_words))
+        return tool_prompt(t, marks, granted)
 
     def visible_tools(self) -> dict[Placement, list[ToolPlacement]]:
         """The tools the filter lets through, per section, in plan order (folded sections
@@ -324,18 +412,69 @@ class RosterPanel(Vertical):
             out[placement] = tools
         return out
 
+    def arrangement(
+        self, sections: dict[Placement, list[ToolPlacement]] | None = None
+    ) -> tuple[frozenset[str], bool, bool]:
+        """The sections folded to their heading, whether the tools' rows take one line
+        (compact), and whether the list still scrolls, for the list's height. The person's folds
+        once they folded or showed a section; until then Defined, when the plan defers tools and
+        the list cannot show every section (the deferred tools are what the first screen shows).
+        Rows take two lines where the unfolded sections fit in them, else one. A filter shows its
+        matches in every section."""
+        if self.plan is None:
+            return frozenset(), False, False
+        sections = sections if sections is not None else self.visible_tools()
+        filtering = bool(self.filter.value.strip())
+        height = self.options.size.height  # 0: not laid out yet (the panel hidden, or before the first frame)
+
+        def lines(folded: frozenset[str], compact: bool) -> int:
+            total = 0
+            for placement, key in SECTIONS:
+                shut = key in folded and not filtering
+                total += heading_height(shut, len(sections[placement]))
+                total += 0 if shut else len(sections[placement]) * (1 if compact else 2)
+            return total
+
+        if self.folds is not None:
+            folded = frozenset(self.folds)
+        elif self.plan.deferred_tool_names and (not height or lines(frozenset(), True) > height):
+            folded = frozenset({"defined"})
+        else:
+            folded = frozenset()
+        compact = bool(height) and lines(folded, False) > height
+        return folded, compact, bool(height) and lines(folded, compact) > height
+
+    def _arrangement_now(
+        self, sections: dict[Placement, list[ToolPlacement]] | None = None
+    ) -> tuple[frozenset[str], bool, int]:
+        """:meth:`arrangement` and the cells one-line rows are fitted to: the list's width, less
+        the scrollbar's column where the list scrolls (0 for two-line rows: the width does not
+        change them)."""
+        shut, compact, scrolls = self.arrangement(sections)
+        if not compact:
+            return shut, False, 0
+        width = self.options.size.width - (self.options.styles.scrollbar_size_vertical if scrolls else 0)
+        return shut, True, max(width, 1)
+
     def render_tools(self) -> None:
         """The list: each section's heading, then its tools unless it is folded (a filter shows
-        its matches in every section)."""
+        its matches in every section), arranged for the list's height (:meth:`arrangement`)."""
         if self.plan is None:
             return
         highlighted = self.options.highlighted_option.id if self.options.highlighted_option else None
         filtering = bool(self.filter.value.strip())
         options: list[Option] = []
         sections = self.visible_tools()
+        self._arranged = self._arrangement_now(sections)
+        shut, self.compact, width = self._arranged
+        if self.compact:  # each section's rows say what they do alike (the plan's whole section)
+            self._line_words = {
+                placement: line_words([t for t in self.plan.tools if t.placement is placement], width)
+                for placement, _ in SECTIONS
+            }
         for placement, key in SECTIONS:
             tools = sections[placement]
-            folded = key in self.folded() and not filtering
+            folded = key in shut and not filtering
             heading = section_heading(self.plan, key, folded=folded, showing=len(tools) if filtering else None)
             options.append(Option(heading, id=f"section:{key}"))
             if not folded:
@@ -345,16 +484,52 @@ class RosterPanel(Vertical):
             self.options.highlighted = self.options.get_option_index(highlighted)
 
     def folded(self) -> set[str]:
-        """The sections folded to their heading: the person's choice once they toggled one; until
-        then Defined, when the plan defers tools (they are what the first screen shows)."""
-        if self.folds is not None:
-            return self.folds
-        return {"defined"} if self.plan is not None and self.plan.deferred_tool_names else set()
+        """The sections folded to their heading now (:meth:`arrangement`)."""
+        return set(self.arrangement()[0])
 
     def toggle_section(self, key: str) -> None:
-        """Fold a section to its heading, or show its tools."""
-        self.folds = self.folded() ^ {key}
-        self.render_tools()
+        """Fold a section to its heading, or show its tools: from now on the person's folds
+        hold (the list no longer folds Defined to fit)."""
+        self.set_folded(key, key not in self.folded())
+
+    def set_folded(self, key: str, folded: bool) -> None:
+        now = self.folded()
+        self.folds = now | {key} if folded else now - {key}
+        if self.folds != now:
+            self.render_tools()
+
+    def on_roster_list_resized(self, message: RosterList.Resized) -> None:
+        """The list's height or width changed: arrange it again where that changes what fits."""
+        message.stop()
+        if self.plan is None or not self.options.size.height:
+            return
+        if self._arrangement_now() != self._arranged:
+            self.render_tools()
+
+    def _section_at_cursor(self) -> str | None:
+        """The section of the highlighted row (a heading, or a tool under it)."""
+        option = self.options.highlighted_option
+        if option is None or not option.id or self.plan is None:
+            return None
+        if option.id.startswith("section:"):
+            return option.id.removeprefix("section:")
+        placement = self.plan.placement_of(option.id)
+        return dict(SECTIONS).get(placement.placement) if placement is not None else None
+
+    def action_fold_section(self) -> None:
+        """Left: fold the section under the cursor, which moves to its heading (a filter shows
+        every section's matches: nothing folds while it is set)."""
+        key = self._section_at_cursor()
+        if key is None or self.filter.value.strip():
+            return
+        self.set_folded(key, True)
+        self.options.highlighted = self.options.get_option_index(f"section:{key}")
+
+    def action_unfold_section(self) -> None:
+        """Right: show the tools of the section under the cursor."""
+        key = self._section_at_cursor()
+        if key is not None and not self.filter.value.strip():
+            self.set_folded(key, False)
 
     def shown_names(self) -> list[str]:
         return [o.id for o in self.options.options if o.id and not o.id.startswith("section:")]
