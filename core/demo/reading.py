@@ -45,10 +45,14 @@ _QUESTION = re.compile(
     r"how's|why|do|does|did|is|isn't|are|aren't|am|was|were|have|has|had|any|anything|can i|could i|should i|"
     r"shall i|may i)\b"
 )
-# A question after a few words of its own ("honestly, what's ...", "ok so when is ..."): the
-# question words only, never "is" or "do" (which a command may hold: "tell me what is due").
+# A question after a few words of its own ("honestly, what's ...", "ok so when is ..."): a
+# question word, or "do", "is", "have" with their subject after them ("honestly, do I have ...",
+# "ok is there ..."), never alone, as a command's own words hold them ("remind me to do the
+# dishes", "tell me what is due").
 _LATE_QUESTION = re.compile(
-    r"^((?:[a-z']+[ ,]+){1,3}?)(?=(?:what|whats|what's|when|whens|when's|where|where's|who|who's|which|how)\b)"
+    r"^((?:[a-z']+[ ,]+){1,3}?)(?=(?:what|whats|what's|when|whens|when's|where|where's|who|who's|which|how)\b"
+    r"|(?:do|does|did|have|has|had)\s+(?:i|we|you|they|he|she)\b"
+    r"|(?:is|are|was|were|isn't|aren't)\s+(?:there|i|we|you|they|he|she)\b|am\s+i\b)"
 )
 _INFO = re.compile(r"^(?:tell me|show me|give me|let me (?:know|see)|remind me (?:what|when|where|who|how))\b")
 _NEGATION = re.compile(
@@ -91,12 +95,12 @@ _CONTENT_AFTER = re.compile(  # a "that" which opens content only after a word t
     r"(?:(?:tell|tells|telling|told|remind|ask|asked|email|e-mail|mail|message|text|inform|notify|warn|"
     r"write to|reply to|answer)\s+[\w.@-]+(?:\s+[A-Z]?[a-z]+)?"
     r"|tell|tells|telling|told|say|says|saying|said|reply|replying|respond|answer|remember|remind|know|note|"
-    r"mention|write|confirm|explain|him|her|them|me|us|sure|noted|jot down)\s*$"
+    r"mention|write|confirm|explain|him|her|them|me|us|sure|noted|jot down)\s*\Z"
 )
 _PART_OF_DAY = re.compile(r"(?:this |in the |the )?(?:morning|afternoon|evening|night|noon|midday)")
 _COLON_AFTER = re.compile(
-    r"^\W*(?:\S+\s+){0,3}\S+\s*$|\b(?:note|down|text|says?|saying|message|body|content|list|this|that|it|following|"
-    r"with|reminder|task|to-?do|file|reads?|\.[a-z0-9]{1,5})\s*$"
+    r"^\W*(?:\S+\s+){0,3}\S+\s*\Z|\b(?:note|down|text|says?|saying|message|body|content|list|this|that|it|following|"
+    r"with|reminder|task|to-?do|file|reads?|\.[a-z0-9]{1,5})\s*\Z"
 )
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{1,500})[\"\u201d]")
 _FILENAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:txt|md|csv|json|pdf|docx?|xlsx?|ya?ml|log))\b")
@@ -161,7 +165,7 @@ def _best(links: tuple[Link, ...], kind: str, sure: bool) -> Link | None:
 
 
 _TOPIC = re.compile(r"\b(?:about|regarding|concerning|re|(?:with )?(?:the )?subject(?: line)?)\b", re.I)
-_DESCRIBED = re.compile(r"\b(?:e-?mails?|mails?|messages?|threads?|ones?|notes?|files?|documents?)\s*$", re.I)
+_DESCRIBED = re.compile(r"\b(?:e-?mails?|mails?|messages?|threads?|ones?|notes?|files?|documents?)\s*\Z", re.I)
 
 
 def outside_topic(intent: str) -> str:
@@ -215,7 +219,7 @@ def split_content(text: str) -> tuple[str, str]:
         if lead.startswith(":") and (not before.strip() or not _COLON_AFTER.search(before.lower())):
             continue  # "Interview feedback: Jordan Ellis" is a name; "take a note: ..." gives the note
         if lead.split()[0] in ("me", "him", "her", "them", "us") and not re.search(
-            r"\b(?:remind|tell|ask|let|want|told|asked)\s*$", before.lower().rstrip()
+            r"\b(?:remind|tell|ask|let|want|told|asked)\s*\Z", before.lower().rstrip()
         ):
             continue  # "send me the file": no content follows
         rest = text[m.end() :].strip()
@@ -317,7 +321,7 @@ def read(text: str, world: World, now: dt.datetime | None = None, *, head: str |
             "stop"
             if re.search(r"\boff\b", body)
             else "resume"
-            if re.search(r"\bback on\b|\bon again\b|\bon\W*$", body)
+            if re.search(r"\bback on\b|\bon again\b|\bon\W*\Z", body)
             else "add"
             if _INTO.search(body)
             else ""

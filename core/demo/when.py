@@ -54,25 +54,35 @@ _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "t
 _WEEKEND = re.compile(r"\b(?:(this|next|the|over the|on the)\s+)?weekend\b")
 
 
-_AT_HOUR = re.compile(r"\b(at|by|from|until|till)\s+(\d{1,2})(?![\d:.]|\s*(?:am|pm|a\.m\.|p\.m\.|h\b|hours?\b|min))")
+_AT_HOUR = re.compile(r"\b(at|by|from|until|till|to)\s+(\d{1,2})(?![\d:.]|\s*(?:am|pm|a\.m\.|p\.m\.|h\b|hours?\b|min))")
+# "to 10" is a time of day only after a word that moves something in time ("move my standup to
+# 10", "push lunch to 1"); elsewhere it is a number ("set the count to 10").
+_MOVED = re.compile(r"\b(?:move|moves|moved|moving|push|pushed|shift|shifted|reschedule|rescheduled|bump|bumped)\b")
 
 
 def moments(text: str, now: dt.datetime) -> list[Moment]:
     """Every date and time expression in ``text``, read against ``now`` (naive, the owner's zone)."""
     said = normalise(text)
-    # "at 8" is a time of day as people say it; parsedatetime wants "at 8:00". Each ":00" added is
-    # taken out of the spans again, so they are where the words are in ``said``.
-    added: list[int] = []  # where each ":00" went, in the text parsedatetime reads
+    # "at 8" is a time of day as people say it; parsedatetime wants "at 8:00". What is added is
+    # taken out of the spans again, so they are where the words are in ``said``. A bare hour from
+    # 1 to 7 is read in the afternoon ("lunch at 1", "call mom at 6"), as calendars read it: nobody
+    # books a meeting at 3 in the night without saying so.
+    added: list[tuple[int, int]] = []  # where each addition went, in the text parsedatetime reads, and its length
     parts, last = [], 0
     for m in _AT_HOUR.finditer(said):
-        parts.append(said[last : m.end()])
-        added.append(sum(len(x) for x in parts) + 3 * len(added))
-        parts.append(":00")
+        if m.group(1) == "to" and not _MOVED.search(said, 0, m.start()):
+            continue
+        # parsedatetime reads "to 10:00" as the end of a range: it is read as "at" (same length)
+        said_to = said[last : m.start(1)] + "at" + said[m.end(1) : m.end()] if m.group(1) == "to" else None
+        parts.append(said_to if said_to is not None else said[last : m.end()])
+        extra = ":00pm" if 1 <= int(m.group(2)) <= 7 else ":00"
+        added.append((sum(len(x) for x in parts), len(extra)))  # parts holds the earlier additions
+        parts.append(extra)
         last = m.end()
     parsed = "".join(parts) + said[last:]
 
     def back(i: int) -> int:
-        return i - 3 * sum(1 for a in added if a < i)
+        return i - sum(n for a, n in added if a < i)
 
     found = [
         (w, c, back(b), back(e), said[back(b) : back(e)])

@@ -25,6 +25,12 @@ from core.demo.reading import Reading, read
 from core.demo.text import Span, find_items, normalise, sentence, words
 from core.demo.when import day_span, moments
 from core.demo.world import World, terms
+from core.providers.profiles import profile_for
+
+_KEYS = " or ".join(p.env_var for n in ("anthropic", "openai") if (p := profile_for(n)) is not None and p.env_var)
+REAL_MODEL = f"a real model (set {_KEYS} and start deferchat again)"
+"""What the demo names when a request needs more than it can do (the key variables as the
+profiles name them)."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,7 @@ def title_of(ctx: Context, kind: str) -> str:
     said = re.sub(rf"\s*\b(?:to|on|in|into|onto)\s+(?:my|the)\s+(?:{places})(?:\s+list)?\b", "", said)
     said = re.sub(r"\s*\b(?:for|lasting)\s+(?:an?|one|half an|\d+)\s*(?:hours?|minutes?|mins?|h)\b", "", said)
     said = re.sub(r"^(?:to|for|about)\s+", "", said.strip(" .,!?:"))
-    while (cut := re.sub(r"\s+\b(?:at|on|by|for|from|due|before|and|to)\s*$", "", said)) != said:
+    while (cut := re.sub(r"\s+\b(?:at|on|by|for|from|due|before|and|to)\s*\Z", "", said)) != said:
         said = cut
     said = re.sub(r"\bwith\s+(\w)", lambda m: "with " + m.group(1).upper(), said.strip(" .,!?:"))
     return sentence(said).rstrip(".") if said else ""

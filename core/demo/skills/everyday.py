@@ -8,6 +8,7 @@ from typing import Any
 
 from core.demo import answers
 from core.demo.skills.base import (
+    REAL_MODEL,
     Action,
     Call,
     Context,
@@ -25,8 +26,6 @@ from core.demo.skills.base import (
 from core.demo.skills.mail import addresses
 from core.demo.text import find_items, sentence
 from core.demo.world import terms
-
-REAL_MODEL = "a real model (set ANTHROPIC_API_KEY or OPENAI_API_KEY and start deferchat again)"
 
 # -- tasks ------------------------------------------------------------------------------------------
 
@@ -337,7 +336,7 @@ def _call_task(ctx: Context) -> str:
         return ctx.reading.content.rstrip(".?!")
     m = re.search(
         r"\b(?:about|regarding|to (?:ask|tell|confirm|check|book|cancel|move|reschedule|say|see|find out))"
-        r"\s+(.+?)[.?!]?$",
+        r"\s+(.+?)[.?!]?\s*\Z",
         ctx.text,
         re.I,
     )

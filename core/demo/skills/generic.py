@@ -10,13 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from core.demo import answers
 from core.demo.choose import slot_of
-from core.demo.skills.base import TODAY_FIRST, Action, Call, Context, Say, failed, rows_of
+from core.demo.skills.base import REAL_MODEL, TODAY_FIRST, Action, Call, Context, Say, failed, rows_of
 from core.demo.when import day_span, moments, time_of_day
 
 if TYPE_CHECKING:
     from core.demo.model import Offered
-
-REAL_MODEL = "a real model (set ANTHROPIC_API_KEY or OPENAI_API_KEY and start deferchat again)"
 
 
 def cannot_fill(tool: str, params: list[str]) -> str:

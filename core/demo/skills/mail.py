@@ -436,7 +436,7 @@ class Letter:
         if subject and body.lower().startswith(subject.lower()):
             body = body[len(subject) :].strip(" ,")
         body = re.sub(r"^(?:and\s+)?(?:say|saying|tell (?:him|her|them))\s+(?:that\s+)?", "", body, flags=re.I)
-        question = re.match(r"(?:asking\s+)?(?:if|whether)\s+(?P<q>.+)$", body, re.I)
+        question = re.match(r"(?:asking\s+)?(?:if|whether)\s+(?P<q>.+?)\s*\Z", body, re.I)
         if question:
             q = second_person(question.group("q")).rstrip(" .?")
             ask = re.sub(r"^you\s+(?:are|were|can|could|will|would|have|has|still have)\s+", "", q, flags=re.I)

@@ -185,7 +185,7 @@ def write_file(ctx: Context) -> Action | None:
     if path and folder is not None and "/" not in path:
         path = f"{folder.entity.key}/{path}"
     content = re.search(
-        r"\b(?:with|saying|containing|that says|with the text)\s*:?\s*(.+)$|:\s*(.+)$", r.text, re.IGNORECASE | re.S
+        r"\b(?:with|saying|containing|that says|with the text)\s*:?\s*(.+)\Z|:\s*(.+)\Z", r.text, re.IGNORECASE | re.S
     )
     body = (content.group(1) or content.group(2)).strip() if content else r.content
     if not path:
