@@ -13,6 +13,7 @@ from typing import Any
 
 from core.cli import output
 from core.display import safe
+from core.tools import EFFECT_WORDS
 
 
 class EventPrinter:
@@ -75,7 +76,12 @@ def transcript_line(event: Any) -> str | None:
         return f"[tool {_s(event.name)}" + (f" via {_s(event.via)}" if event.via else "") + "]"
     if t == "tool.approval_required":
         what = f": {_s(event.preview.summary)}" if event.preview is not None else ""
-        return f"[approval required: {_s(event.name)} ({_s(event.side_effect)}){what}]"
+        does = EFFECT_WORDS.get(str(event.side_effect))  # in words; the class's code is in the prompt's detail
+        return (
+            f"[approval required: {_s(event.name)}, it {does}{what}]"
+            if does
+            else (f"[approval required: {_s(event.name)} ({_s(event.side_effect)}){what}]")
+        )
     if t == "tool.approved" and event.granted:
         return (
             f"[approved {_s(event.name)} for the rest of this chat: "

@@ -208,7 +208,7 @@ async def test_esc_closes_the_list_without_stopping_the_turn(engine) -> None:
     app = make_app(engine)
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot)
-        await send(pilot, "move my standup to 10")  # the demo asks for an approval: the turn waits
+        await send(pilot, "move my standup to 10am")  # the demo asks for an approval: the turn waits
         await until(pilot, lambda: app.approval_bar is not None)
         await type_in(pilot, "/")
         assert app.slash_menu.display
