@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from core.mcp.client import McpManager
     from core.mcp.elicitation import QueueElicitor
     from core.mcp.offers import Attachment, Mention, PromptInfo, ResourceInfo
-    from tui.controllers.slash import WordOffer
+    from tui.widgets.slash_menu import WordOffer
 
 log = logging.getLogger("deferchat.tui")
 
@@ -112,7 +112,7 @@ class Mcp:
         """An engine event: a server that became ready or changed its offers is listed again."""
         kind = getattr(event, "type", "")
         if kind == "mcp.offers.changed" or (kind == "server.status" and event.status in ("ready", "restarted")):
-            self.host.run_worker(self.refresh(), group="mcp-offers", exclusive=True, exit_on_error=False)
+            self.host.run_worker(self.refresh, group="mcp-offers", exclusive=True, exit_on_error=False)
 
     async def refresh(self) -> None:
         """Read the open chat's servers' resources and prompts for the slash commands."""
@@ -147,7 +147,7 @@ class Mcp:
 
         self.stop_watching()
         self._watcher = self.host.run_worker(watch(), group="elicitation", exit_on_error=False)
-        self.host.run_worker(self.refresh(), group="mcp-offers", exclusive=True, exit_on_error=False)
+        self.host.run_worker(self.refresh, group="mcp-offers", exclusive=True, exit_on_error=False)
 
     def stop_watching(self) -> None:
         if self._watcher is not None:
@@ -281,8 +281,7 @@ class Mcp:
         """The open chat's resources for the ``@word`` at the cursor (the slash room's list shows
         them), or None: no chat, no ``@`` starting the word, nothing matching."""
         from core.mcp.offers import mention, mention_at, mention_matching
-        from tui.controllers.slash import WordOffer
-        from tui.widgets.slash_menu import Entry
+        from tui.widgets.slash_menu import Entry, WordOffer
 
         if self.manager is None or not self.resource_cache:
             return None

@@ -22,7 +22,6 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import UserFacingError
@@ -30,21 +29,12 @@ from tui.controllers.chat_ops import ChatOps
 from tui.controllers.drafts import Drafts
 from tui.controllers.host import Host
 from tui.slash import Completion, SlashCommand
-from tui.widgets.slash_menu import Entry, SlashMenu
+from tui.widgets.slash_menu import Entry, SlashMenu, WordOffer
 
 if TYPE_CHECKING:
     from tui.slash import SlashRegistry
 
 log = logging.getLogger("deferchat.tui")
-
-
-@dataclass(frozen=True)
-class WordOffer:
-    """What a room offers for the word at the cursor: the rows, and what taking one does
-    (``take(index)``, the row's index in ``entries``; the room edits the box itself)."""
-
-    entries: list[Entry]
-    take: Callable[[int], object]
 
 
 WordCompleter = Callable[[str, int], "WordOffer | None"]

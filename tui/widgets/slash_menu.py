@@ -7,7 +7,7 @@ hands it ↑/↓ (move), Tab (complete) and Enter (take), and Esc closes it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from textual.content import Content
@@ -26,6 +26,15 @@ class Entry:
     description: str = ""
     keys: str = ""  # the palette's keys for the same action
     unavailable: str = ""  # why it cannot run now
+
+
+@dataclass(frozen=True)
+class WordOffer:
+    """What a room offers for the word at the cursor: the rows, and what taking one does
+    (``take(index)``, the row's index in ``entries``; the room edits the box itself)."""
+
+    entries: list[Entry]
+    take: Callable[[int], object]
 
 
 class SlashMenu(OptionList):
