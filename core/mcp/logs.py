@@ -111,6 +111,8 @@ class StderrLog:
         self._size = 0
         self._write_end: int | None = None
         self._pumps = 0  # pipes still being copied (a restart starts a new one)
+        self._drained = threading.Event()  # set while no pipe is being copied
+        self._drained.set()
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -159,6 +161,7 @@ class StderrLog:
         self._write_end = write_fd
         with self._lock:
             self._pumps += 1
+            self._drained.clear()
         threading.Thread(target=self._pump, args=(read_fd,), name=f"stderr:{self.path.name}", daemon=True).start()
         return os.fdopen(os.dup(write_fd), "wb", buffering=0)
 
@@ -187,6 +190,14 @@ class StderrLog:
                 if self._pumps == 0 and self._file is not None:  # every writer is gone: let the file go
                     self._file.close()
                     self._file = None
+                if self._pumps == 0:
+                    self._drained.set()
+
+    def drained(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every pipe to be copied to its end (a server that
+        exited may still have its last lines in the pipe); whether they were. Blocks: call it in
+        a thread."""
+        return self._drained.wait(timeout)
 
     def close(self) -> None:
         with self._lock:

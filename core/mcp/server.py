@@ -34,6 +34,7 @@ CLIENT_NAME = "deferchat"
 CLIENT_VERSION = "0.1.0"
 MAX_LIST_PAGES = 100
 STDERR_TAIL = 600  # characters of a server's stderr quoted in a failure message
+STDERR_DRAIN_S = 0.5  # how long a failure waits for the last stderr lines of a server that exited
 
 
 class ServerHost(Protocol):
@@ -232,6 +233,8 @@ class Server:
                 detail = _guard_problem(exc) or describe_error(exc)
                 if is_connection_closed(exc):
                     detail = "the server exited before finishing the MCP handshake"
+                    # its last stderr lines may still be in the pipe: the tail waits for them, briefly
+                    await asyncio.to_thread(self._stderr.drained, STDERR_DRAIN_S)
                 if self.config.transport != "stdio":
                     detail = f"cannot use {self.config.url}: {detail}"  # the url as written, never expanded
                 await self._fail(conn, self._redact(detail + self._stderr_tail()))

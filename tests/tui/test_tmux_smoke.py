@@ -71,7 +71,9 @@ class Tmux:
         deadline = time.monotonic() + timeout
         answered = False
         while self.alive() and time.monotonic() < deadline:
-            if not answered and "Quit and stop (y)" in self.screen():
+            # the session may end between the two calls: a pane that is gone shows nothing
+            shown = self("capture-pane", "-p", "-t", "smoke", check=False).stdout
+            if not answered and "Quit and stop (y)" in shown:
                 self("send-keys", "-t", "smoke", "y")
                 answered = True
             time.sleep(0.2)
