@@ -435,6 +435,10 @@ class Home:
     def write(self) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         lines = ["[timeouts]", *(f"{k} = {v}" for k, v in WAITS.items())]
+        # A window no 300-turn history nears: this run is about faults, and a summary request would
+        # take a scripted response meant for a turn (bench_window.py measures compaction).
+        for wire in ("openai-chat", "anthropic", "openai"):
+            lines += [f'[models."{wire}:soak-model"]', "context_window = 4000000"]
         (self.path / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         self.roster.write_text(json.dumps({"agent": {"name": "soak", "version": "1", "deferred": []}}), "utf-8")
         self.mcp.write_text(
