@@ -161,7 +161,9 @@ def test_two_asks_on_one_chat_at_once_one_runs_the_other_is_busy_or_waits(
     tmp_path: Path, model_args: list[str]
 ) -> None:
     home = tmp_path / "home"
-    script = [QUICK, slow("second", 4), slow("third", 3), {"parts": [{"text": "The fourth answer."}]}]
+    # "third" streams for 10 s: long enough that the waiter, a process starting on a busy machine
+    # (the suite runs in three workers on two cores), still finds its turn running
+    script = [QUICK, slow("second", 4), slow("third", 10), {"parts": [{"text": "The fourth answer."}]}]
     with serve(script, timeout=300) as server:
         base = ["--base-url", server.url_for("openai-chat")]
         first = run_cli(home, "ask", "first", *model_args, *base)
