@@ -12,13 +12,10 @@ from collections.abc import Callable
 from textual.content import Content
 
 from core.display import safe
-from core.providers.profiles import profile_for
+from core.providers.profiles import KEY_VARIABLES
 from tui.state import first_key
 
 OWN_MODEL = "README: Use your own model"  # the README's section on connecting a provider
-KEYS = " or ".join(
-    profile.env_var for name in ("anthropic", "openai") if (profile := profile_for(name)) and profile.env_var
-)  # the key variables, as the profiles name them
 
 Keys = Callable[[str], str]
 """An action's key as the keymap has it ("" when none): the app's ``keys_for``."""
@@ -41,7 +38,7 @@ def welcome(keys: Keys, *, provider: str | None = None, model: str = "") -> Cont
             "\n\n",
             ("This is the offline demo:", "bold"),
             " a demo model and demo tools, on this machine; nothing leaves it. For a real model, set "
-            f"{KEYS} and restart ({OWN_MODEL}).",
+            f"{KEY_VARIABLES} and restart ({OWN_MODEL}).",
             "\n\n",
             "Try \u201cstart a call to +1 555 0100 about the invoice\u201d or \u201cmove my 9am standup "
             "to 10am\u201d. A tool that changes something asks you first "

@@ -15,7 +15,8 @@ from core.engine import Engine
 from core.store import Store
 from tests.tui.conftest import make_app, opened, until
 from tests.tui.test_layout import rows_in, squash
-from tui.welcome import KEYS, OWN_MODEL, welcome
+from core.providers.profiles import KEY_VARIABLES as KEYS
+from tui.welcome import OWN_MODEL, welcome
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 PLACES = re.compile(r"\b(right|left|above|below|beside|top|bottom)\b", re.I)

@@ -25,10 +25,9 @@ from core.demo.reading import Reading, read
 from core.demo.text import Span, find_items, normalise, sentence, words
 from core.demo.when import day_span, moments
 from core.demo.world import World, terms
-from core.providers.profiles import profile_for
+from core.providers.profiles import KEY_VARIABLES
 
-_KEYS = " or ".join(p.env_var for n in ("anthropic", "openai") if (p := profile_for(n)) is not None and p.env_var)
-REAL_MODEL = f"a real model (set {_KEYS} and start deferchat again)"
+REAL_MODEL = f"a real model (set {KEY_VARIABLES} and start deferchat again)"
 """What the demo names when a request needs more than it can do (the key variables as the
 profiles name them)."""
 

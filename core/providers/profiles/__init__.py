@@ -48,6 +48,11 @@ def profile_for(name: str) -> ProviderProfile | None:
     return PROFILES.get(name)
 
 
+KEY_VARIABLES: str = " or ".join(p.env_var for p in (ANTHROPIC, OPENAI) if p.env_var)
+"""The environment variables that reach a real model, as a person reads them ("ANTHROPIC_API_KEY
+or OPENAI_API_KEY"): the first screen and the demo name them, never spelling them themselves."""
+
+
 def model_support_table() -> tuple[ModelSupportRule, ...]:
     """The built-in model-support table: every profile's own rows, in registry order."""
     return tuple(rule for p in PROFILES.values() for rule in p.model_support)
@@ -62,6 +67,7 @@ __all__ = [
     "DEFAULT_MODEL_SUPPORT",
     "DEFAULT_WAITS",
     "DEMO",
+    "KEY_VARIABLES",
     "LOCAL_HOSTS",
     "LOCAL_SERVER_PORTS",
     "OPENAI",
