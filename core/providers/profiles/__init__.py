@@ -49,8 +49,8 @@ def profile_for(name: str) -> ProviderProfile | None:
 
 
 KEY_VARIABLES: str = " or ".join(p.env_var for p in (ANTHROPIC, OPENAI) if p.env_var)
-"""The environment variables that reach a real model, as a person reads them ("ANTHROPIC_API_KEY
-or OPENAI_API_KEY"): the first screen and the demo name them, never spelling them themselves."""
+"""The environment variables that reach a real model, joined by "or" as a person reads them,
+from the Anthropic and OpenAI profiles: the first screen and the demo name them from here."""
 
 
 def model_support_table() -> tuple[ModelSupportRule, ...]:
