@@ -47,7 +47,7 @@ from core.context.budget import PER_MESSAGE, Budget
 from core.memo import PrefixMemo
 from core.providers.base import ModelRequest, Provider, ProviderError, ResponseDone, TextDelta
 from core.store import Store, SummaryRow
-from core.tokens import TokenEstimator
+from core.tokens import TokenEstimator, content_key
 from core.tools import canonical_json
 
 log = logging.getLogger("deferchat.compaction")
@@ -71,6 +71,7 @@ SUMMARY_SYSTEM = (
 )
 
 Method = Literal["model", "extractive", "dropped"]
+Exactness = bool | Literal["known"]  # how a view is measured: tokens, bytes, or known tokens and bytes
 Reason = Literal["auto", "owner"]
 
 
@@ -223,6 +224,13 @@ def extractive_summary(messages: Sequence[dict[str, Any]], limit_chars: int) -> 
 # -- the room -------------------------------------------------------------------------------------
 
 
+def _bound(entry: Entry) -> int:
+    """An upper bound on an entry's tokens without the tokenizer: its count if known, else its
+    size in bytes (every token is at least one byte)."""
+    known = entry.known_tokens()
+    return entry.size if known is None else known
+
+
 @dataclass(frozen=True)
 class _Need:
     view: list[dict[str, Any]]
@@ -260,6 +268,8 @@ class Compaction:
         # running sums over the branch, one step per new message (core.memo)
         self._sizes: PrefixMemo[Entry, int, int] = PrefixMemo(lambda s, e: (s + e.size, s + e.size), 0)
         self._tokens: PrefixMemo[Entry, int, int] = PrefixMemo(lambda s, e: (s + self._count(e), s + self._count(e)), 0)
+        self._bounds: PrefixMemo[Entry, int, int] = PrefixMemo(lambda s, e: (s + _bound(e), s + _bound(e)), 0)
+        self._counted: list[tuple[str, int, str]] = []  # counts made here, for the store (keep_counts)
         self._prefix: tuple[str, int] | None = None  # the last prefix's text digest and its tokens
 
     # -- the view --------------------------------------------------------------------------------------
@@ -310,9 +320,23 @@ class Compaction:
 
     # -- counting ---------------------------------------------------------------------------------------
     def _count(self, entry: Entry) -> int:
-        if entry.tokens is None:
-            entry.tokens = self._messages.count(canonical_json(entry.message))
+        known = entry.known_tokens()
+        if known is not None:
+            return known
+        text = entry.text
+        entry.tokens = self._messages.count(text)
+        self._counted.append((entry.id, entry.tokens, content_key(text)))
         return entry.tokens
+
+    def keep_counts(self) -> None:
+        """Keep the counts made since the last call beside their messages in the store, so that
+        the next process (``ask --chat`` again) measures the history without the tokenizer."""
+        counted, self._counted = self._counted, []
+        if counted:
+            try:
+                self.store.keep_token_counts(counted)
+            except Exception:  # a cache: a store that refuses it costs the next process a count, no more
+                log.warning("could not keep the history's token counts", exc_info=True)
 
     def _summary_tokens(self, summary: _Summary) -> int:
         if summary.tokens is None:
@@ -330,41 +354,49 @@ class Compaction:
             self._prefix = (text, self.estimator.count(text))
         return self._prefix[1]
 
-    def _sums(self, entries: list[Entry], *, exact: bool) -> list[int]:
-        """Running totals over the branch: ``sums[i]`` is entries ``0..i``'s tokens (or sizes)."""
-        sums, _ = (self._tokens if exact else self._sizes).run(entries)
+    def _sums(self, entries: list[Entry], *, exact: Exactness) -> list[int]:
+        """Running totals over the branch: ``sums[i]`` is entries ``0..i``'s tokens (``True``),
+        sizes (``False``), or the known counts and the sizes of the rest (``"known"``)."""
+        memo = self._tokens if exact is True else self._bounds if exact == "known" else self._sizes
+        sums, _ = memo.run(entries)
         return sums
 
     @staticmethod
     def _between(sums: list[int], start: int, end: int) -> int:
         return (sums[end - 1] if end else 0) - (sums[start - 1] if start else 0)
 
-    def _measure(self, entries: list[Entry], start: int, summary: _Summary | None, *, exact: bool) -> int:
-        """The tokens (``exact``) or bytes of a view: ``summary`` and the entries from ``start``."""
+    def _measure(self, entries: list[Entry], start: int, summary: _Summary | None, *, exact: Exactness) -> int:
+        """The tokens (``exact``), bytes, or an upper bound between (``"known"``) of a view:
+        ``summary`` and the entries from ``start``."""
         n = len(entries) - start + (len(summary.messages) if summary is not None else 0)
         body = self._between(self._sums(entries, exact=exact), start, len(entries))
         head = 0
         if summary is not None:
-            head = self._summary_tokens(summary) if exact else summary.size
+            if exact is True:
+                head = self._summary_tokens(summary)
+            else:
+                head = summary.tokens if exact == "known" and summary.tokens is not None else summary.size
         return body + head + PER_MESSAGE * n
 
     def need(self, budget: Budget, tools: list[dict[str, Any]], system: str) -> _Need:
         """Whether the view fits ``budget`` with this prefix, and whether it is time to compact.
         Sizes first (no tokenizer); exact counts only when the sizes do not settle it: the
-        prefix's first (one text per chat, whose count outlives the process), then each message's
-        (counted once per process and held on its entry, never written to the store: a chat's
-        messages would fill the token cache every process reads whole)."""
+        prefix's first (one text per chat, whose count outlives the process), then the counts
+        already known (made in this process, or kept beside the messages by an earlier one) with
+        the sizes of the rest, and only then each message's (counted once, held on its entry, and
+        kept beside the message at the turn's end: :meth:`keep_counts`)."""
         entries = self.history.entries()
         summary = self._applicable(entries)
         start = summary.cut if summary is not None else 0
         view = self.view()
         # sizes alone; the prefix counted (its count is kept in the store's token cache, so a later
         # process reads it without the tokenizer) beside the history's sizes; then everything counted
-        for exact_prefix, exact in ((False, False), (True, False), (True, True)):
+        passes: tuple[tuple[bool, Exactness], ...] = ((False, False), (True, False), (True, "known"), (True, True))
+        for exact_prefix, exact in passes:
             room = budget.history_room(self.prefix_tokens(tools, system, exact=exact_prefix))
             used = self._measure(entries, start, summary, exact=exact)
-            if used <= TRIGGER * room or exact:
-                if exact and room <= 0:
+            if used <= TRIGGER * room or exact is True:
+                if exact is True and room <= 0:
                     raise HistoryTooLarge(
                         "history.prefix_too_large",
                         f"The model's {budget.describe()} cannot hold this chat's tools and instructions "

@@ -14,7 +14,8 @@ readable by :func:`core.chat.blocks.well_formed`) once, and stays the same objec
 the message is in the branch: the rooms that read the history (the conversion for a target API,
 the strategies, the adapters, :mod:`core.memo`) recognise a message they already read by that
 identity. Nothing may mutate a message dict it was handed. Each entry also keeps its size, and its
-token count once one was needed (:mod:`core.context.budget`).
+token count once one was needed (:mod:`core.context.budget`), which is kept in the store beside the
+message (:meth:`core.store.Store.keep_token_counts`) so that a later process need not count it again.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Entry:
     message: dict[str, Any]
     _size: int | None = field(default=None, repr=False)
     tokens: int | None = field(default=None, repr=False)  # counted when a budget needed it
+    # the count an earlier process kept in the store and the key it was made for, until checked
+    kept: tuple[int, str] | None = field(default=None, repr=False)
 
     @property
     def role(self) -> str:
@@ -51,9 +54,29 @@ class Entry:
             self._size = len(canonical_json(self.message).encode("utf-8", "surrogatepass"))
         return self._size
 
+    @property
+    def text(self) -> str:
+        """The message as the budget counts it: its canonical JSON (made again on each call)."""
+        from core.tools import canonical_json
+
+        return canonical_json(self.message)
+
+    def known_tokens(self) -> int | None:
+        """Its token count if one is known without the tokenizer: counted in this process, or kept
+        in the store by an earlier one for this very text and encoding (the key says so)."""
+        if self.tokens is None and self.kept is not None:
+            from core.tokens import content_key
+
+            count, key = self.kept
+            if key == content_key(self.text):
+                self.tokens = count
+            self.kept = None  # checked once: a count for another text is never read
+        return self.tokens
+
 
 def _entry(row: MessageRow) -> Entry:
-    return Entry(row.id, row.turn_id, {"role": row.role, "content": well_formed(row.content)})
+    kept = (row.tokens, row.tokens_key) if row.tokens is not None and row.tokens_key else None
+    return Entry(row.id, row.turn_id, {"role": row.role, "content": well_formed(row.content)}, kept=kept)
 
 
 class ChatHistory:

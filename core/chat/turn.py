@@ -314,6 +314,7 @@ class TurnLoop:
     ) -> TurnResult:
         self.store.end_turn(turn_id, self.chat_id, status, error)
         self.estimator.flush()  # the counts made this turn (a prefix's) stay for the next process
+        self.compaction.keep_counts()  # and the history's, beside their messages
         self.events.emit(ev.TurnCompleted(turn_id=turn_id, status=status, stop_reason=stop_reason))
         return TurnResult(status=status, turn_id=turn_id, text=text, error=error)
 

@@ -110,6 +110,10 @@ class MessageRow(_Row):
     created_at: float = 0.0
     replaces: str | None = None  # the earlier user message this one was sent in the place of
     seq: int | None = None  # its place in the chat (migration 0010_order_seq): what reads order by
+    # its token count as the history's budget counts it, and the key that count is for
+    # (migration 0011_message_tokens; :meth:`core.store.Store.keep_token_counts`)
+    tokens: int | None = None
+    tokens_key: str | None = None
 
     @classmethod
     def from_values(cls, names: Sequence[str], values: Sequence[Any]) -> Self:

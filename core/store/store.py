@@ -13,7 +13,7 @@ import functools
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -108,15 +108,21 @@ def _insert(db: Database, table: str, row: dict[str, Any], *, or_ignore: bool = 
 
 
 def _has_seq(db: Database, table: str) -> bool:
-    """Whether ``table`` has its ``seq`` (a database this process only reads may predate it);
-    asked once per table and connection, once the store is open (it migrates first)."""
-    known: dict[str, bool] | None = getattr(db, "_deferchat_seq", None)
+    """Whether ``table`` has its ``seq`` (a database this process only reads may predate it)."""
+    return _has_column(db, table, "seq")
+
+
+def _has_column(db: Database, table: str, column: str) -> bool:
+    """Whether ``table`` has ``column`` (a database this process only reads may predate the
+    migration that adds it); asked once per table and connection, once the store is open (it
+    migrates first)."""
+    known: dict[str, set[str]] | None = getattr(db, "_deferchat_columns", None)
     if known is None:
         known = {}
-        db._deferchat_seq = known  # type: ignore[attr-defined]
+        db._deferchat_columns = known  # type: ignore[attr-defined]
     if table not in known:
-        known[table] = any(r[1] == "seq" for r in db.execute(f"pragma table_info([{table}])").fetchall())
-    return known[table]
+        known[table] = {r[1] for r in db.execute(f"pragma table_info([{table}])").fetchall()}
+    return column in known[table]
 
 
 def _order(db: Database, table: str, descending: bool = False) -> str:
@@ -296,6 +302,22 @@ class Store:
         ids they lacked: :meth:`core.chat.turn.TurnLoop._with_call_ids`)."""
         _update(self.db, "messages", msg_id, {"content": _dumps(content)})
         self.messages_written += 1
+
+    @_reads
+    def keep_token_counts(self, counts: Sequence[tuple[str, int, str]]) -> None:
+        """Each ``(message id, tokens, key)``: the count the history's budget made of a message
+        and the key it was made for (:func:`core.tokens.content_key`), kept beside the message so
+        that a later process reads it instead of counting again (migration 0011). A cache, as
+        :class:`TokenCache`: on a store this process may only read, or one from before the
+        migration, nothing is written. It changes no message, so :meth:`changes` does not move
+        for this process; another reads its branch again only if the newest message changed."""
+        if not counts or self.file.refusal is not None or not _has_column(self.db, "messages", "tokens_key"):
+            return
+        self.file.require_writable()  # a damaged file raises: nothing is written to it
+        with immediate(self.db):
+            self.db.conn.executemany(
+                "update messages set tokens = ?, tokens_key = ? where id = ?", [(n, k, i) for i, n, k in counts]
+            )
 
     @_writes
     def set_message_turn(self, msg_id: str, turn_id: str) -> None:

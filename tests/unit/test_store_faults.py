@@ -239,7 +239,7 @@ def record_newer(db: Path, *, not_null_column: bool = False) -> None:
         "'0999_from_the_future', '2030-01-01 00:00:00+00:00')"
     )
     if not_null_column:  # what the newer version's migration did: old writers would fail mid-turn
-        conn.execute("alter table messages add column tokens integer not null default 0")
+        conn.execute("alter table messages add column weight_from_the_future integer not null default 0")
         conn.execute("create table future (x text not null)")
     conn.commit()
     conn.close()

@@ -23,6 +23,7 @@ from core.store.migrations import (
     m0008_grant_history,
     m0009_history_summaries,
     m0010_order_seq,
+    m0011_message_tokens,
 )
 
 MODULES: tuple[ModuleType, ...] = (
@@ -36,6 +37,7 @@ MODULES: tuple[ModuleType, ...] = (
     m0008_grant_history,
     m0009_history_summaries,
     m0010_order_seq,
+    m0011_message_tokens,
 )
 
 SCHEMA = Migrations("deferchat")
