@@ -13,10 +13,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from core.cli.entry import parse, run
-from core.cli.exits import guarded
-from core.cli.parser import build_parser as build_cli_parser
-from core.deferral.names import STRATEGY_CHOICES
+from core.imports import bulk_import
+
+with bulk_import():  # the headless commands' tree: what it imports lives as long as the process
+    from core.cli.entry import parse, run
+    from core.cli.exits import guarded
+    from core.cli.parser import build_parser as build_cli_parser
+    from core.deferral.names import STRATEGY_CHOICES
 
 if TYPE_CHECKING:
     from core.config import Settings
@@ -106,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_app(args: argparse.Namespace) -> int:
     settings, policy = _preflight(args)
-    from tui.app import run_app  # deferred: this is the only path that imports Textual
+    with bulk_import():
+        from tui.app import run_app  # deferred: this is the only path that imports Textual
 
     return run_app(args, settings=settings, policy=policy)
 

@@ -24,6 +24,7 @@ from core.cli.elicitor import elicitor_for
 from core.cli.interrupt import stop_on_signals
 from core.cli.options import caps_from, policy_from, record_file
 from core.cli.printer import EventPrinter
+from core.imports import bulk_import
 
 if TYPE_CHECKING:
     from core.chat.session import ChatSession
@@ -173,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _ask(args: argparse.Namespace) -> int:
-    from core.engine import ChatOptions, Engine
+    with bulk_import():
+        from core.engine import ChatOptions, Engine
 
     fallback = fallback_from(args)
     engine = Engine(settings=settings_for(args))

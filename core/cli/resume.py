@@ -11,6 +11,7 @@ from core.cli.elicitor import elicitor_for
 from core.cli.interrupt import stop_on_signals
 from core.cli.options import record_file
 from core.cli.printer import EventPrinter
+from core.imports import bulk_import
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,7 +21,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    from core.engine import ChatOptions, Engine
+    with bulk_import():
+        from core.engine import ChatOptions, Engine
 
     engine = Engine()
     engine.store.require_writable()  # a turn writes: a store that cannot take it is refused before anything starts

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.events import ElicitationAnswered, ElicitationRequested, OffersChanged, RosterChanged, ServerStatus
+from core.imports import bulk_import
 from core.mcp.config import McpServerConfig
 from core.mcp.convert import error_result, sort_listing, tool_result
 from core.mcp.elicitation import ElicitationAnswer, Elicitor
@@ -294,8 +295,10 @@ class Server:
 
     async def _connect(self, conn: Conn, errlog: Any, began: float, built: Any = None) -> None:
         import anyio
-        from mcp import Client
-        from mcp_types import Implementation
+
+        with bulk_import():
+            from mcp import Client
+            from mcp_types import Implementation
 
         async def on_message(message: Any) -> None:
             method = getattr(message, "method", None)

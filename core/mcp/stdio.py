@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from core.imports import bulk_import
 from core.mcp import wire
 from core.mcp.logs import StderrLog, log
 from core.mcp.wire import PEEK_BYTES, Dropped, parse, peek_id, refusal
@@ -101,8 +102,10 @@ async def stdio_transport(
     """Start the server and yield the session's ``(read, write)`` streams; stop it on exit."""
     import anyio
     import anyio.lowlevel
-    from mcp.client import stdio as sdk
-    from mcp.shared.message import SessionMessage
+
+    with bulk_import():
+        from mcp.client import stdio as sdk
+        from mcp.shared.message import SessionMessage
 
     executable = await sdk._get_executable_command(command)
     errlog = stderr.open_pipe()

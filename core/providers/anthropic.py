@@ -37,6 +37,7 @@ import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
+from core.imports import bulk_import
 from core.providers import raw
 from core.providers._common import (
     Prepared,
@@ -266,7 +267,8 @@ class AnthropicProvider(SdkAdapter):
         self._history = HistoryWire(lambda state, message: (state, wire_message(message, self._table)))
 
     def _new_client(self) -> Any:
-        import anthropic
+        with bulk_import():
+            import anthropic
 
         credentials = {"auth_token": self._auth_token} if self._auth_token else {"api_key": self._key()}
         client = anthropic.AsyncAnthropic(**self._client_options(**credentials))

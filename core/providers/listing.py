@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from core.imports import bulk_import
 from core.providers.origin import Origin, default_url, env_base_url, visible_url
 from core.providers.profiles import ANTHROPIC, ProviderProfile, profile_for
 from core.redaction import url_host
@@ -285,11 +286,13 @@ def profile_listing(provider: str, problem: str | None, url: str | None = None, 
 def _sdk_client(profile: ProviderProfile, url: str, key: str | None, auth_token: str | None, **options: Any) -> Any:
     """The official SDK's client for ``profile`` (imported here, before the listing's time starts)."""
     if profile is ANTHROPIC:
-        import anthropic
+        with bulk_import():
+            import anthropic
 
         credentials = {"auth_token": auth_token} if auth_token and not key else {"api_key": key}
         return anthropic.AsyncAnthropic(base_url=url, **credentials, **options)
-    import openai
+    with bulk_import():
+        import openai
 
     return openai.AsyncOpenAI(base_url=url, api_key=key, **options)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from core.imports import bulk_import
 from core.providers import raw
 from core.providers._common import (
     Prepared,
@@ -136,8 +137,9 @@ class OpenAIChatProvider(SdkAdapter):
             self.label = f"{self.profile.label}-compatible server {shown_url(self.base_url)}"
 
     def _new_client(self) -> Any:
-        import openai
-        import openai.lib.streaming.chat  # the stream state _read uses, loaded before any deadline runs
+        with bulk_import():
+            import openai
+            import openai.lib.streaming.chat  # the stream state _read uses, loaded before any deadline runs
 
         client = openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
         _ = client.chat.completions  # load it now: an import in the first request would count against its first byte

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
+from core.imports import bulk_import
 from core.providers import raw
 from core.providers._common import (
     ERROR_TYPES,
@@ -308,7 +309,8 @@ class OpenAIResponsesProvider(SdkAdapter):
         return RESPONSES_HINT
 
     def _new_client(self) -> Any:
-        import openai
+        with bulk_import():
+            import openai
 
         client = openai.AsyncOpenAI(**self._client_options(api_key=self._key()))
         _ = client.responses  # load it now: an import in the first request would count against its first byte
