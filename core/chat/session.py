@@ -245,9 +245,11 @@ class ChatSession:
         running in another process instead of being refused (``ChatBusy``). ``attachments``:
         resources read with :meth:`read_resource`, sent with the message inside each server's
         envelope (each announced as ``mcp.resource.attached``, its tokens counted)."""
-        from core.mcp.offers import attachment_block
+        blocks: list[dict[str, Any]] = []
+        if attachments:
+            from core.mcp.offers import attachment_block
 
-        blocks = [attachment_block(a) for a in attachments]
+            blocks = [attachment_block(a) for a in attachments]
         for att, block in zip(attachments, blocks, strict=True):
             self.events.emit(
                 ev.ResourceAttached(

@@ -173,12 +173,12 @@ def _configured_spec(tool: _ConfiguredTool) -> ToolSpec:
     """A configured tool as the planner sees it; what the entry leaves out comes from its built-in."""
     description, schema = tool.description, tool.input_schema
     if description is None or schema is None:
-        from core.builtins import builtin_tool
+        from core.builtins.catalog import described
 
-        implementation = builtin_tool(tool.name)
-        if implementation is not None:
-            description = implementation.description if description is None else description
-            schema = implementation.input_schema if schema is None else schema
+        found = described(tool.name)  # from the shipped catalog: the built-in is imported when called
+        if found is not None:
+            description = found[0] if description is None else description
+            schema = found[1] if schema is None else schema
     return ToolSpec(
         name=tool.name,
         description=description or "",
