@@ -53,7 +53,10 @@ def test_three_everyday_asks_in_the_real_binary(tmp_path: Path) -> None:
         _wait(tmux, "Waiting for your approval: send_message (mcp.gmail_work.send_message)", timeout=30)
         time.sleep(0.7)  # past the grace period
         tmux("send-keys", "-t", "smoke", "Tab")  # to the approval bar, then y allows once
-        time.sleep(0.5)  # the focus moves before the key that answers
+        _wait(tmux, "y allow once \u00b7 n deny", timeout=30)  # the bar's own hint: it has the focus now
+        # it ignores keys for its grace period (0.5 s) from the moment it took the focus, which on a
+        # loaded machine is later than the Tab was sent: a person reads the bar first
+        time.sleep(1.0)
         tmux("send-keys", "-t", "smoke", "y")
         screen = _wait(tmux, "Replied to", "billing@acme-supplies.example", "work mail", timeout=30)
         assert "Waiting for your approval" not in screen

@@ -32,8 +32,10 @@ def test_a_grant_taken_back_in_the_app_is_revoked_after_a_restart(tmp_path: Path
         tmux.wait_for("Waiting for your approval: start_call", "Allow for this chat", timeout=60)
         time.sleep(GRACE)
         keys("Tab")
-        time.sleep(GRACE)  # Tab starts a guard of its own: a key in the same burst answers nothing
+        tmux.wait_for("y allow once \u00b7 n deny")  # the bar's own hint: it has the focus now
+        time.sleep(GRACE)  # taking the focus starts a guard of its own: a key in the same burst answers nothing
         keys("-l", "!")
+        tmux.wait_for("Enter confirms")  # the confirmation is open, with its own guard
         time.sleep(GRACE)
         keys("Enter")
         screen = tmux.wait_for("is allowed for the rest of this", "\u2713 allowed", timeout=60)

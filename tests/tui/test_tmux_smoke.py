@@ -101,7 +101,8 @@ def test_done_when_flow_in_the_real_binary(tmp_path: Path) -> None:
         tmux("send-keys", "-t", "smoke", "-l", "yes")  # typed: it goes to the message box, it answers nothing
         tmux.wait_for("yes")
         tmux("send-keys", "-t", "smoke", "Tab")  # to the approval bar, then y allows once
-        time.sleep(0.7)  # past the guard Tab starts: a key in the same burst answers nothing
+        tmux.wait_for("y allow once \u00b7 n deny")  # the bar's own hint: it has the focus now
+        time.sleep(0.7)  # past the guard that taking the focus starts: a key in the same burst answers nothing
         tmux("send-keys", "-t", "smoke", "y")
         screen = tmux.wait_for("done \u00b7 start_call (mcp.bland_call.start_call) via tool.call", timeout=30)
         assert "Waiting for your approval" not in screen  # the bar is gone
