@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from core.roster.models import AgentConfig, Caps, PlanInput, PolicyConfig
 from core.roster.planner import plan_roster
@@ -174,3 +176,12 @@ class LoopTicks:
     def kept_running(self) -> bool:
         """At least 40 % of the heartbeats the time would allow came (a busy machine loses some)."""
         return self.ticks >= self.elapsed / self.EVERY * 0.4
+
+
+def script_module(name: str) -> ModuleType:
+    """``scripts/<name>.py`` of this checkout, loaded as a module (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_script", ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

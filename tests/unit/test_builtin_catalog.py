@@ -6,31 +6,22 @@ never read: the built-ins are imported and generate their own, as they did befor
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 import core.builtins.catalog as catalog
 from core.builtins import builtin_names, builtin_tool
 from core.roster.loader import load_roster
-from tests.helpers import ROOT, subprocess_env
+from tests.helpers import script_module, subprocess_env
 
 # the built-in domains: one module each, imported only when one of its tools is looked up
 DOMAINS = ("browser", "calendar_events", "clock", "mail", "memory", "notes", "notify", "people", "schedule")
-
-
-def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("builtin_catalog_script", ROOT / "scripts" / "builtin_catalog.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_shipped_catalog_is_current() -> None:
@@ -39,7 +30,7 @@ def test_the_shipped_catalog_is_current() -> None:
         "core/builtins/catalog.json is stale (a built-in's description or schema changed, or pydantic's "
         "version): run `python scripts/builtin_catalog.py`"
     )
-    assert script().CATALOG == catalog.CATALOG  # the script writes the file the roster reads
+    assert script_module("builtin_catalog").CATALOG == catalog.CATALOG  # the script writes the file the roster reads
 
 
 def test_every_builtin_is_in_it_as_it_generates_itself() -> None:
@@ -89,33 +80,29 @@ def test_the_roster_gets_what_the_builtins_generate() -> None:
         assert spec.input_schema == tool.input_schema, spec.name
 
 
-def test_a_stale_catalog_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stale = json.loads(catalog.CATALOG.read_text(encoding="utf-8"))
+def _stale(shipped: str) -> bytes:
+    stale = json.loads(shipped)
     name = next(iter(stale["tools"]))
     stale["tools"][name]["description"] = "a description the code no longer has"
     stale["key"] = "0" * 64  # made from other sources
+    return json.dumps(stale).encode()
+
+
+@pytest.mark.parametrize(
+    "content", [_stale, lambda _: b"\xff{not json", lambda _: b"[]"], ids=["stale", "unreadable", "not-a-catalog"]
+)
+def test_a_catalog_that_does_not_match_is_never_read(
+    content: Callable[[str], bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "catalog.json"
-    path.write_text(json.dumps(stale), encoding="utf-8")
+    path.write_bytes(content(catalog.CATALOG.read_text(encoding="utf-8")))
     monkeypatch.setattr(catalog, "CATALOG", path)
     catalog._shipped.cache_clear()
     try:
-        tool = builtin_tool(name)
-        assert tool is not None
-        assert catalog.described(name) == (tool.description, tool.input_schema)
-    finally:
-        catalog._shipped.cache_clear()
-
-
-def test_an_unreadable_catalog_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "catalog.json"
-    path.write_bytes(b"\xff{not json")
-    monkeypatch.setattr(catalog, "CATALOG", path)
-    catalog._shipped.cache_clear()
-    try:
-        name = builtin_names()[0]
-        tool = builtin_tool(name)
-        assert tool is not None
-        assert catalog.described(name) == (tool.description, tool.input_schema)
+        for name in builtin_names():
+            tool = builtin_tool(name)
+            assert tool is not None
+            assert catalog.described(name) == (tool.description, tool.input_schema)
     finally:
         catalog._shipped.cache_clear()
 

@@ -6,7 +6,6 @@ written to the store's cache."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import ChainMap
 from pathlib import Path
@@ -21,18 +20,14 @@ from core.roster.loader import load_roster
 from core.roster.models import PolicyConfig
 from core.store import open_token_cache
 from core.tokens import TokenEstimator, _encoding, content_key, definition_text, shipped_seed
-from tests.helpers import ROOT
+from tests.helpers import ROOT, script_module
 
 POLICIES = ("overflow", "threshold")
 CHOICES = [(s, p) for s in (None, *STRATEGY_NAMES) for p in POLICIES]  # None: the settings' (auto)
 
 
 def seed_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("token_seed_script", ROOT / "scripts" / "token_seed.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("token_seed")
 
 
 def tokenized(text: str) -> int:
