@@ -85,6 +85,15 @@ class StoreFile:
             self.check_integrity()
             self._checked = True
 
+    def may_keep(self) -> bool:
+        """Whether a cache (the token cache, a message's kept count) may be written: never on a file
+        this process may only read, where it stays in memory and nothing is said; a damaged file
+        raises, so nothing is written to it."""
+        if self.refusal is not None:
+            return False
+        self.require_writable()
+        return True
+
     def check_integrity(self) -> None:
         """``PRAGMA quick_check``; a damaged file is marked broken and raises :class:`StoreCorrupt`."""
         problem = quick_check(self.db)

@@ -311,9 +311,8 @@ class Store:
         :class:`TokenCache`: on a store this process may only read, or one from before the
         migration, nothing is written. It changes no message, so :meth:`changes` does not move
         for this process; another reads its branch again only if the newest message changed."""
-        if not counts or self.file.refusal is not None or not _has_column(self.db, "messages", "tokens_key"):
+        if not counts or not _has_column(self.db, "messages", "tokens_key") or not self.file.may_keep():
             return
-        self.file.require_writable()  # a damaged file raises: nothing is written to it
         with immediate(self.db):
             self.db.conn.executemany(
                 "update messages set tokens = ?, tokens_key = ? where id = ?", [(n, k, i) for i, n, k in counts]

@@ -59,12 +59,7 @@ class TokenCache(MutableMapping[str, int]):
         return len(self._mem)
 
     def _may_write(self) -> bool:
-        if self.file is None:
-            return True
-        if self.file.refusal is not None:
-            return False
-        self.file.require_writable()  # a damaged file raises: nothing is written to it
-        return True
+        return self.file is None or self.file.may_keep()
 
     def flush(self) -> None:
         if not self._pending:
