@@ -71,7 +71,9 @@ SUMMARY_SYSTEM = (
 )
 
 Method = Literal["model", "extractive", "dropped"]
-Exactness = bool | Literal["known"]  # how a view is measured: tokens, bytes, or known tokens and bytes
+# How a view is measured: bytes (no tokenizer), the counts already known and the bytes of the rest
+# (an upper bound, still no tokenizer), or every message counted.
+Measure = Literal["sizes", "known", "tokens"]
 Reason = Literal["auto", "owner"]
 
 
@@ -354,10 +356,9 @@ class Compaction:
             self._prefix = (text, self.estimator.count(text))
         return self._prefix[1]
 
-    def _sums(self, entries: list[Entry], *, exact: Exactness) -> list[int]:
-        """Running totals over the branch: ``sums[i]`` is entries ``0..i``'s tokens (``True``),
-        sizes (``False``), or the known counts and the sizes of the rest (``"known"``)."""
-        memo = self._tokens if exact is True else self._bounds if exact == "known" else self._sizes
+    def _sums(self, entries: list[Entry], *, by: Measure) -> list[int]:
+        """Running totals over the branch: ``sums[i]`` is entries ``0..i``'s measure (:data:`Measure`)."""
+        memo = {"sizes": self._sizes, "known": self._bounds, "tokens": self._tokens}[by]
         sums, _ = memo.run(entries)
         return sums
 
@@ -365,18 +366,21 @@ class Compaction:
     def _between(sums: list[int], start: int, end: int) -> int:
         return (sums[end - 1] if end else 0) - (sums[start - 1] if start else 0)
 
-    def _measure(self, entries: list[Entry], start: int, summary: _Summary | None, *, exact: Exactness) -> int:
-        """The tokens (``exact``), bytes, or an upper bound between (``"known"``) of a view:
-        ``summary`` and the entries from ``start``."""
+    def _measure(self, entries: list[Entry], start: int, summary: _Summary | None, *, by: Measure) -> int:
+        """The measure (:data:`Measure`) of a view: ``summary`` and the entries from ``start``."""
         n = len(entries) - start + (len(summary.messages) if summary is not None else 0)
-        body = self._between(self._sums(entries, exact=exact), start, len(entries))
-        head = 0
-        if summary is not None:
-            if exact is True:
-                head = self._summary_tokens(summary)
-            else:
-                head = summary.tokens if exact == "known" and summary.tokens is not None else summary.size
-        return body + head + PER_MESSAGE * n
+        body = self._between(self._sums(entries, by=by), start, len(entries))
+        return body + self._head(summary, by) + PER_MESSAGE * n
+
+    def _head(self, summary: _Summary | None, by: Measure) -> int:
+        """The measure of the summary a view starts with (0 without one)."""
+        if summary is None:
+            return 0
+        if by == "tokens":
+            return self._summary_tokens(summary)
+        if by == "known" and summary.tokens is not None:
+            return summary.tokens
+        return summary.size
 
     def need(self, budget: Budget, tools: list[dict[str, Any]], system: str) -> _Need:
         """Whether the view fits ``budget`` with this prefix, and whether it is time to compact.
@@ -390,13 +394,19 @@ class Compaction:
         start = summary.cut if summary is not None else 0
         view = self.view()
         # sizes alone; the prefix counted (its count is kept in the store's token cache, so a later
-        # process reads it without the tokenizer) beside the history's sizes; then everything counted
-        passes: tuple[tuple[bool, Exactness], ...] = ((False, False), (True, False), (True, "known"), (True, True))
-        for exact_prefix, exact in passes:
+        # process reads it without the tokenizer) beside the history's sizes; the counts known and the
+        # sizes of the rest; then everything counted
+        passes: tuple[tuple[bool, Measure], ...] = (
+            (False, "sizes"),
+            (True, "sizes"),
+            (True, "known"),
+            (True, "tokens"),
+        )
+        for exact_prefix, by in passes:
             room = budget.history_room(self.prefix_tokens(tools, system, exact=exact_prefix))
-            used = self._measure(entries, start, summary, exact=exact)
-            if used <= TRIGGER * room or exact is True:
-                if exact is True and room <= 0:
+            used = self._measure(entries, start, summary, by=by)
+            if used <= TRIGGER * room or by == "tokens":
+                if by == "tokens" and room <= 0:
                     raise HistoryTooLarge(
                         "history.prefix_too_large",
                         f"The model's {budget.describe()} cannot hold this chat's tools and instructions "
@@ -449,7 +459,7 @@ class Compaction:
             return None  # only the latest turn: nothing before it to summarise
         cut = starts[-1]
         if reason == "auto":
-            sums = self._sums(entries, exact=True)
+            sums = self._sums(entries, by="tokens")
             for at in starts[1:]:
                 if self._between(sums, at, len(entries)) + PER_MESSAGE * (len(entries) - at) <= KEEP * room:
                     cut = at
@@ -492,7 +502,7 @@ class Compaction:
             error=error,
         )
         fresh = _Summary(row, cut, summary_messages(row), 0)
-        after = self._measure(entries, cut, fresh, exact=True)
+        after = self._measure(entries, cut, fresh, by="tokens")
         fields = {k: v for k, v in row.to_dict().items() if k not in ("chat_id", "created_at")}
         self.store.add_summary(self.chat_id, **{**fields, "tokens_after": after})
         self._summaries = None
