@@ -19,24 +19,19 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from core.builtins.catalog import CATALOG, generated, rendered  # noqa: E402
+from core.builtins.catalog import CATALOG, REGENERATE, generated, rendered  # noqa: E402
+from scripts.shipped_file import write_or_check  # noqa: E402
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--check", action="store_true", help="exit 1 if the shipped catalog is stale; write nothing")
     args = p.parse_args()
-    text = rendered(generated())
-    current = CATALOG.read_text(encoding="utf-8") if CATALOG.exists() else ""
-    if args.check:
-        if current != text:
-            print(f"{CATALOG.relative_to(REPO)} is stale: run python scripts/builtin_catalog.py", file=sys.stderr)
-            return 1
-        print(f"{CATALOG.relative_to(REPO)} is current")
-        return 0
-    CATALOG.write_text(text, encoding="utf-8")
-    print(f"wrote {CATALOG.relative_to(REPO)}: {text.count(chr(10))} lines")
-    return 0
+    catalog = generated()
+    summary = f"{len(catalog['tools'])} built-ins"
+    return write_or_check(
+        CATALOG, rendered(catalog), check=args.check, regenerate=REGENERATE, repo=REPO, summary=summary
+    )
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ if str(REPO) not in sys.path:
 from core.deferral.names import STRATEGY_NAMES  # noqa: E402
 from core.roster.models import PolicyConfig  # noqa: E402
 from core.tokens import SEED_FILE, SEED_PACKAGE, TokenEstimator  # noqa: E402
+from scripts.shipped_file import write_or_check  # noqa: E402
 
 SEED_PATH = REPO.joinpath(*SEED_PACKAGE.split("."), SEED_FILE)
 REGENERATE = "python scripts/token_seed.py"
@@ -121,16 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the shipped seed is stale; write nothing")
     args = parser.parse_args(argv)
     text = render(build_seed())
-    current = SEED_PATH.read_text(encoding="utf-8") if SEED_PATH.exists() else ""
-    if args.check:
-        if text != current:
-            print(f"{SEED_PATH.relative_to(REPO)} is stale; run `{REGENERATE}`", file=sys.stderr)
-            return 1
-        return 0
-    if text != current:
-        SEED_PATH.write_text(text, encoding="utf-8")
-    print(f"{SEED_PATH.relative_to(REPO)}: {len(json.loads(text)['counts'])} counts")
-    return 0
+    summary = f"{len(json.loads(text)['counts'])} counts"
+    return write_or_check(SEED_PATH, text, check=args.check, regenerate=REGENERATE, repo=REPO, summary=summary)
 
 
 if __name__ == "__main__":
